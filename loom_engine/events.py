@@ -1,0 +1,206 @@
+"""The typed event stream that `Agent.run` yields.
+
+Every event is a small frozen dataclass with a ``type`` tag (used by stream-json
+output) and the ids a UI needs to place it: the turn it belongs to, the agent that
+produced it and, for sub-agents, the parent's tool call and depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from typing import Any, ClassVar
+
+from .messages import Message
+from .usage import Usage
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEvent:
+    type: ClassVar[str] = "event"
+    turn_id: str = ""
+    agent_id: str = ""
+    parent_tool_use_id: str | None = None
+    parent_turn_id: str | None = None
+    depth: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            data[f.name] = _plain(getattr(self, f.name))
+        return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Message):
+        return value.to_dict()
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(AgentEvent):
+    type: ClassVar[str] = "turn_started"
+    turn: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta(AgentEvent):
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThinkingDelta(AgentEvent):
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantMessage(AgentEvent):
+    """The complete assistant message once its stream ended."""
+
+    type: ClassVar[str] = "assistant_message"
+    message: Message
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(AgentEvent):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolProgress(AgentEvent):
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolFinished(AgentEvent):
+    type: ClassVar[str] = "tool_finished"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    duration_ms: float
+    # What a UI may render besides the text, e.g. {"kind": "diff", "diff": "..."}.
+    display: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionRequested(AgentEvent):
+    type: ClassVar[str] = "permission_requested"
+    request_id: str
+    call_id: str
+    tool: str
+    input: Mapping[str, Any]
+    reason: str
+    # What will happen, for the modal: {"kind": "diff"|"command"|"path", ...}.
+    preview: Mapping[str, Any] | None = None
+    # Rules that "always allow" would save.
+    suggested_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionAnswered(AgentEvent):
+    type: ClassVar[str] = "permission_answered"
+    request_id: str
+    call_id: str
+    decision: str  # allow_once | allow_session | allow_project | deny
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TodosUpdated(AgentEvent):
+    type: ClassVar[str] = "todos_updated"
+    todos: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionApplied(AgentEvent):
+    type: ClassVar[str] = "compacted"
+    tokens_before: int
+    tokens_after: int
+    method: str  # "summary" | "elide" | "trim"
+    reason: str = "auto"
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageUpdated(AgentEvent):
+    type: ClassVar[str] = "usage"
+    usage: Usage  # this request
+    total: Usage  # this run so far
+    cost_usd: float
+    total_cost_usd: float
+    context_tokens: int = 0
+    context_window: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retrying(AgentEvent):
+    type: ClassVar[str] = "retrying"
+    attempt: int
+    delay_s: float
+    reason: str
+    # The stream broke after partial output: the UI must drop what it showed of it.
+    discard_partial: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice(AgentEvent):
+    """A one-line message for the user (warnings, loop guard, skipped skills...)."""
+
+    type: ClassVar[str] = "notice"
+    level: str  # info | warning
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finished(AgentEvent):
+    type: ClassVar[str] = "finished"
+    result: str
+    num_turns: int
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class MaxTurnsReached(AgentEvent):
+    type: ClassVar[str] = "max_turns_reached"
+    max_turns: int
+    num_turns: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetExceeded(AgentEvent):
+    type: ClassVar[str] = "budget_exceeded"
+    max_budget_usd: float
+    cost_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Aborted(AgentEvent):
+    type: ClassVar[str] = "aborted"
+    reason: str
+    partial_text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Error(AgentEvent):
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str  # e.g. auth, rate_limit, connection, bad_request, loop_guard, internal
+
+
+TERMINAL_EVENTS = (Finished, MaxTurnsReached, BudgetExceeded, Aborted, Error)

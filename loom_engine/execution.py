@@ -1,0 +1,54 @@
+"""Per-run shared state: the workspace, the cancel token and a correlation id."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class Cancelled(Exception):
+    """Raised inside the engine when the run was aborted."""
+
+
+class CancelToken:
+    """A one-shot flag that can be awaited; children share or chain it."""
+
+    def __init__(self, parent: CancelToken | None = None) -> None:
+        self._event = asyncio.Event()
+        self.reason = ""
+        self._children: list[CancelToken] = []
+        if parent is not None:
+            parent._children.append(self)
+            if parent.cancelled:
+                self.cancel(parent.reason)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "interrupted by user") -> None:
+        if self._event.is_set():
+            return
+        self.reason = reason
+        self._event.set()
+        for child in self._children:
+            child.cancel(reason)
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+    def raise_if_cancelled(self) -> None:
+        if self.cancelled:
+            raise Cancelled(self.reason)
+
+    def child(self) -> CancelToken:
+        return CancelToken(self)
+
+
+@dataclass(frozen=True)
+class ExecutionContext:
+    workspace: Path
+    cancel: CancelToken
+    correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])

@@ -1,0 +1,145 @@
+"""Provider-neutral conversation messages.
+
+Messages are immutable values. Conversion to a provider's wire format happens only in
+the provider adapters; everything else in the engine speaks this shape.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+Role = Literal["user", "assistant", "tool", "system"]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ThinkingPart:
+    thinking: str
+    # Anthropic signs thinking blocks; they must be sent back byte-identical.
+    signature: str | None = None
+    # Redacted thinking carries opaque data instead of text.
+    redacted_data: str | None = None
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class ToolUsePart:
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    # Arguments exactly as the model streamed them, kept when they were not valid JSON
+    # so the pipeline can tell the model what was wrong.
+    raw_input: str | None = None
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True)
+class ToolResultPart:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    media_type: str
+    data: str  # base64
+    type: Literal["image"] = "image"
+
+
+Part = Union[TextPart, ThinkingPart, ToolUsePart, ToolResultPart, ImagePart]
+
+_PART_TYPES: dict[str, type] = {
+    "text": TextPart,
+    "thinking": ThinkingPart,
+    "tool_use": ToolUsePart,
+    "tool_result": ToolResultPart,
+    "image": ImagePart,
+}
+
+
+def part_to_dict(part: Part) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": part.type}
+    for name in part.__dataclass_fields__:
+        if name == "type":
+            continue
+        value = getattr(part, name)
+        if isinstance(value, Mapping):
+            value = dict(value)
+        data[name] = value
+    return data
+
+
+def part_from_dict(data: Mapping[str, Any]) -> Part:
+    kind = data.get("type")
+    cls = _PART_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown message part type: {kind!r}")
+    fields = {k: v for k, v in data.items() if k != "type" and k in cls.__dataclass_fields__}
+    return cls(**fields)
+
+
+def new_message_id() -> str:
+    return "msg_" + uuid.uuid4().hex[:16]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    parts: tuple[Part, ...]
+    id: str = field(default_factory=new_message_id)
+    # Free-form annotations (e.g. {"interrupted": True}, {"summary": True}); never sent
+    # to a provider.
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def user(cls, text: str, **meta: Any) -> Message:
+        return cls("user", (TextPart(text),), meta=meta)
+
+    @classmethod
+    def assistant(cls, *parts: Part, **meta: Any) -> Message:
+        return cls("assistant", tuple(parts), meta=meta)
+
+    @classmethod
+    def tool_results(cls, results: list[ToolResultPart] | tuple[ToolResultPart, ...]) -> Message:
+        return cls("tool", tuple(results))
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_uses(self) -> tuple[ToolUsePart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolUsePart))
+
+    @property
+    def tool_results_parts(self) -> tuple[ToolResultPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolResultPart))
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "role": self.role,
+            "parts": [part_to_dict(p) for p in self.parts],
+        }
+        if self.meta:
+            data["meta"] = dict(self.meta)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        role = data.get("role")
+        if role not in ("user", "assistant", "tool", "system"):
+            raise ValueError(f"unknown message role: {role!r}")
+        parts = tuple(part_from_dict(p) for p in data.get("parts", ()))
+        return cls(role=role, parts=parts, id=str(data.get("id") or new_message_id()),
+                   meta=dict(data.get("meta") or {}))

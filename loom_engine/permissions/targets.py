@@ -1,0 +1,24 @@
+"""What a tool call touches, as the permission manager sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """The call reads (``write=False``) or writes the given paths, as the model wrote them."""
+
+    paths: tuple[str, ...]
+    write: bool
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """The call runs a shell command from ``cwd`` (absolute)."""
+
+    command: str
+    cwd: str
+
+
+PermissionTarget = FileAccess | CommandRun

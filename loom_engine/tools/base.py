@@ -1,0 +1,154 @@
+"""The Tool protocol, what a tool receives when it runs, and what it returns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from ..events import AgentEvent
+from ..execution import CancelToken
+from ..permissions.targets import PermissionTarget
+from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..skills.catalog import SkillCatalog
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: text for the model, plus an optional rendering hint for UIs."""
+
+    content: str
+    is_error: bool = False
+    # e.g. {"kind": "diff", "path": "a.py", "diff": "<unified diff>"}
+    display: Mapping[str, Any] | None = None
+
+
+class ToolError(Exception):
+    """Raised by a tool to return an error result the model can act on."""
+
+
+@dataclass
+class FileRecord:
+    """What a read saw, so later writes can tell whether the file changed since."""
+
+    mtime_ns: int
+    size: int
+    read_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class ToolSessionState:
+    """Mutable state tools share across calls within one session."""
+
+    read_files: dict[str, FileRecord] = field(default_factory=dict)  # key: resolved path
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    # Working directory for bash; `cd` persists while it stays inside the workspace.
+    cwd: Path | None = None
+
+    def record_read(self, resolved: Path) -> None:
+        st = resolved.stat()
+        self.read_files[str(resolved)] = FileRecord(st.st_mtime_ns, st.st_size)
+
+    def was_read(self, resolved: Path) -> bool:
+        return str(resolved) in self.read_files
+
+    def changed_since_read(self, resolved: Path) -> bool:
+        record = self.read_files.get(str(resolved))
+        if record is None:
+            return True
+        try:
+            st = resolved.stat()
+        except FileNotFoundError:
+            return True
+        return (st.st_mtime_ns, st.st_size) != (record.mtime_ns, record.size)
+
+
+# The task tool starts a child agent through this; the engine provides it.
+SpawnSubagent = Callable[..., Awaitable[ToolOutput]]
+
+
+@dataclass
+class ToolContext:
+    workspace: Workspace
+    cancel: CancelToken
+    state: ToolSessionState
+    call_id: str = ""
+    # Streams a line of progress (e.g. bash output) to the UI.
+    progress: Callable[[str], None] = lambda text: None
+    # Sends an engine event (e.g. TodosUpdated) to the UI.
+    emit: Callable[[AgentEvent], None] = lambda event: None
+    skills: SkillCatalog | None = None
+    spawn_subagent: SpawnSubagent | None = None
+    depth: int = 0
+
+    @property
+    def cwd(self) -> Path:
+        return self.state.cwd or self.workspace.root
+
+    def resolve(self, path: str) -> Path:
+        return self.workspace.resolve(path)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A capability the model can call.
+
+    ``input_model`` validates the arguments (and gives the JSON schema the model sees);
+    ``run`` receives the validated model instance.
+    """
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    is_concurrency_safe: bool
+    is_read_only: bool
+
+    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+        """What the call touches; ``None`` means it needs no permission."""
+        ...
+
+    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
+        """What the call will do, for a permission prompt (a diff, the command...)."""
+        ...
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput: ...
+
+
+class BaseTool:
+    """Convenient defaults for implementing :class:`Tool`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[BaseModel]]
+    is_concurrency_safe: ClassVar[bool] = False
+    is_read_only: ClassVar[bool] = False
+
+    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+        return None
+
+    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
+        return None
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:  # pragma: no cover
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a provider sees it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+def tool_spec(tool: Tool) -> ToolSpec:
+    schema = tool.input_model.model_json_schema()
+    schema.pop("title", None)
+    return ToolSpec(tool.name, tool.description, schema)

@@ -1,0 +1,62 @@
+"""The workspace root and the one way every file path is resolved against it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def find_workspace_root(start: Path) -> Path:
+    """The git root above ``start``, or ``start`` itself outside git."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    # Folders outside the root the user allowed with --add-dir.
+    extra_dirs: tuple[Path, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def at(cls, path: Path | str, extra_dirs: tuple[Path, ...] = ()) -> Workspace:
+        return cls(Path(os.path.realpath(path)), tuple(Path(os.path.realpath(d)) for d in extra_dirs))
+
+    def resolve(self, path: str | os.PathLike[str], cwd: Path | None = None) -> Path:
+        """Absolute, symlink-free path; relative paths are taken from ``cwd`` or the root.
+
+        ``~`` is expanded so that a path the model writes the way a shell would is
+        checked the way a shell would use it.
+        """
+        raw = os.path.expanduser(os.fspath(path))
+        base = cwd or self.root
+        joined = raw if os.path.isabs(raw) else os.path.join(base, raw)
+        return Path(os.path.realpath(joined))
+
+    def contains(self, resolved: Path) -> bool:
+        """True when an already resolved path lies in the root or an added dir."""
+        return any(_is_within(resolved, d) for d in (self.root, *self.extra_dirs))
+
+    def relative(self, resolved: Path) -> str:
+        """Path relative to the root when inside it, else the absolute path."""
+        if _is_within(resolved, self.root):
+            rel = resolved.relative_to(self.root).as_posix()
+            return rel or "."
+        return str(resolved)
+
+    def git_branch(self) -> str | None:
+        try:
+            out = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=self.root,
+                                 capture_output=True, text=True, timeout=2)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
