@@ -1,1 +1,180 @@
-def main(): pass
+"""The `loom` command."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .version import __version__
+
+app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
+                  help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` runs headless.")
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    stream_json = "stream-json"
+
+
+class ProviderName(str, Enum):
+    anthropic = "anthropic"
+    openai = "openai"
+    scripted = "scripted"
+
+
+class Mode(str, Enum):
+    default = "default"
+    accept_edits = "accept-edits"
+    plan = "plan"
+    bypass = "bypass"
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"loom: {message}\n")
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"loom {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def root(ctx: typer.Context,
+         version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="Print the version and exit.")] = False,
+         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
+         resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+         model: Annotated[Optional[str], typer.Option("--model", "-m")] = None,
+         provider: Annotated[Optional[ProviderName], typer.Option("--provider")] = None,
+         permission_mode: Annotated[Optional[Mode], typer.Option("--permission-mode")] = None) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from .tui_entry import open_tui
+
+    raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, model=model,
+                              provider=provider.value if provider else None,
+                              permission_mode=permission_mode.value if permission_mode else None))
+
+
+@app.command()
+def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from standard input.")],
+        provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
+        model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
+        output_format: Annotated[OutputFormat, typer.Option("--output-format", "-o")] = OutputFormat.text,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1)] = None,
+        max_budget_usd: Annotated[Optional[float], typer.Option("--max-budget-usd", min=0.0)] = None,
+        continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
+        resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+        permission_mode: Annotated[Optional[Mode], typer.Option("--permission-mode")] = None,
+        allow: Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
+        deny: Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
+        add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another folder the tools may use.")] = None,
+        script: Annotated[Optional[Path], typer.Option("--script", help="Script file for --provider scripted.")] = None,
+        ) -> None:
+    """Run one task headless and print the answer."""
+    import asyncio
+
+    from .bootstrap import RunOptions, UsageError, build_agent
+    from .headless import EXIT_ERROR, EXIT_USAGE, run_headless
+    from .settings import ConfigError
+
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        _fail("the prompt is empty", EXIT_USAGE)
+    if continue_ and resume:
+        _fail("use --continue or --resume, not both", EXIT_USAGE)
+    options = RunOptions(provider=provider.value if provider else None, model=model, max_turns=max_turns,
+                         max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
+                         permission_mode=permission_mode.value if permission_mode else None,
+                         allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
+                         script=script)
+    from loom_engine.providers.base import ProviderError
+
+    try:
+        built = build_agent(options, interactive=False)
+    except UsageError as error:
+        _fail(str(error), EXIT_USAGE)
+    except (ConfigError, ProviderError) as error:
+        _fail(str(error), EXIT_ERROR)
+    for warning in built.warnings:
+        sys.stderr.write(f"loom: warning: {warning}\n")
+    code = asyncio.run(run_headless(built.agent, prompt, output_format.value))
+    built.agent.session.close()
+    raise typer.Exit(code)
+
+
+@app.command()
+def sessions(all_: Annotated[bool, typer.Option("--all", help="Sessions of every workspace.")] = False) -> None:
+    """List saved sessions (newest first)."""
+    import time
+
+    from loom_engine.paths import sessions_dir
+    from loom_engine.sessions.store import SessionStore
+    from loom_engine.workspace import find_workspace_root
+
+    store = SessionStore(sessions_dir())
+    infos, warnings = store.list(None if all_ else find_workspace_root(Path.cwd()))
+    for warning in warnings:
+        sys.stderr.write(f"loom: skipped: {warning}\n")
+    if not infos:
+        print("no sessions" + ("" if all_ else " in this workspace (use --all for every workspace)"))
+        return
+    print(f"{'ID':<23} {'UPDATED':<16} {'TURNS':>5}  {'WORKSPACE':<30} FIRST PROMPT")
+    for info in infos:
+        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+        prompt = " ".join(info.first_prompt.split())[:60]
+        print(f"{info.id:<23} {updated:<16} {info.turns:>5}  {info.workspace[-30:]:<30} {prompt}")
+
+
+@app.command()
+def config() -> None:
+    """Show where config and sessions live, and the effective settings."""
+    from loom_engine.paths import config_dir, sessions_dir, user_config_file
+    from loom_engine.workspace import find_workspace_root
+
+    from .settings import ConfigError, choose_provider, load_settings, settings_files
+
+    workspace = find_workspace_root(Path.cwd())
+    print(f"workspace:     {workspace}")
+    print(f"config dir:    {config_dir()}")
+    print(f"sessions dir:  {sessions_dir()}")
+    print("settings files (later wins):")
+    for path in settings_files(workspace, user_config_file()):
+        print(f"  {'found  ' if path.exists() else 'missing'} {path}")
+    try:
+        settings = load_settings(workspace, user_config_file())
+    except ConfigError as error:
+        _fail(str(error), 1)
+    print("effective settings:")
+    data = settings.model_dump()
+    data["provider"] = choose_provider(settings, None)
+    for key, value in data.items():
+        print(f"  {key} = {value!r}")
+
+
+@app.command()
+def skills() -> None:
+    """List the skills Loom can load, with where each comes from."""
+    from loom_engine.paths import builtin_skills_dir, config_dir
+    from loom_engine.skills.catalog import SkillCatalog
+    from loom_engine.workspace import find_workspace_root
+
+    catalog = SkillCatalog.discover(find_workspace_root(Path.cwd()), user_config_dir=config_dir(),
+                                    builtin_dir=builtin_skills_dir())
+    for warning in catalog.warnings:
+        sys.stderr.write(f"loom: skipped skill: {warning}\n")
+    for skill in catalog.skills:
+        print(f"{skill.name:<20} {skill.source:<10} {skill.path}")
+        print(f"{'':<20} {skill.description[:100]}")
+
+
+def main() -> None:
+    app()

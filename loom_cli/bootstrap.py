@@ -1,0 +1,120 @@
+"""Builds an Agent from settings and flags; shared by `loom run` and the TUI."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loom_engine.paths import sessions_dir, user_config_file
+from loom_engine.workspace import Workspace, find_workspace_root
+
+from .settings import DEFAULT_MODELS, ConfigError, Settings, choose_provider, load_settings
+
+
+class UsageError(Exception):
+    """A bad flag value: exit code 2."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    cwd: Path = field(default_factory=Path.cwd)
+    provider: str | None = None
+    model: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    continue_session: bool = False
+    resume_id: str | None = None
+    permission_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    add_dirs: tuple[Path, ...] = ()
+    script: Path | None = None  # for the scripted provider
+
+
+@dataclass
+class Built:
+    agent: Any
+    settings: Settings
+    workspace: Workspace
+    resumed: bool
+    warnings: list[str]
+
+
+def build_agent(options: RunOptions, *, interactive: bool) -> Built:
+    from builtin_tools import default_tools
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.permissions.manager import PermissionManager, RuleLayer, load_rule_layers
+    from loom_engine.providers.factory import create_provider
+    from loom_engine.sessions.store import SessionError, SessionStore
+
+    root = find_workspace_root(options.cwd)
+    for extra in options.add_dirs:
+        if not extra.is_dir():
+            raise UsageError(f"--add-dir {extra}: not a directory")
+    workspace = Workspace.at(root, tuple(options.add_dirs))
+    settings = load_settings(workspace.root, user_config_file())
+    provider_name = choose_provider(settings, options.provider)
+    model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")
+    base_url = getattr(settings, provider_name).base_url if provider_name in ("anthropic", "openai") else None
+    script = options.script or (Path(os.environ["LOOM_SCRIPT"]) if os.environ.get("LOOM_SCRIPT") else None)
+    provider = create_provider(provider_name, base_url=base_url, script=script)
+
+    try:
+        layers = list(load_rule_layers(workspace, user_config_file()))
+        if options.allow or options.deny:
+            layers.append(RuleLayer(source="command line", allow=tuple(options.allow), deny=tuple(options.deny)))
+        permissions = PermissionManager(workspace, mode=options.permission_mode or settings.permission_mode,
+                                        layers=layers,
+                                        local_settings_path=workspace.root / ".loom" / "settings.local.toml")
+    except ValueError as error:
+        if options.allow or options.deny:
+            raise UsageError(str(error)) from None
+        raise ConfigError(str(error)) from None
+
+    store = SessionStore(sessions_dir())
+    messages: tuple = ()
+    turn_state = None
+    resumed = False
+    if options.resume_id or options.continue_session:
+        if options.resume_id:
+            try:
+                loaded = store.load(options.resume_id)
+            except SessionError as error:
+                raise ConfigError(f"cannot resume: {error}") from None
+        else:
+            newest = store.newest(workspace.root)
+            if newest is None:
+                raise ConfigError(f"no earlier session in {workspace.root} to continue")
+            loaded = store.load(newest.id)
+        session = store.open_writer(loaded, redact=settings.redact_secrets)
+        messages, turn_state, resumed = loaded.messages, loaded.turn_state, True
+    else:
+        session = store.create(workspace.root, provider=provider_name, model=model,
+                               redact=settings.redact_secrets)
+
+    skills, context, warnings = _context(workspace, settings)
+    config = AgentConfig(model=model, provider=provider_name,
+                         max_turns=options.max_turns or settings.max_turns, max_tokens=settings.max_tokens,
+                         max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,
+                         context_window=settings.context_window, thinking_budget=settings.thinking_budget,
+                         redact_secrets=settings.redact_secrets, interactive=interactive)
+    agent = Agent(config=config, provider=provider, tools=default_tools(), workspace=workspace,
+                  permissions=permissions, session=session, messages=messages, turn_state=turn_state,
+                  context=context, skills=skills)
+    return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings)
+
+
+def _context(workspace: Workspace, settings: Settings) -> tuple[Any, Any, list[str]]:
+    """The skills catalog and the system-prompt assembler, when those modules are present."""
+    try:
+        from loom_engine.context.assembler import ContextAssembler
+        from loom_engine.paths import builtin_skills_dir, config_dir
+        from loom_engine.skills.catalog import SkillCatalog
+    except ImportError:
+        return None, None, []
+    skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir())
+    context = ContextAssembler(workspace, skills=skills)
+    return skills, context, list(getattr(skills, "warnings", []))

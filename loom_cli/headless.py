@@ -1,0 +1,82 @@
+"""`loom run`: one task, no UI; prints text, one JSON object, or a JSON line per event."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO = sys.stdout,
+                       err: TextIO = sys.stderr) -> int:
+    from loom_engine.events import (
+        Aborted,
+        BudgetExceeded,
+        Error,
+        Finished,
+        MaxTurnsReached,
+        Notice,
+        Retrying,
+    )
+
+    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, agent.abort, "interrupted by Ctrl-C")
+    except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+        pass
+
+    final: Any = None
+    num_turns = 0
+    try:
+        async for event in agent.run(prompt):
+            if output_format == "stream-json":
+                out.write(json.dumps(event.to_dict(), default=str) + "\n")
+                out.flush()
+            if isinstance(event, Notice) and event.level == "warning":
+                err.write(f"loom: {event.message}\n")
+            elif isinstance(event, Retrying):
+                err.write(f"loom: retrying ({event.reason}) in {event.delay_s:.1f}s\n")
+            if event.type == "turn_started":
+                num_turns += 1
+            if isinstance(event, (Finished, Error, Aborted, MaxTurnsReached, BudgetExceeded)):
+                final = event
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+    metrics = agent.metrics
+    if isinstance(final, Finished):
+        code, result, is_error = EXIT_OK, final.result, False
+    elif isinstance(final, MaxTurnsReached):
+        code, result, is_error = EXIT_LIMIT, f"stopped: reached the limit of {final.max_turns} turns", True
+    elif isinstance(final, BudgetExceeded):
+        code, result, is_error = EXIT_LIMIT, (f"stopped: spent ${final.cost_usd:.4f} of the "
+                                              f"${final.max_budget_usd:.4f} budget"), True
+    elif isinstance(final, Aborted):
+        code, result, is_error = EXIT_INTERRUPTED, f"interrupted: {final.reason}", True
+    elif isinstance(final, Error):
+        code, result, is_error = EXIT_ERROR, final.message, True
+    else:
+        code, result, is_error = EXIT_ERROR, "the run ended without a result", True
+
+    if output_format == "json":
+        out.write(json.dumps({
+            "type": "result", "result": result, "is_error": is_error, "num_turns": num_turns,
+            "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
+            "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
+            "metrics": metrics.to_dict(),
+        }) + "\n")
+    elif output_format == "text" and not is_error:
+        out.write(result + ("" if result.endswith("\n") else "\n"))
+    if is_error:
+        err.write(f"loom: {result}\n")
+    out.flush()
+    return code

@@ -1,0 +1,13 @@
+"""Opens the TUI; kept apart so `loom run` never imports Textual."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
+             permission_mode: str | None) -> int:
+    from .tui.app import TuiOptions, run_tui
+
+    return run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
+                              model=model, provider=provider, permission_mode=permission_mode))

@@ -1,0 +1,109 @@
+"""EventBus: control flowing into the engine (abort, pause, request/response).
+
+The event stream carries what happens out to the UI; the bus carries the UI's answers
+back in. Everything is asyncio: waiting never polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from .execution import CancelToken
+
+Handler = Callable[[Any], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._cancel = CancelToken()
+        self._running = asyncio.Event()
+        self._running.set()
+        self._subscribers: defaultdict[str, list[Handler]] = defaultdict(list)
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._ids = itertools.count(1)
+
+    # --- abort -----------------------------------------------------------------------
+
+    @property
+    def cancel_token(self) -> CancelToken:
+        return self._cancel
+
+    def abort(self, reason: str = "interrupted by user") -> None:
+        """Stop the current run at its next await point."""
+        self._cancel.cancel(reason)
+        for future in self._pending.values():
+            if not future.done():
+                future.cancel()
+        self._running.set()  # a paused run must wake up to notice the abort
+        self.publish("abort", reason)
+
+    @property
+    def aborted(self) -> bool:
+        return self._cancel.cancelled
+
+    def reset(self) -> None:
+        """Arm a fresh cancel token for the next run."""
+        self._cancel = CancelToken()
+
+    # --- pause / resume --------------------------------------------------------------
+
+    def pause(self) -> None:
+        self._running.clear()
+        self.publish("pause", None)
+
+    def resume(self) -> None:
+        self._running.set()
+        self.publish("resume", None)
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    async def wait_if_paused(self) -> None:
+        await self._running.wait()
+
+    # --- publish / subscribe ---------------------------------------------------------
+
+    def subscribe(self, topic: str, handler: Handler) -> Callable[[], None]:
+        """Call ``handler(payload)`` for every publish on ``topic``; returns an unsubscribe."""
+        self._subscribers[topic].append(handler)
+        return lambda: self._subscribers[topic].remove(handler)
+
+    def publish(self, topic: str, payload: Any) -> None:
+        for handler in list(self._subscribers.get(topic, ())):
+            handler(payload)
+
+    # --- request / response ----------------------------------------------------------
+
+    def new_request_id(self, prefix: str = "req") -> str:
+        return f"{prefix}_{next(self._ids)}"
+
+    async def request(self, topic: str, payload: Any, request_id: str | None = None) -> Any:
+        """Publish a request and wait for :meth:`respond` with its id.
+
+        Raises ``asyncio.CancelledError`` if the run is aborted while waiting.
+        """
+        request_id = request_id or self.new_request_id(topic)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self.publish(topic, (request_id, payload))
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    def respond(self, request_id: str, value: Any) -> bool:
+        """Answer a pending request; False if nobody waits for that id any more."""
+        future = self._pending.get(request_id)
+        if future is None or future.done():
+            return False
+        future.set_result(value)
+        return True
+
+    @property
+    def pending_requests(self) -> tuple[str, ...]:
+        return tuple(self._pending)

@@ -1,0 +1,184 @@
+"""The six stages every tool call goes through.
+
+discover -> validate -> authorize -> check cancel -> execute -> format.
+Every failure becomes an error result the model reads; nothing here ends the run
+except an abort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..bus import EventBus
+from ..events import (
+    AgentEvent,
+    Notice,
+    PermissionAnswered,
+    PermissionRequested,
+    ToolCallStarted,
+    ToolFinished,
+)
+from ..execution import Cancelled
+from ..messages import ToolResultPart, ToolUsePart
+from ..metrics import RunMetrics
+from ..permissions.answer import PermissionAnswer
+from ..redact import redact_secrets
+from .base import Tool, ToolContext, ToolError, ToolOutput
+from .registry import ToolRegistry
+
+MAX_RESULT_CHARS = 60_000
+PERMISSION_TOPIC = "permission"
+
+
+def cap_text(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    """Keep the head and the tail, and say how much of the middle was cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit // 2]
+    tail = text[-(limit // 2):]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n\n[... {cut:,} characters elided ...]\n\n{tail}"
+
+
+def format_validation_error(tool_name: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "(arguments)"
+        problems.append(f"{where}: {item['msg']}")
+    return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Fix the arguments and call again."
+
+
+@dataclass
+class ToolPipeline:
+    registry: ToolRegistry
+    bus: EventBus
+    metrics: RunMetrics
+    make_context: Callable[[str], ToolContext]
+    emit: Callable[[AgentEvent], None]
+    # Fields stamped on every event (turn id, agent id, parent ids).
+    stamp: Callable[[], Mapping[str, Any]]
+    permissions: Any = None  # PermissionManager; None allows everything
+    interactive: bool = True
+    redact: bool = True
+    timeout_s: float = 600.0
+    # Asks are shown one at a time even when calls run in parallel.
+    _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def is_concurrency_safe(self, call: ToolUsePart) -> bool:
+        tool = self.registry.get(call.name)
+        return bool(tool and tool.is_concurrency_safe)
+
+    async def run(self, call: ToolUsePart) -> ToolResultPart:
+        started = time.monotonic()
+        self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
+        output = await self._stages(call)
+        content = output.content
+        if self.redact:
+            content = redact_secrets(content)
+        content = cap_text(content) or ("(no output)" if not output.is_error else "Tool failed without a message.")
+        duration_ms = (time.monotonic() - started) * 1000
+        self.metrics.record_tool(call.name, duration_ms, output.is_error)
+        self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
+                               duration_ms=duration_ms, display=output.display, **self.stamp()))
+        return ToolResultPart(call.id, content, output.is_error)
+
+    async def _stages(self, call: ToolUsePart) -> ToolOutput:
+        # 1. discover
+        tool = self.registry.get(call.name)
+        if tool is None:
+            available = ", ".join(self.registry.names) or "none"
+            return ToolOutput(f"Unknown tool '{call.name}'. Available tools: {available}.", is_error=True)
+        # 2. validate
+        if call.raw_input is not None:
+            return ToolOutput(
+                f"The arguments for {call.name} were not valid JSON (possibly cut off): "
+                f"{call.raw_input[:200]!r}. Send a complete JSON object.", is_error=True)
+        try:
+            args = tool.input_model.model_validate(dict(call.input))
+        except ValidationError as error:
+            return ToolOutput(format_validation_error(call.name, error), is_error=True)
+        ctx = self.make_context(call.id)
+        # 3. authorize
+        denial = await self._authorize(tool, args, ctx, call)
+        if denial is not None:
+            return denial
+        # 4. check cancel
+        if ctx.cancel.cancelled:
+            return ToolOutput("Interrupted by user before the tool ran.", is_error=True)
+        # 5. execute
+        try:
+            return await asyncio.wait_for(tool.run(args, ctx), timeout=self.timeout_s)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
+        except TimeoutError:
+            return ToolOutput(f"{call.name} timed out after {self.timeout_s:g} s.", is_error=True)
+        except Cancelled:
+            return ToolOutput("Interrupted by user.", is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a tool bug must not end the run
+            self.metrics.errors[f"tool:{type(error).__name__}"] += 1
+            return ToolOutput(f"{call.name} failed: {type(error).__name__}: {error}", is_error=True)
+
+    async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext,
+                         call: ToolUsePart) -> ToolOutput | None:
+        if self.permissions is None:
+            return None
+        target = tool.permission_target(args, ctx)
+        decision = self.permissions.check(tool.name, target, is_read_only=tool.is_read_only, cwd=ctx.cwd)
+        if decision.behavior == "allow":
+            return None
+        if decision.behavior == "deny":
+            return ToolOutput(f"Permission denied: {decision.reason}. Do not retry this call unchanged.",
+                              is_error=True)
+        if not self.interactive:
+            hint = decision.hint or "a --allow rule"
+            self.emit(Notice(level="warning",
+                             message=f"denied {tool.name} {_summary(call)}: {decision.reason}; allow it with {hint}",
+                             **self.stamp()))
+            return ToolOutput(
+                f"Permission denied: this is a non-interactive run and {decision.reason}; the user has not "
+                "allowed this action. Do not retry it; finish what you can without it and say what was "
+                "not permitted.", is_error=True)
+        async with self._ask_lock:
+            return await self._ask(tool, args, ctx, call, decision)
+
+    async def _ask(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
+                   decision: Any) -> ToolOutput | None:
+        try:
+            preview = await tool.preview(args, ctx)
+        except Exception as error:  # the preview is a courtesy; the call itself decides
+            preview = {"kind": "error", "message": f"could not preview: {error}"}
+        request_id = self.bus.new_request_id("perm")
+        self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
+                                      input=dict(call.input), reason=decision.reason, preview=preview,
+                                      suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
+        answer = await self.bus.request(PERMISSION_TOPIC, call, request_id=request_id)
+        if not isinstance(answer, PermissionAnswer):
+            answer = PermissionAnswer("deny", note="invalid answer")
+        self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,
+                                     note=answer.note, **self.stamp()))
+        if answer.decision == "allow_session":
+            self.permissions.allow_for_session(decision.suggested_rules)
+        elif answer.decision == "allow_project":
+            self.permissions.allow_for_project(decision.suggested_rules)
+        if answer.allowed:
+            return None
+        message = "The user denied this tool call."
+        if answer.note:
+            message += f" Their note: {answer.note}"
+        return ToolOutput(message, is_error=True)
+
+
+def _summary(call: ToolUsePart) -> str:
+    for key in ("command", "path", "pattern"):
+        if key in call.input:
+            return f"({json.dumps(call.input[key])[:80]})"
+    return ""

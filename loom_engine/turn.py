@@ -1,0 +1,208 @@
+"""The turn function ``tt`` and its trampoline.
+
+One call of :func:`tt` handles one turn: the base cases, context upkeep, the streamed
+LLM call and the tool batch. Instead of calling itself for the next turn it *returns*
+the next :class:`TurnState`, and :func:`drive` loops until a state is final. Python has
+no tail-call elimination; returning the successor keeps the stack flat and makes the
+cost of an event independent of how many turns came before it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .events import (
+    AssistantMessage,
+    BudgetExceeded,
+    Error,
+    Finished,
+    MaxTurnsReached,
+    Notice,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    TurnStarted,
+    UsageUpdated,
+)
+from .messages import Message, TextPart, ToolResultPart
+from .providers.base import ProviderError, StreamCompleted, StreamText, StreamThinking
+
+if TYPE_CHECKING:
+    from .run import RunContext
+
+
+def new_turn_id() -> str:
+    return "turn_" + uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """Everything about the conversation's position besides its messages."""
+
+    turn: int  # turns taken in this session
+    turn_id: str
+    parent_turn_id: str | None = None  # the parent agent's turn, for sub-agents
+    compacted: bool = False  # a compaction happened during this turn
+    stop_reason: str | None = None  # set on the final state of a run
+
+    @classmethod
+    def initial(cls, parent_turn_id: str | None = None) -> TurnState:
+        return cls(turn=0, turn_id=new_turn_id(), parent_turn_id=parent_turn_id)
+
+    def next_turn(self) -> TurnState:
+        return TurnState(turn=self.turn + 1, turn_id=new_turn_id(), parent_turn_id=self.parent_turn_id)
+
+    def finish(self, reason: str) -> TurnState:
+        return replace(self, stop_reason=reason)
+
+    @property
+    def is_final(self) -> bool:
+        return self.stop_reason is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turn": self.turn, "turn_id": self.turn_id, "parent_turn_id": self.parent_turn_id,
+                "compacted": self.compacted, "stop_reason": self.stop_reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnState:
+        return cls(turn=int(data.get("turn", 0)), turn_id=str(data.get("turn_id") or new_turn_id()),
+                   parent_turn_id=data.get("parent_turn_id"), compacted=bool(data.get("compacted", False)),
+                   stop_reason=data.get("stop_reason"))
+
+
+async def drive(state: TurnState, run: RunContext) -> TurnState:
+    """The trampoline: run turns until one returns a final state."""
+    while not state.is_final:
+        state = await tt(state, run)
+    return state
+
+
+async def tt(state: TurnState, run: RunContext) -> TurnState:
+    """One turn. Returns the next turn's state, or a final state after a terminal event."""
+    run.state = state
+    config = run.config
+    stamp = run.stamp
+
+    # Base cases. The transcript is valid at every turn boundary, so stopping here
+    # never leaves a tool_use without its result.
+    run.cancel.raise_if_cancelled()
+    if state.turn - run.first_turn >= config.max_turns:
+        run.emit(MaxTurnsReached(max_turns=config.max_turns, num_turns=state.turn - run.first_turn, **stamp()))
+        return state.finish("max_turns")
+    if config.max_budget_usd is not None and run.metrics.cost_usd >= config.max_budget_usd:
+        run.emit(BudgetExceeded(max_budget_usd=config.max_budget_usd, cost_usd=run.metrics.cost_usd, **stamp()))
+        return state.finish("budget")
+
+    run.emit(TurnStarted(turn=state.turn + 1, **stamp()))
+    await run.bus.wait_if_paused()
+
+    # Context upkeep before the request.
+    if await run.maybe_compact():
+        state = replace(state, compacted=True)
+        run.state = state
+
+    completed = await _call_model(run)
+    if completed is None:
+        return state.finish("error")
+
+    message = completed.message
+    if message.parts:
+        run.commit(message)
+        run.emit(AssistantMessage(message=message, **stamp()))
+    calls = message.tool_uses
+    if not calls:
+        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.first_turn,
+                          usage=run.metrics.usage, cost_usd=run.metrics.cost_usd, **stamp()))
+        return state.next_turn().finish("end_turn")
+
+    results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
+    results, loop_error = _guard_loops(run, calls, results)
+    run.commit(Message.tool_results(results))
+    run.scratch.completed_results.clear()
+    if loop_error:
+        run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))
+        return state.next_turn().finish("error")
+    run.end_turn(state.next_turn())
+    return state.next_turn()
+
+
+async def _call_model(run: RunContext) -> StreamCompleted | None:
+    """The streamed LLM call with retries; None after an error event was emitted."""
+    stamp = run.stamp
+    compacted_for_length = False
+    while True:
+        request = run.build_request()
+        scratch = run.scratch
+        scratch.start_stream()
+        try:
+            async for item in run.stream(request):
+                if isinstance(item, StreamText):
+                    scratch.text.append(item.text)
+                    run.emit(TextDelta(text=item.text, **stamp()))
+                elif isinstance(item, StreamThinking):
+                    run.emit(ThinkingDelta(text=item.text, **stamp()))
+                elif isinstance(item, StreamCompleted):
+                    scratch.streaming = False
+                    _record_usage(run, item)
+                    return item
+                elif hasattr(item, "attempt"):  # RetryNotice
+                    run.metrics.retries += 1
+                    if item.discard_partial:
+                        scratch.text.clear()
+                    run.emit(Retrying(attempt=item.attempt, delay_s=item.delay_s, reason=item.reason,
+                                      discard_partial=item.discard_partial, **stamp()))
+            raise ProviderError("stream_broken", "the provider stream ended without a final message")
+        except ProviderError as error:
+            scratch.streaming = False
+            run.metrics.errors[error.kind] += 1
+            if error.kind == "context_length" and not compacted_for_length:
+                compacted_for_length = True
+                run.emit(Notice(level="warning", message="request too long for the model's window; compacting",
+                                **stamp()))
+                if await run.maybe_compact(force=True, reason="context_length"):
+                    continue
+            run.emit(Error(message=error.message, kind=error.kind, **stamp()))
+            return None
+
+
+def _record_usage(run: RunContext, completed: StreamCompleted) -> None:
+    cost = run.cost_of(completed.usage)
+    run.metrics.record_llm_call(completed.usage, cost)
+    run.observe_usage(completed.usage)
+    used, window = run.context_usage()
+    run.emit(UsageUpdated(usage=completed.usage, total=run.metrics.usage, cost_usd=cost,
+                          total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
+                          **run.stamp()))
+
+
+def _guard_loops(run: RunContext, calls: tuple, results: list[ToolResultPart]
+                 ) -> tuple[list[ToolResultPart], str | None]:
+    """Warn when the same call repeats N times in a row; stop the run at 2N."""
+    limit = run.config.loop_guard
+    if limit <= 0:
+        return results, None
+    guarded: list[ToolResultPart] = []
+    error: str | None = None
+    for call, result in zip(calls, results):
+        signature = call.name + json.dumps(dict(call.input), sort_keys=True, default=str)
+        if signature == run.scratch.last_call_signature:
+            run.scratch.repeat_count += 1
+        else:
+            run.scratch.last_call_signature = signature
+            run.scratch.repeat_count = 1
+        count = run.scratch.repeat_count
+        if count >= 2 * limit and error is None:
+            error = (f"stopped: {call.name} was called {count} times in a row with the same arguments "
+                     "(loop guard)")
+        elif count >= limit:
+            result = ToolResultPart(result.tool_use_id, result.content + (
+                f"\n\n[Warning: this is call {count} of {call.name} in a row with identical arguments. "
+                "Repeating it will not give a different result; change approach.]"), result.is_error)
+        guarded.append(result)
+    return guarded, error
+
+
+__all__ = ["TurnState", "drive", "tt", "new_turn_id", "TextPart"]
