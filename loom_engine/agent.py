@@ -128,6 +128,7 @@ class Agent:
         if cancel is None:
             self.bus.reset()
             cancel = self.bus.cancel_token
+        self._state = self._state.resumed()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = RunContext(self, queue.put_nowait, cancel, first_turn=self._state.turn)
         run.state = self._state
@@ -257,7 +258,8 @@ class Agent:
         self._tracker.observe(usage)
 
     def _make_tracker(self) -> Any:
-        from .context.tokens import ContextTracker, TokenCounter
+        from .context.tokens import TokenCounter
+        from .context.tracker import ContextTracker
 
         return ContextTracker(TokenCounter(self.config.model), system=self._system, tools=self._tool_specs)
 

@@ -55,6 +55,12 @@ class TurnState:
     def next_turn(self) -> TurnState:
         return TurnState(turn=self.turn + 1, turn_id=new_turn_id(), parent_turn_id=self.parent_turn_id)
 
+    def resumed(self) -> TurnState:
+        """The state a new run starts from after this one ended."""
+        if not self.is_final:
+            return self
+        return replace(self, turn_id=new_turn_id(), compacted=False, stop_reason=None)
+
     def finish(self, reason: str) -> TurnState:
         return replace(self, stop_reason=reason)
 

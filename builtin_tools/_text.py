@@ -1,0 +1,507 @@
+"""Text files as the editing tools see them: decoded once, written back the same way.
+
+A file is loaded together with everything needed to write it back unchanged outside an
+edit: its encoding (BOM included), its line-ending style and its permission bits. Files
+that are not valid UTF-8 are decoded losslessly, so bytes the model never touched come
+back byte for byte.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import secrets
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_engine.tools.base import ToolError
+
+# Enough to classify a file without reading all of it.
+SNIFF_BYTES = 8192
+# Above this, read_file streams instead of loading the whole file.
+LARGE_FILE_BYTES = 32 * 1024 * 1024
+LINE_NUMBER_WIDTH = 6
+
+
+class TextFileError(ToolError):
+    """A file could not be read or written as text; the message says what to do."""
+
+
+class BinaryFileError(TextFileError):
+    pass
+
+
+@dataclass(frozen=True)
+class TextEncoding:
+    """How a file's bytes become text and back."""
+
+    codec: str
+    bom: bytes = b""
+    # "surrogateescape" keeps stray bytes of an otherwise UTF-8 file as lone surrogates.
+    errors: str = "strict"
+
+    @property
+    def label(self) -> str:
+        names = {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE",
+                 "utf-32-le": "UTF-32 LE", "utf-32-be": "UTF-32 BE", "cp1252": "Windows-1252",
+                 "latin-1": "Latin-1"}
+        name = names.get(self.codec, self.codec)
+        if self.bom:
+            name += " with BOM"
+        if self.errors == "surrogateescape":
+            name += " (with some invalid bytes)"
+        return name
+
+    def decode(self, data: bytes) -> str:
+        return data[len(self.bom):].decode(self.codec, self.errors)
+
+    def encode(self, text: str) -> bytes:
+        try:
+            return self.bom + text.encode(self.codec, self.errors)
+        except UnicodeEncodeError as error:
+            bad = error.object[error.start:error.end]
+            line = error.object.count("\n", 0, error.start) + 1
+            raise TextFileError(
+                f"The file is encoded as {self.label}, which cannot represent {bad!r} (line {line} of the "
+                "new text). Use only characters that encoding supports (for example an escape "
+                "sequence or plain ASCII) and call again.") from None
+
+
+UTF8 = TextEncoding("utf-8")
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    # UTF-32 first: its little-endian BOM starts with UTF-16's.
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+# Magic numbers worth naming when a binary file is refused.
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF8", "GIF image"),
+    (b"%PDF", "PDF document"),
+    (b"PK\x03\x04", "zip archive"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"\x7fELF", "ELF executable"),
+    (b"SQLite format 3\x00", "SQLite database"),
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# surrogateescape turns each undecodable byte into one of these.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+# Control bytes that do not occur in text (tab, LF, VT, FF, CR and ESC do).
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b"\x7f"
+
+
+def bom_encoding(data: bytes) -> TextEncoding | None:
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return TextEncoding(codec, bom)
+    return None
+
+
+def binary_kind(data: bytes) -> str | None:
+    """``None`` for text, else a short description of what the bytes look like."""
+    sample = data[:SNIFF_BYTES]
+    if bom_encoding(sample) is not None:
+        return None
+    for magic, kind in _MAGIC:
+        if sample.startswith(magic):
+            return kind
+    if b"\x00" in sample:
+        return "binary file"
+    if sample and len(sample.translate(None, _CONTROL)) < len(sample) * 0.9:
+        return "binary file"
+    return None
+
+
+def detect_encoding(data: bytes) -> TextEncoding:
+    """The encoding to read ``data`` with, chosen so that decode/encode round-trips exactly."""
+    by_bom = bom_encoding(data)
+    if by_bom is not None:
+        try:
+            by_bom.decode(data)
+            return by_bom
+        except UnicodeDecodeError:
+            # A BOM followed by garbage: keep the bytes intact rather than fail.
+            return TextEncoding("latin-1")
+    try:
+        data.decode("utf-8")
+        return UTF8
+    except UnicodeDecodeError:
+        pass
+    # Valid multi-byte sequences mean UTF-8 with a few stray bytes; keep those as-is.
+    escaped = data.decode("utf-8", "surrogateescape")
+    stray = len(_ESCAPED_BYTE.findall(escaped))
+    multibyte = len(_NON_ASCII.findall(escaped)) - stray
+    if multibyte > stray:
+        return TextEncoding("utf-8", errors="surrogateescape")
+    try:
+        data.decode("cp1252")
+        return TextEncoding("cp1252")
+    except UnicodeDecodeError:
+        return TextEncoding("latin-1")
+
+
+def for_display(text: str) -> str:
+    """Text safe to send to a model: stray bytes kept by surrogateescape become U+FFFD."""
+    if _SURROGATE.search(text):
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def detect_newline(text: str) -> str:
+    """The file's line-ending style, judged by its first line ending."""
+    first = text.find("\n")
+    if first > 0 and text[first - 1] == "\r":
+        return "\r\n"
+    return "\n"
+
+
+def normalize_newlines(text: str) -> str:
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their own endings kept; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line."""
+    if "\r" not in text:
+        return text.splitlines(keepends=True) if _only_lf_breaks(text) else _LINE.findall(text)
+    return _LINE.findall(text)
+
+
+def _only_lf_breaks(text: str) -> bool:
+    # str.splitlines also breaks on \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029.
+    return not any(ch in text for ch in "\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def line_ending(line: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith(("\n", "\r")):
+        return line[-1]
+    return ""
+
+
+def strip_ending(line: str) -> str:
+    return line[: len(line) - len(line_ending(line))]
+
+
+def lines_phrase(count: int) -> str:
+    return f"{count} line{'' if count == 1 else 's'}"
+
+
+def count_lines(text: str) -> int:
+    normalized = normalize_newlines(text)
+    return normalized.count("\n") + (1 if normalized and not normalized.endswith("\n") else 0)
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A decoded text file; ``text`` keeps the original line endings."""
+
+    path: Path
+    text: str
+    encoding: TextEncoding
+    newline: str
+    mode: int | None
+
+    @property
+    def ends_with_newline(self) -> bool:
+        return self.text.endswith(("\n", "\r"))
+
+    def encode(self, text: str) -> bytes:
+        return self.encoding.encode(text)
+
+
+def regular_file_stat(path: Path, shown: str) -> os.stat_result:
+    """Stat ``path`` and insist on a regular file, with an error the model can act on."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise TextFileError(missing_file_message(path, shown)) from None
+    except PermissionError:
+        raise TextFileError(f"Cannot access {shown}: permission denied.") from None
+    except OSError as error:
+        raise TextFileError(f"Cannot access {shown}: {error.strerror or error}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TextFileError(f"{shown} is a directory, not a file. Use ls to list it, or glob to find files in it.")
+    if not stat.S_ISREG(st.st_mode):
+        # FIFOs and devices would block or never end.
+        raise TextFileError(f"{shown} is not a regular file (a device, socket or pipe); it cannot be read as text.")
+    return st
+
+
+def missing_file_message(path: Path, shown: str) -> str:
+    message = f"File not found: {shown}."
+    folder = path.parent
+    if not folder.is_dir():
+        return message + f" Its folder {folder} does not exist either; check the path (glob can find files)."
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        return message
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    if not close:
+        lowered = {name.lower(): name for name in names}
+        if path.name.lower() in lowered:
+            close = [lowered[path.name.lower()]]
+    if close:
+        message += " Did you mean: " + ", ".join(str(folder / name) for name in close) + "?"
+    return message
+
+
+def load_text(path: Path, shown: str) -> TextFile:
+    """Read ``path`` as text; refuses directories, special files and binary files."""
+    st = regular_file_stat(path, shown)
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise TextFileError(f"Cannot read {shown}: permission denied.") from None
+    except OSError as error:
+        raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
+    kind = binary_kind(data)
+    if kind is not None:
+        raise BinaryFileError(
+            f"{shown} is a {kind} ({len(data):,} bytes), not text; these tools only handle text files.")
+    encoding = detect_encoding(data)
+    text = encoding.decode(data)
+    return TextFile(path, text, encoding, detect_newline(text), stat.S_IMODE(st.st_mode))
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` in one rename, so readers never see half a file.
+
+    ``mode`` keeps an existing file's permission bits; new files get the usual
+    0666-minus-umask, which creating the temp file with those bits yields.
+    """
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / f".{path.name[:80]}.{secrets.token_hex(4)}.loom-tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def write_error(shown: str, error: OSError) -> TextFileError:
+    reason = "permission denied" if isinstance(error, PermissionError) else (error.strerror or str(error))
+    return TextFileError(f"Could not write {shown}: {reason}.")
+
+
+def numbered(lines: Sequence[str], first: int) -> str:
+    """``cat -n`` style: right-aligned line number, a tab, the line (without its ending)."""
+    return "\n".join(f"{n:>{LINE_NUMBER_WIDTH}}\t{for_display(strip_ending(line))}"
+                     for n, line in enumerate(lines, start=first))
+
+
+# ----------------------------------------------------------------------------- diffs
+
+def _range(start: int, length: int) -> str:
+    # Unified-diff ranges are 1-based; an empty range names the line before it.
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+def unified_diff(old: str, new: str, old_label: str, new_label: str, context: int = 3) -> str:
+    """A unified diff of two texts for display; empty when they are equal.
+
+    The common head and tail are cut before difflib runs, so a one-line edit in a
+    200,000-line file costs no more than in a short one.
+    """
+    if old == new:
+        return ""
+    lo, middle_a, middle_b, matcher = _middle_matcher(split_lines(old), split_lines(new), context)
+    out = [f"--- {old_label}\n", f"+++ {new_label}\n"]
+    for group in matcher.get_grouped_opcodes(context):
+        a_start, a_end = group[0][1] + lo, group[-1][2] + lo
+        b_start, b_end = group[0][3] + lo, group[-1][4] + lo
+        out.append(f"@@ -{_range(a_start, a_end - a_start)} +{_range(b_start, b_end - b_start)} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(_diff_line(" ", line) for line in middle_a[i1:i2])
+                continue
+            out.extend(_diff_line("-", line) for line in middle_a[i1:i2])
+            out.extend(_diff_line("+", line) for line in middle_b[j1:j2])
+    return for_display("".join(out))
+
+
+def _middle_matcher(a: list[str], b: list[str],
+                    context: int) -> tuple[int, list[str], list[str], difflib.SequenceMatcher[str]]:
+    """A line matcher over the part of ``a`` and ``b`` that differs, plus ``context`` lines.
+
+    Returns the index both slices start at, the slices, and the matcher over them.
+    """
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    lo = max(0, head - context)
+    a_hi, b_hi = len(a) - max(0, tail - context), len(b) - max(0, tail - context)
+    middle_a, middle_b = a[lo:a_hi], b[lo:b_hi]
+    # Autojunk keeps a whole-file rewrite of a huge file from going quadratic.
+    matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=len(middle_a) + len(middle_b) > 4000)
+    return lo, middle_a, middle_b, matcher
+
+
+def changed_regions(old: str, new: str) -> list[tuple[int, int]]:
+    """0-based ``[start, end)`` line ranges of ``new`` that differ from ``old``.
+
+    A pure deletion gives an empty range at the place the lines were removed.
+    """
+    lo, _, _, matcher = _middle_matcher(split_lines(old), split_lines(new), 0)
+    return [(j1 + lo, j2 + lo) for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def snippet(text: str, regions: Sequence[tuple[int, int]], context: int = 3, max_lines: int = 80) -> str:
+    """Numbered lines around each region of ``text``, windows merged, at most ``max_lines``."""
+    lines = split_lines(text)
+    if not lines:
+        return "(the file is now empty)"
+    windows: list[list[int]] = []
+    for start, end in regions:
+        lo, hi = max(0, start - context), min(len(lines), max(end, start) + context)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    parts: list[str] = []
+    shown = 0
+    note = ""
+    for index, (lo, hi) in enumerate(windows):
+        if shown >= max_lines:
+            note = f"\n... ({len(windows) - index} more edited regions not shown)"
+            break
+        hi = min(hi, lo + max_lines - shown)
+        parts.append(numbered(lines[lo:hi], lo + 1))
+        shown += hi - lo
+    if not parts:
+        return "(the file is now empty)"
+    return "\n...\n".join(parts) + note
+
+
+def _diff_line(sign: str, line: str) -> str:
+    body = strip_ending(line)
+    if line_ending(line):
+        return f"{sign}{body}\n"
+    return f"{sign}{body}\n\\ No newline at end of file\n"
+
+
+def diff_labels(shown: str, created: bool = False, deleted: bool = False) -> tuple[str, str]:
+    return ("/dev/null" if created else f"a/{shown}", "/dev/null" if deleted else f"b/{shown}")
+
+
+# ----------------------------------------------------------------------------- near matches
+
+@dataclass(frozen=True)
+class NearMatch:
+    line: int  # 1-based first line of the match
+    lines: tuple[str, ...]
+    whitespace_only: bool
+
+    def render(self) -> str:
+        return numbered(list(self.lines), self.line)
+
+
+_MAX_CANDIDATES = 2000
+_FULL_SCAN_LINES = 5000
+_WORD = re.compile(r"\w{3,}")
+
+
+def find_near_match(text: str, needle: str, cutoff: float = 0.6) -> NearMatch | None:
+    """The place in ``text`` that looks most like ``needle``, for a "not found" message.
+
+    First a match that differs only in whitespace; otherwise the line window most
+    similar by difflib's ratio. On big files only windows anchored on a line the two
+    share, or on the needle's rarest words, are scored; every search over the whole
+    text is a regex or str method, so a 200,000-line file stays cheap.
+    """
+    body = normalize_newlines(text)
+    squeezed = "".join(needle.split())
+    if not squeezed:
+        return None
+    hay = body.split("\n")
+    loose = re.compile(r"\s*".join(map(re.escape, squeezed)))
+    hit = loose.search(body)
+    if hit is not None:
+        first = body.count("\n", 0, hit.start())
+        last = first + body.count("\n", hit.start(), hit.end())
+        return NearMatch(first + 1, tuple(hay[first:last + 1]), True)
+
+    wanted = normalize_newlines(needle).strip("\n").split("\n")
+    size = len(wanted)
+    starts: set[int] = set()
+    for offset, line in enumerate(wanted):
+        core = line.strip()
+        if len(core) >= 4:
+            same_line = re.compile(r"^[ \t]*" + re.escape(core) + r"[ \t]*$", re.MULTILINE)
+            starts.update(index - offset for index in _lines_of(body, same_line))
+    if not starts:
+        if len(hay) <= _FULL_SCAN_LINES:
+            starts = set(range(len(hay)))
+        else:
+            starts = _rare_word_starts(body, wanted)
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2("\n".join(wanted))
+    best_score, best_start = cutoff, -1
+    highest = max(len(hay) - size, 0)
+    for start in sorted({min(max(s, 0), highest) for s in starts}):
+        matcher.set_seq1("\n".join(hay[start:start + size]))
+        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
+            continue
+        score = matcher.ratio()
+        if score > best_score:
+            best_score, best_start = score, start
+    if best_start < 0:
+        return None
+    return NearMatch(best_start + 1, tuple(hay[best_start:best_start + size]), False)
+
+
+def _lines_of(body: str, pattern: re.Pattern[str]) -> list[int]:
+    """0-based numbers of the lines where ``pattern`` matches (at most _MAX_CANDIDATES)."""
+    numbers: list[int] = []
+    line, previous = 0, 0
+    for match in pattern.finditer(body):
+        line += body.count("\n", previous, match.start())
+        previous = match.start()
+        numbers.append(line)
+        if len(numbers) >= _MAX_CANDIDATES:
+            break
+    return numbers
+
+
+def _rare_word_starts(body: str, wanted: list[str]) -> set[int]:
+    """Window starts around lines holding the needle's three rarest words."""
+    counts = sorted((body.count(word), word) for word in set(_WORD.findall("\n".join(wanted))))
+    starts: set[int] = set()
+    for _count, word in [(c, w) for c, w in counts if c > 0][:3]:
+        offsets = [j for j, line in enumerate(wanted) if word in line]
+        for index in _lines_of(body, re.compile(re.escape(word))):
+            starts.update(index - offset for offset in offsets)
+    return starts

@@ -1,0 +1,493 @@
+"""Which files a search sees: gitignore-aware walking, glob patterns and the `rg` binary.
+
+glob, grep and ls must agree on the file set whether or not the `rg` binary is
+available, so the Python walker here follows ripgrep's rules as Loom invokes it
+(see :data:`RG_WALK_ARGS`):
+
+* ``.gitignore`` files apply only inside a git repository (a folder with a ``.git``
+  entry, at or above the file), from the repository root down; the nearest file's
+  last matching line decides; a nested repository starts afresh.
+* ``.git`` itself is never listed; other hidden files are.
+* Symbolic links are not followed (and not listed by the search tools).
+* A folder given explicitly is walked even when it is itself ignored; rules from
+  ignore files above it are applied the way rg 14.1.0 does (see :class:`_Level`).
+
+Gitignore lines are matched against each entry's own path. pathspec's matcher also
+treats a path as matched when one of its parent folders matches, which is right for
+checking a lone path but wrong inside a walk that prunes folders and may start inside
+an ignored one (``grep path=node_modules/x``), where it would disagree with rg.
+pathspec is used for the user-supplied ``ls`` ignore list, where that meaning fits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+import sysconfig
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_engine.execution import CancelToken
+
+# The flags that make rg select exactly the files :func:`walk` yields.
+RG_WALK_ARGS: tuple[str, ...] = (
+    "--no-config",  # a user's RIPGREP_CONFIG_PATH must not change results
+    "--hidden",
+    "--glob", "!.git",
+    "--no-ignore-dot",  # .ignore / .rgignore: not part of Loom's rules
+    "--no-ignore-global",  # core.excludesFile would need git config to mirror
+    "--no-ignore-exclude",  # .git/info/exclude: same
+)
+
+# rg cannot filter by a glob without letting it override .gitignore (`--glob` whitelists
+# win over ignore rules), but a file type is applied after the ignore rules, so a
+# basename glob becomes a one-off type.
+RG_GLOB_TYPE = "loomglob"
+
+
+# --------------------------------------------------------------------------- globs
+
+def glob_to_regex(glob: str, *, braces: bool = True) -> str:
+    """A regex (for ``fullmatch``) equivalent to a glob in ripgrep's globset syntax.
+
+    ``*`` and ``?`` never match ``/``; ``**`` as a whole path component matches any
+    number of folders; ``[...]`` / ``[!...]`` classes; ``{a,b}`` alternatives when
+    ``braces``; a backslash makes the next character literal.
+    """
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        ch = glob[i]
+        if ch == "*":
+            if glob.startswith("**", i):
+                starts_component = i == 0 or glob[i - 1] == "/"
+                ends_component = i + 2 == n or glob[i + 2] == "/"
+                if starts_component and ends_component:
+                    if i + 2 == n:
+                        out.append(".*")
+                        i += 2
+                    else:
+                        out.append("(?:.*/)?")
+                        i += 3
+                    continue
+                i += 2  # `a**b` is just a wildcard inside one component
+            else:
+                i += 1
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[":
+            cls, i = _char_class(glob, i)
+            out.append(cls)
+        elif ch == "{" and braces:
+            close = _matching_brace(glob, i)
+            if close < 0:
+                out.append(re.escape(ch))
+                i += 1
+                continue
+            alternatives = _split_top_level(glob[i + 1:close])
+            out.append("(?:" + "|".join(glob_to_regex(a, braces=True) for a in alternatives) + ")")
+            i = close + 1
+        elif ch == "\\" and i + 1 < n:
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return "".join(out)
+
+
+def _char_class(glob: str, start: int) -> tuple[str, int]:
+    j = start + 1
+    negate = j < len(glob) and glob[j] in "!^"
+    if negate:
+        j += 1
+    body_start = j
+    if j < len(glob) and glob[j] == "]":
+        j += 1  # a `]` right after the opening is a member, not the end
+    while j < len(glob) and glob[j] != "]":
+        j += 1
+    if j >= len(glob):
+        return re.escape("["), start + 1  # unclosed: a literal bracket
+    members = []
+    for c in glob[body_start:j]:
+        members.append("-" if c == "-" else re.escape(c))
+    body = "".join(members)
+    # A class never matches the path separator, as in git and globset.
+    cls = f"[^/{body}]" if negate else f"(?:(?!/)[{body}])"
+    return cls, j + 1
+
+
+def _matching_brace(glob: str, start: int) -> int:
+    depth = 0
+    i = start
+    while i < len(glob):
+        c = glob[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _split_top_level(body: str) -> list[str]:
+    parts, depth, current, i = [], 0, [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            current.append(body[i:i + 2])
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+@dataclass(frozen=True)
+class PathGlob:
+    """A file filter with ripgrep's meaning: no ``/`` → matches the file name at any
+    depth; with ``/`` → matches the path relative to the search folder. A leading
+    ``!`` excludes instead."""
+
+    pattern: str
+    text: str  # the pattern without `!`, `./` or a leading `/`
+    regex: re.Pattern[str]
+    basename_only: bool
+    negated: bool
+
+    @classmethod
+    def compile(cls, pattern: str) -> PathGlob:
+        text = pattern.strip()
+        negated = text.startswith("!")
+        if negated:
+            text = text[1:]
+        while text.startswith("./"):
+            text = text[2:]
+        basename_only = "/" not in text
+        text = text.lstrip("/")
+        if not text:
+            raise ValueError(f"empty glob pattern {pattern!r}")
+        return cls(pattern, text, re.compile(glob_to_regex(text), re.DOTALL), basename_only, negated)
+
+    def matches(self, rel: str) -> bool:
+        subject = rel.rsplit("/", 1)[-1] if self.basename_only else rel
+        return (self.regex.fullmatch(subject) is not None) != self.negated
+
+    def rg_prefilter(self) -> str | None:
+        """A basename glob rg can apply as a file type, or None when there is none.
+
+        The type only narrows what rg lists; :meth:`matches` still decides, so it
+        must never be stricter than the full pattern.
+        """
+        if self.negated:
+            return None
+        last = _last_component(self.text)
+        if not last or "**" in last:
+            return None
+        return last
+
+
+def _last_component(glob: str) -> str | None:
+    depth = 0
+    cut = -1
+    for i, c in enumerate(glob):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "/":
+            if depth:
+                return None  # `{a,b/c}`: the file name is not one glob
+            cut = i
+    return glob[cut + 1:]
+
+
+# --------------------------------------------------------------------------- gitignore
+
+class IgnoreFile:
+    """The lines of one ignore file, matched against paths relative to its folder."""
+
+    def __init__(self, text: str) -> None:
+        rules: list[tuple[str, bool, bool]] = []  # (regex, negated, dir_only)
+        for raw in text.splitlines():
+            parsed = _parse_ignore_line(raw)
+            if parsed is not None:
+                rules.append(parsed)
+        self.negated = [neg for _, neg, _ in rules]
+        # One alternation per file, last line first: the first alternative that
+        # matches the whole path is the last matching line, which is the one git
+        # honours. Folders see every rule; files only those without a trailing '/'.
+        self._for_dirs = _alternation([(i, rx) for i, (rx, _, _) in enumerate(rules)])
+        self._for_files = _alternation([(i, rx) for i, (rx, _, d) in enumerate(rules) if not d])
+
+    def match(self, rel: str, is_dir: bool) -> bool | None:
+        """True: ignored; False: re-included by a ``!`` line; None: no line matches."""
+        rx = self._for_dirs if is_dir else self._for_files
+        if rx is None:
+            return None
+        m = rx.fullmatch(rel)
+        if m is None or m.lastgroup is None:
+            return None
+        return not self.negated[int(m.lastgroup[1:])]
+
+
+def _parse_ignore_line(raw: str) -> tuple[str, bool, bool] | None:
+    line = raw.rstrip("\r")
+    if not line or line.startswith("#"):
+        return None
+    while line.endswith(" ") and not line.endswith("\\ "):
+        line = line[:-1]
+    negated = line.startswith("!")
+    if negated:
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    line = line.lstrip("/")
+    if not line:
+        return None
+    if not anchored:
+        line = "**/" + line
+    return glob_to_regex(line, braces=False), negated, dir_only
+
+
+def _alternation(rules: list[tuple[int, str]]) -> re.Pattern[str] | None:
+    if not rules:
+        return None
+    return re.compile("|".join(f"(?P<r{i}>{rx})" for i, rx in reversed(rules)), re.DOTALL)
+
+
+@dataclass(frozen=True)
+class _Level:
+    rules: IgnoreFile
+    strip: int  # characters of the walk-relative path to drop...
+    prefix: str  # ...and what to put before it, to get the path relative to the file's folder
+    # rg 14.1.0 matches the rules of ignore files above the searched folder against
+    # "<searched folder>/<entry name>", dropping the folders in between, so a parent's
+    # `docs/*.md` hides docs/sub/b.md when docs is searched (but not when the root is).
+    # Mirrored so that both engines list the same files; only rules with a '/' inside
+    # are affected, and only below the first level of a searched subfolder.
+    name_only: bool = False
+
+    def match(self, rel: str, is_dir: bool) -> bool | None:
+        if self.name_only:
+            return self.rules.match(self.prefix + rel.rpartition("/")[2], is_dir)
+        return self.rules.match(self.prefix + rel[self.strip:], is_dir)
+
+
+def _read_ignore_file(path: str) -> IgnoreFile | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    rules = IgnoreFile(text)
+    return rules if rules.negated else None
+
+
+def _ancestor_levels(root: str) -> tuple[tuple[_Level, ...], bool]:
+    """Ignore files above ``root`` that apply inside it, and whether git rules apply."""
+    folders: list[str] = []
+    current = os.path.dirname(root)
+    git_root: str | None = None
+    while True:
+        folders.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            git_root = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    if git_root is None:
+        return (), False
+    levels: list[_Level] = []
+    for folder in folders:  # nearest first
+        rules = _read_ignore_file(os.path.join(folder, ".gitignore"))
+        if rules is not None:
+            prefix = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
+            levels.append(_Level(rules, 0, prefix, name_only=True))
+    return tuple(levels), True
+
+
+@dataclass(frozen=True)
+class WalkEntry:
+    rel: str  # relative to the walk root, '/'-separated
+    is_dir: bool
+    is_symlink: bool = False
+
+
+def walk(
+    root: Path | str,
+    *,
+    include_dirs: bool = False,
+    include_symlinks: bool = False,
+    prune: Callable[[str, bool], bool] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[WalkEntry]:
+    """Entries below ``root`` (not ``root`` itself) that the ignore rules keep.
+
+    Ignored folders are never entered. ``prune(rel, is_dir)`` drops more entries.
+    Order is unspecified; callers sort.
+    """
+    root_str = os.fspath(root)
+    levels, git_active = _ancestor_levels(root_str)
+    stack: list[tuple[str, str, tuple[_Level, ...], bool]] = [(root_str, "", levels, git_active)]
+    while stack:
+        if cancelled is not None and cancelled():
+            return
+        folder, folder_rel, levels, git_active = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        names = {e.name for e in entries}
+        if ".git" in names and os.path.exists(os.path.join(folder, ".git")):
+            levels, git_active = (), True  # a (nested) repository starts its own rules
+        if git_active and ".gitignore" in names:
+            rules = _read_ignore_file(os.path.join(folder, ".gitignore"))
+            if rules is not None:
+                strip = len(folder_rel) + 1 if folder_rel else 0
+                levels = (_Level(rules, strip, ""), *levels)
+        for entry in entries:
+            name = entry.name
+            if name == ".git":
+                continue
+            rel = f"{folder_rel}/{name}" if folder_rel else name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+                if not (is_link or is_dir or entry.is_file(follow_symlinks=False)):
+                    continue  # sockets, fifos, devices
+            except OSError:
+                continue
+            if is_link and not include_symlinks:
+                continue
+            ignored = None
+            for level in levels:
+                ignored = level.match(rel, is_dir)
+                if ignored is not None:
+                    break
+            if ignored:
+                continue
+            if prune is not None and prune(rel, is_dir):
+                continue
+            if is_dir:
+                if include_dirs:
+                    yield WalkEntry(rel, True)
+                stack.append((entry.path, rel, levels, git_active))
+            else:
+                yield WalkEntry(rel, False, is_link)
+
+
+def walk_files(root: Path | str, cancelled: Callable[[], bool] | None = None) -> list[str]:
+    """Every searchable file below ``root``, relative to it, sorted."""
+    return sorted(e.rel for e in walk(root, cancelled=cancelled))
+
+
+# --------------------------------------------------------------------------- rg
+
+def find_rg() -> str | None:
+    """The rg binary from the ripgrep wheel (the venv's scripts folder) or the PATH."""
+    candidates = [
+        Path(sys.executable).parent / "rg",
+        Path(sysconfig.get_path("scripts")) / "rg",
+        Path(sys.prefix) / "bin" / "rg",
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+@dataclass(frozen=True)
+class RgRun:
+    returncode: int
+    stdout: bytes
+    stderr: str
+    truncated: bool  # stdout passed max_bytes and rg was stopped
+
+
+class SearchCancelled(Exception):
+    """The run was aborted while rg was searching."""
+
+
+async def run_rg(
+    rg: str,
+    args: list[str],
+    cwd: Path | str,
+    cancel: CancelToken,
+    max_bytes: int = 64 * 1024 * 1024,
+) -> RgRun:
+    """Run rg, reading at most ``max_bytes`` of its output; killed on abort."""
+    proc = await asyncio.create_subprocess_exec(
+        rg, *args, cwd=os.fspath(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+
+    async def collect() -> tuple[bytes, bool]:
+        assert proc.stdout is not None
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await proc.stdout.read(1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                return b"".join(chunks), True
+        return b"".join(chunks), False
+
+    reading = asyncio.ensure_future(collect())
+    errors = asyncio.ensure_future(proc.stderr.read())
+    aborted = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({reading, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():
+            raise SearchCancelled(cancel.reason)
+        stdout, truncated = reading.result()
+        if truncated:
+            _kill(proc)
+        stderr = await errors
+        returncode = await proc.wait()
+    except BaseException:
+        _kill(proc)
+        for task in (reading, errors):
+            task.cancel()
+        await proc.wait()
+        raise
+    finally:
+        aborted.cancel()
+    return RgRun(returncode, stdout, stderr.decode("utf-8", "replace"), truncated)
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass

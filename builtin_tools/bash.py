@@ -1,0 +1,366 @@
+"""bash: run a shell command in the workspace, streaming its output.
+
+Each call is a fresh ``bash -c`` in its own session (so its own process group), with
+stdin from /dev/null and stdout and stderr merged into one pipe Loom owns. Timeout
+and abort end the whole group, SIGTERM first and SIGKILL for what is left, and so
+does the end of the command: a background job still running when the shell exits
+would otherwise be an orphan holding the output pipe open. The working directory
+after the command comes back through a temp file written by an EXIT trap, not by
+parsing the output, and is kept for the next call only while it stays inside the
+workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shlex
+import signal
+import tempfile
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from loom_engine.permissions.targets import CommandRun, PermissionTarget
+from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+
+MAX_TIMEOUT_S = 600
+DEFAULT_TIMEOUT_S = 120
+MAX_OUTPUT_CHARS = 30_000
+# A line longer than this reaches the UI in pieces rather than after it ends.
+MAX_PROGRESS_LINE = 4096
+# How long the group has to exit after SIGTERM before SIGKILL.
+TERM_GRACE_S = 2.0
+# How long to keep reading after the group is gone, for output still in the pipe (a
+# process that left the group with setsid may hold it open forever).
+DRAIN_GRACE_S = 2.0
+
+
+class BashInput(BaseModel):
+    command: str = Field(description="The shell command to run with `bash -c`.")
+    timeout: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, description=(
+        f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S}, "
+        f"max {MAX_TIMEOUT_S})."))
+    description: str | None = Field(None, description=(
+        "A few words saying what the command does, shown to the user."))
+
+
+class BashTool(BaseTool):
+    name = "bash"
+    description = (
+        "Run a shell command with bash in the workspace and return its exit code and "
+        "combined stdout/stderr (over 30,000 characters keeps the start and the end). "
+        "stdin is empty, so interactive programs cannot prompt. A `cd` carries over to "
+        "later calls while it stays inside the workspace; variables and other shell state "
+        "do not. Background jobs are stopped when the command ends. Prefer the read_file, "
+        "glob, grep and ls tools over cat, find, grep and ls."
+    )
+    input_model = BashInput
+    is_concurrency_safe = False
+    is_read_only = False
+
+    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+        assert isinstance(args, BashInput)
+        return CommandRun(args.command, cwd=str(ctx.cwd))
+
+    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
+        assert isinstance(args, BashInput)
+        return {"kind": "command", "command": args.command, "cwd": str(ctx.cwd),
+                "description": args.description}
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, BashInput)
+        notes: list[str] = []
+        cwd = ctx.cwd
+        if not cwd.is_dir() or not ctx.workspace.contains(Path(os.path.realpath(cwd))):
+            notes.append(f"The previous working directory {cwd} is gone; started in the "
+                         f"workspace root instead.")
+            cwd = ctx.workspace.root
+            ctx.state.cwd = None
+        try:
+            run = await run_command(args.command, cwd, args.timeout, ctx)
+        except OSError as exc:
+            return ToolOutput(f"Could not start bash: {exc}", is_error=True)
+        notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
+        return _result(args, run, notes, ctx)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    output: str
+    exit_code: int | None  # None when it was killed by Loom
+    timed_out: bool
+    aborted: bool
+    final_cwd: str | None
+    stopped_background: bool
+
+
+async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext) -> CommandResult:
+    """Run ``command`` under bash; never raises for the command's own failures."""
+    fd, cwd_file = tempfile.mkstemp(prefix="loom-cwd-")
+    os.close(fd)
+    # All on the command's first line, so bash's error messages keep its line numbers.
+    script = (
+        f"__loom_exit() {{ printf '%s' \"$PWD\" > {shlex.quote(cwd_file)}; }}; "
+        f"trap __loom_exit EXIT; {command}"
+    )
+    env = dict(os.environ)
+    # Nothing can answer a pager or a credential prompt: stdin is /dev/null.
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    sink = _OutputSink(ctx.progress)
+    try:
+        read_fd, write_fd = os.pipe()
+        pipe = os.fdopen(read_fd, "rb", 0)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash", "-c", script,
+                cwd=os.fspath(cwd), env=env,
+                stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                start_new_session=True,
+            )
+        except BaseException:
+            pipe.close()
+            raise
+        finally:
+            os.close(write_fd)  # the child has its copy; ours would hide EOF
+        outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx)
+        final_cwd = _read_text(cwd_file) or None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(cwd_file)
+    sink.flush()
+    return CommandResult(
+        output=sink.render(),
+        exit_code=proc.returncode if outcome == "exited" else None,
+        timed_out=outcome == "timeout",
+        aborted=outcome == "aborted",
+        final_cwd=final_cwd,
+        stopped_background=stopped,
+    )
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
+    timeout: float, ctx: ToolContext,
+) -> tuple[str, bool]:
+    """Wait for exit, timeout or abort; then make sure the group is gone."""
+    pgid = proc.pid  # start_new_session: the shell leads its own group
+    pump: asyncio.Future[None] | None = None
+    exited = asyncio.ensure_future(proc.wait())
+    aborted = asyncio.ensure_future(ctx.cancel.wait())
+    transport: asyncio.BaseTransport | None = None
+    try:
+        reader = asyncio.StreamReader(limit=1 << 20)
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        pump = asyncio.ensure_future(_pump(reader, sink))
+        done, _ = await asyncio.wait({exited, aborted}, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if exited in done:
+            outcome = "exited"
+        elif aborted in done:
+            outcome = "aborted"
+        else:
+            outcome = "timeout"
+        stopped = outcome == "exited" and bool(_group_members(pgid))
+        await _terminate_group(pgid, exited)
+        # Output written before the group ended is still in the pipe.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump), DRAIN_GRACE_S)
+        return outcome, stopped
+    except asyncio.CancelledError:
+        # Cancelled from outside: still give the group its SIGTERM grace unless
+        # cancelled again, in which case the SIGKILL below does the job.
+        with contextlib.suppress(asyncio.CancelledError):
+            await _terminate_group(pgid, exited)
+        raise
+    finally:
+        _kill_group(pgid, signal.SIGKILL)  # whatever is left, whatever happened
+        for task in (pump, exited, aborted):
+            if task is not None:
+                task.cancel()
+        if transport is not None:
+            transport.close()
+        else:
+            pipe.close()
+
+
+async def _terminate_group(pgid: int, exited: asyncio.Future[int]) -> None:
+    if not _group_members(pgid) and exited.done():
+        return
+    _kill_group(pgid, signal.SIGTERM)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TERM_GRACE_S
+    while _group_members(pgid) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    _kill_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes in the group.
+
+    A zombie still counts for ``killpg(pgid, 0)``, and orphaned zombies linger where
+    PID 1 does not reap (many containers), so /proc is read when there is one.
+    """
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [pgid]
+    members = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(name))
+    return members
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _pump(reader: asyncio.StreamReader, sink: _OutputSink) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await reader.read(65536):
+        sink.write(decoder.decode(chunk))
+    sink.write(decoder.decode(b"", final=True))
+
+
+class _OutputSink:
+    """Keeps the first and last part of the output and streams lines to the UI."""
+
+    def __init__(self, progress: Callable[[str], None], cap: int = MAX_OUTPUT_CHARS) -> None:
+        self._progress = progress
+        self._head_cap = cap // 2
+        self._tail_cap = cap - self._head_cap
+        self._cap = cap
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self._total = 0
+        self._partial = ""
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        text = text.replace("\r\n", "\n")
+        self._keep(text)
+        self._stream(text)
+
+    def _keep(self, text: str) -> None:
+        self._total += len(text)
+        room = self._head_cap - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += min(room, len(text))
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail_len - len(self._tail[0]) >= self._tail_cap:
+                self._tail_len -= len(self._tail.popleft())
+
+    def _stream(self, text: str) -> None:
+        pending = self._partial + text
+        lines = pending.split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._emit(line)
+        while len(self._partial) > MAX_PROGRESS_LINE:
+            self._emit(self._partial[:MAX_PROGRESS_LINE])
+            self._partial = self._partial[MAX_PROGRESS_LINE:]
+
+    def _emit(self, line: str) -> None:
+        with contextlib.suppress(Exception):  # a UI callback must not kill the command
+            self._progress(line.removesuffix("\r"))
+
+    def flush(self) -> None:
+        if self._partial:
+            self._emit(self._partial)
+            self._partial = ""
+
+    def render(self) -> str:
+        # A CRLF split across two reads survives write(); fold it here.
+        head = "".join(self._head).replace("\r\n", "\n")
+        tail = "".join(self._tail).replace("\r\n", "\n")
+        if self._total <= self._cap:
+            return head + tail
+        tail = tail[-self._tail_cap:]
+        # Cut on line boundaries when one is near, so no line arrives half-shown.
+        nl = head.rfind("\n")
+        if nl >= len(head) - 2000:
+            head = head[:nl + 1]
+        nl = tail.find("\n")
+        if 0 <= nl < 2000:
+            tail = tail[nl + 1:]
+        elided = self._total - len(head) - len(tail)
+        sep = "" if head.endswith("\n") else "\n"
+        return f"{head}{sep}[... {elided:,} characters of output elided ...]\n{tail}"
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _follow_cd(final_cwd: str | None, started_in: Path, ctx: ToolContext) -> list[str]:
+    if not final_cwd:
+        return []
+    new = Path(os.path.realpath(final_cwd))
+    if new == Path(os.path.realpath(started_in)):
+        return []
+    if ctx.workspace.contains(new) and new.is_dir():
+        ctx.state.cwd = None if new == ctx.workspace.root else new
+        return [f"Working directory is now {ctx.workspace.relative(new)}."]
+    return [f"The command ended in {final_cwd}, outside the workspace; the next command "
+            f"starts in {ctx.workspace.relative(started_in)} again."]
+
+
+def _result(args: BashInput, run: CommandResult, notes: list[str], ctx: ToolContext) -> ToolOutput:
+    parts = [run.output.rstrip("\n") if run.output.strip() else "(no output)"]
+    if run.timed_out:
+        parts.append(f"Timed out after {args.timeout:g} s; the command and everything it "
+                     f"started were killed.")
+    elif run.aborted:
+        parts.append("Aborted by the user; the command and everything it started were killed.")
+    elif run.exit_code is not None and run.exit_code < 0:
+        try:
+            name = signal.Signals(-run.exit_code).name
+        except ValueError:
+            name = f"signal {-run.exit_code}"
+        parts.append(f"Killed by {name}.")
+    else:
+        parts.append(f"Exit code: {run.exit_code}")
+    if run.stopped_background:
+        notes.append("Background processes still running when the command finished were stopped.")
+    parts.extend(notes)
+    display = {
+        "kind": "command", "command": args.command, "description": args.description,
+        "exit_code": run.exit_code, "timed_out": run.timed_out, "aborted": run.aborted,
+        "cwd": str(ctx.cwd),
+    }
+    failed = run.timed_out or run.aborted or run.exit_code != 0
+    return ToolOutput("\n".join(parts), is_error=failed, display=display)

@@ -1,0 +1,142 @@
+"""ls: a folder as an indented tree, without what .gitignore hides."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+from pydantic import BaseModel, Field
+
+from loom_engine.permissions.targets import FileAccess, PermissionTarget
+from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+
+from ._walk import walk
+
+MAX_ENTRIES = 1000
+_INDENT = "  "
+
+
+class LsInput(BaseModel):
+    path: str = Field(".", description=(
+        "Folder to list, absolute or relative to the workspace root."))
+    ignore: list[str] = Field(default_factory=list, description=(
+        "Extra gitignore-style patterns to hide, e.g. [\"node_modules\", \"*.pyc\", \"dist/\"]."))
+
+
+@dataclass(frozen=True)
+class _Node:
+    name: str
+    rel: str
+    is_dir: bool
+    link_target: str | None = None
+
+
+class LsTool(BaseTool):
+    name = "ls"
+    description = (
+        "List a folder as a tree (folders end with '/', symlinks show their target). Hides "
+        "the .git folder, files ignored by .gitignore and the `ignore` patterns. Shows at most "
+        f"{MAX_ENTRIES} entries, cutting the deepest levels first. Prefer glob to find files "
+        "by pattern and grep to search contents."
+    )
+    input_model = LsInput
+    is_concurrency_safe = True
+    is_read_only = True
+
+    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+        assert isinstance(args, LsInput)
+        return FileAccess(paths=(args.path,), write=False)
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, LsInput)
+        root = ctx.workspace.resolve(args.path)
+        if not root.exists():
+            return ToolOutput(f"Path not found: {args.path}", is_error=True)
+        if not root.is_dir():
+            return ToolOutput(f"Not a folder: {args.path} (use read_file to read a file).",
+                              is_error=True)
+        patterns = [p for p in args.ignore if p.strip()]
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        except ValueError as exc:
+            return ToolOutput(f"Invalid ignore pattern: {exc}", is_error=True)
+        where = ctx.workspace.relative(root)
+        header = "./" if where == "." else f"{where}/"
+        text = await asyncio.to_thread(render_tree, root, header, spec,
+                                       lambda: ctx.cancel.cancelled)
+        if ctx.cancel.cancelled:
+            return ToolOutput("Listing aborted.", is_error=True)
+        return ToolOutput(text)
+
+
+def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
+                cancelled: Callable[[], bool] = lambda: False,
+                max_entries: int = MAX_ENTRIES) -> str:
+    prune = None
+    if spec is not None:
+        prune = lambda rel, is_dir: spec.match_file(rel + "/" if is_dir else rel)  # noqa: E731
+    children: dict[str, list[_Node]] = {}
+    total = 0
+    for entry in walk(root, include_dirs=True, include_symlinks=True, prune=prune,
+                      cancelled=cancelled):
+        parent, _, name = entry.rel.rpartition("/")
+        target = None
+        if entry.is_symlink:
+            try:
+                target = os.readlink(root / entry.rel)
+            except OSError:
+                target = "?"
+        children.setdefault(parent, []).append(_Node(name, entry.rel, entry.is_dir, target))
+        total += 1
+    for nodes in children.values():
+        nodes.sort(key=lambda n: (not n.is_dir, n.name.casefold(), n.name))
+    if total == 0:
+        return f"{header}\n(empty folder)"
+
+    # Breadth first, so a cut keeps the upper levels whole and trims the deepest ones.
+    included: set[str] = set()
+    level = [""]
+    while level and len(included) < max_entries:
+        next_level: list[str] = []
+        for folder in level:
+            for node in children.get(folder, ()):
+                if len(included) >= max_entries:
+                    break
+                included.add(node.rel)
+                if node.is_dir:
+                    next_level.append(node.rel)
+        level = next_level
+
+    lines = [header]
+
+    def emit(folder: str, depth: int) -> None:
+        nodes = children.get(folder, [])
+        hidden = 0
+        for node in nodes:
+            if node.rel not in included:
+                hidden += 1
+                continue
+            pad = _INDENT * depth
+            if node.link_target is not None:
+                lines.append(f"{pad}{_printable(node.name)} -> {_printable(node.link_target)}")
+            elif node.is_dir:
+                lines.append(f"{pad}{_printable(node.name)}/")
+                emit(node.rel, depth + 1)
+            else:
+                lines.append(f"{pad}{_printable(node.name)}")
+        if hidden:
+            lines.append(f"{_INDENT * depth}… {hidden} more")
+
+    emit("", 1)
+    if total > len(included):
+        lines.append(f"[Showing {len(included)} of {total} entries; deeper levels were cut. "
+                     f"List a subfolder or add ignore patterns to see more.]")
+    return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

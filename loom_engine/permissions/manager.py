@@ -1,0 +1,743 @@
+"""Decides whether a tool call may run, must be asked about, or is refused.
+
+Modes
+    ``default``       reads inside the workspace are allowed; edits and commands ask.
+    ``accept-edits``  edits inside the workspace are allowed too.
+    ``plan``          read-only: anything that writes or runs is denied (read-only
+                      built-in commands such as ``git status`` still run).
+    ``bypass``        everything is allowed, with two exceptions kept on purpose:
+                      file tools never write outside the workspace (and its
+                      ``--add-dir`` folders) unless a rule names the path, and explicit
+                      deny/ask rules still apply.
+
+Shift+Tab cycles ``default -> accept-edits -> plan -> default``; ``bypass`` joins the
+cycle (after ``plan``) only when the session was allowed to use it (see
+:func:`next_mode`), so one key press too many never turns every check off.
+
+Rules come in layers (built-in defaults, user config, ``.loom/settings.toml``,
+``.loom/settings.local.toml``, CLI flags, answers given this session). Across all layers
+deny beats ask beats allow; a rule beats the mode's default answer, except that plan
+mode refuses anything that writes or runs even when an allow rule matches. The
+built-in defaults ask before any edit of ``.git/`` or of Loom's own settings files, so
+that an agent in ``accept-edits`` cannot grant itself more permissions or plant a git
+hook.
+
+Every path is resolved (``..``, ``~``, symlinks) before it is checked. A bash command is
+split into the simple commands it would run (:mod:`.shell`); it is allowed only when
+every one of them is, and output redirections count as file writes. Commands the
+analysis cannot follow are asked about.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, cast
+
+import tomli_w
+
+from ..workspace import Workspace
+from .paths import PathPattern, compile_path_pattern, rule_path
+from .rules import (
+    READ_GROUP,
+    READ_TOOLS,
+    WRITE_GROUPS,
+    WRITE_TOOLS,
+    Behavior,
+    Rule,
+    parse_rule,
+)
+from .shell import (
+    ShellDoubt,
+    SimpleCommand,
+    Word,
+    analyze,
+    cd_target,
+    deny_candidates,
+    quote_words,
+    read_only_command,
+    runs_hidden_code,
+    strip_wrappers,
+)
+from .targets import CommandRun, FileAccess, PermissionTarget
+
+__all__ = [
+    "DEFAULT_LAYER",
+    "MODES",
+    "PermissionDecision",
+    "PermissionManager",
+    "PermissionMode",
+    "RuleLayer",
+    "load_rule_layers",
+    "next_mode",
+    "parse_rule",
+    "suggest_command_rule",
+]
+
+PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
+MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "plan", "bypass")
+# How much each mode lets through; a sub-agent's mode can never be wider than its parent's.
+_WIDTH: dict[str, int] = {"plan": 0, "default": 1, "accept-edits": 2, "bypass": 3}
+# Tools without a target that stay usable while planning: they change nothing outside
+# the session (a sub-agent inherits plan mode through child()).
+PLAN_SAFE_TOOLS: frozenset[str] = frozenset({"todo_write", "task", "skill"})
+# Redirection targets that are not files anyone cares about.
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Second words that name a subcommand (`npm test`, `git commit`), for "always allow".
+_NO_PREFIX_SUGGESTION = frozenset({"rm", "rmdir", "mv", "cp", "dd", "chmod", "chown", "chgrp",
+                                   "sudo", "su", "doas", "kill", "pkill", "killall", "ln",
+                                   "truncate", "shred", "eval", "exec", "source", ".", "cd",
+                                   # their second word is a file or a pattern
+                                   "ls", "cat", "head", "tail", "wc", "grep", "rg", "find",
+                                   "diff", "stat", "du", "echo", "which", "touch", "mkdir"})
+_MAX_CWDS = 32
+
+SOURCE_DEFAULTS = "defaults"
+SOURCE_PROJECT = ".loom/settings.toml"
+SOURCE_LOCAL = ".loom/settings.local.toml"
+SOURCE_CLI = "cli"
+SOURCE_SESSION = "session"
+
+
+def next_mode(mode: str, *, include_bypass: bool = False) -> PermissionMode:
+    """The mode Shift+Tab switches to after ``mode``."""
+    cycle = MODES if include_bypass else tuple(m for m in MODES if m != "bypass")
+    if mode not in cycle:
+        return cycle[0]
+    return cycle[(cycle.index(mode) + 1) % len(cycle)]
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    behavior: Literal["allow", "deny", "ask"]
+    # One line: which rule, mode or check decided.
+    reason: str
+    # What "always allow" would save (one rule per part of a compound command).
+    suggested_rules: tuple[str, ...] = ()
+    # For headless runs: which flag or rule would allow it.
+    hint: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.behavior == "allow"
+
+
+@dataclass(frozen=True)
+class RuleLayer:
+    """One source of rules."""
+
+    source: str
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+
+
+DEFAULT_LAYER = RuleLayer(
+    SOURCE_DEFAULTS,
+    ask=("edit(.git/**)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
+)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    behavior: Behavior
+    rule: Rule
+    source: str
+    path: PathPattern | None
+
+    @property
+    def label(self) -> str:
+        return f"rule {self.rule.text} from {self.source}"
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    behavior: Behavior
+    reason: str
+    from_rule: bool = False
+    suggestions: tuple[str, ...] = ()
+    # For headless runs: what would turn this into an allow. ``hint`` is the whole
+    # sentence when there are no suggestions; otherwise the suggestions become
+    # ``--allow`` flags and ``alt`` is another flag that would do (``--add-dir X``).
+    hint: str = ""
+    alt: str = ""
+
+
+_ORDER = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def _worst(verdicts: Sequence[_Verdict], empty_reason: str) -> _Verdict:
+    if not verdicts:
+        return _Verdict("allow", empty_reason)
+    worst = max(verdicts, key=lambda v: _ORDER[v.behavior])
+    return worst
+
+
+@dataclass
+class _RuleStore:
+    """Rules shared by a manager and its sub-agents' managers."""
+
+    compiled: list[_Compiled] = field(default_factory=list)
+
+
+class PermissionManager:
+    def __init__(self, workspace: Workspace, *, mode: PermissionMode = "default",
+                 layers: Sequence[RuleLayer] = (), local_settings_path: Path | None = None,
+                 include_defaults: bool = True) -> None:
+        self.workspace = workspace
+        self._parent: PermissionManager | None = None
+        self._mode: PermissionMode = _check_mode(mode)
+        self._store = _RuleStore()
+        self.local_settings_path = local_settings_path or workspace.root / ".loom" / "settings.local.toml"
+        all_layers = list(layers)
+        if include_defaults and not any(layer.source == SOURCE_DEFAULTS for layer in all_layers):
+            all_layers.insert(0, DEFAULT_LAYER)
+        for layer in all_layers:
+            self._add_layer(layer)
+
+    # -- mode -------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> PermissionMode:
+        if self._parent is not None:
+            parent = self._parent.mode
+            return parent if _WIDTH[parent] < _WIDTH[self._mode] else self._mode
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: PermissionMode) -> None:
+        value = _check_mode(value)
+        if self._parent is not None and _WIDTH[value] > _WIDTH[self._parent.mode]:
+            raise ValueError(f"a sub-agent cannot use mode '{value}', wider than its parent's "
+                             f"'{self._parent.mode}'")
+        self._mode = value
+
+    # -- rules ------------------------------------------------------------------------
+
+    def _add_layer(self, layer: RuleLayer) -> None:
+        compiled = []
+        for behavior, texts in (("deny", layer.deny), ("ask", layer.ask), ("allow", layer.allow)):
+            for text in texts:
+                compiled.append(self._compile(cast(Behavior, behavior), text, layer.source))
+        self._store.compiled.extend(compiled)
+
+    def _compile(self, behavior: Behavior, text: str, source: str) -> _Compiled:
+        try:
+            rule = parse_rule(text)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (in {source})") from None
+        path = compile_path_pattern(rule.specifier, self.workspace.root) \
+            if rule.path_rule and rule.specifier else None
+        return _Compiled(behavior, rule, source, path)
+
+    def allow_for_session(self, rules: Iterable[str]) -> None:
+        """Allow these rules until the session ends ("allow always" for this session)."""
+        if self._parent is not None:
+            self._parent.allow_for_session(rules)
+            return
+        self._add_layer(RuleLayer(SOURCE_SESSION, allow=tuple(rules)))
+
+    def allow_for_project(self, rules: Iterable[str]) -> None:
+        """Allow these rules now and in later sessions: they are appended to
+        ``.loom/settings.local.toml`` under ``[permissions] allow``."""
+        if self._parent is not None:
+            self._parent.allow_for_project(rules)
+            return
+        texts = tuple(rules)
+        for text in texts:  # validate everything before touching the file
+            self._compile("allow", text, SOURCE_LOCAL)
+        _append_allow_rules(self.local_settings_path, texts)
+        self._add_layer(RuleLayer(SOURCE_LOCAL, allow=texts))
+
+    def effective_rules(self) -> list[tuple[str, str, str]]:
+        """(behavior, rule, source) for every rule in force, layer by layer."""
+        return [(c.behavior, c.rule.text, c.source) for c in self._store.compiled]
+
+    def child(self) -> PermissionManager:
+        """A manager for a sub-agent: the same rules and mode, followed live, never wider."""
+        kid = PermissionManager.__new__(PermissionManager)
+        kid.workspace = self.workspace
+        kid._parent = self
+        kid._mode = self.mode
+        kid._store = self._store
+        kid.local_settings_path = self.local_settings_path
+        return kid
+
+    def _rules_for(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> list[_Compiled]:
+        return [c for c in self._store.compiled
+                if c.behavior == behavior and c.rule.names_tool(tool, write=write)]
+
+    # -- the check --------------------------------------------------------------------
+
+    def check(self, tool_name: str, target: PermissionTarget | None, *, is_read_only: bool,
+              cwd: Path | None = None) -> PermissionDecision:
+        tool = tool_name.lower()
+        if target is None:
+            verdict = self._check_untargeted(tool, is_read_only)
+        elif isinstance(target, FileAccess):
+            verdict = self._check_files(tool, target, cwd)
+        elif isinstance(target, CommandRun):
+            verdict = self._check_command(tool, target, cwd)
+        else:  # pragma: no cover - PermissionTarget is a closed union
+            verdict = _Verdict("ask", f"unknown permission target {type(target).__name__}")
+        return PermissionDecision(verdict.behavior, verdict.reason,
+                                  verdict.suggestions if verdict.behavior == "ask" else (),
+                                  verdict.hint if verdict.behavior != "allow" else "")
+
+    def _bare_rule(self, tool: str, behavior: Behavior, write: bool | None = None) -> _Compiled | None:
+        return next((c for c in self._rules_for(tool, behavior, write=write)
+                     if c.rule.specifier is None), None)
+
+    def _check_untargeted(self, tool: str, is_read_only: bool) -> _Verdict:
+        for behavior in ("deny", "ask"):
+            hit = self._bare_rule(tool, cast(Behavior, behavior))
+            if hit:
+                return _Verdict(cast(Behavior, behavior), f"{tool} is {behavior_word(behavior)} by "
+                                f"{hit.label}", True, hint=_remove_hint(hit))
+        if self.mode == "plan" and not is_read_only and tool not in PLAN_SAFE_TOOLS:
+            return _Verdict("deny", f"plan mode: {tool} may change things and is not available "
+                            "while planning (read-only); present the plan instead",
+                            hint="--permission-mode default")
+        allow = self._bare_rule(tool, "allow")
+        return _Verdict("allow", allow.label if allow else f"{tool} needs no permission")
+
+    # -- files ------------------------------------------------------------------------
+
+    def _check_files(self, tool: str, target: FileAccess, cwd: Path | None) -> _Verdict:
+        root = self.workspace.root
+        if not target.paths:
+            return self._check_path(tool, {tool}, str(root), target.write, root)
+        # File tools resolve relative paths from the root, while `cwd` follows bash's
+        # `cd`: check against both, so a disagreement can only make the answer stricter.
+        bases = [root] if cwd is None or Path(cwd) == root else [root, Path(cwd)]
+        verdicts = [self._check_path(tool, {tool}, raw, target.write, base)
+                    for raw in target.paths for base in bases]
+        return _combine(verdicts)
+
+    def _check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool,
+                    base: Path) -> _Verdict:
+        """One path read or written by ``tool``; ``rule_tools`` are the tool names whose
+        rules apply (a bash redirection is checked against every file tool's rules)."""
+        ws = self.workspace
+        try:
+            resolved = ws.resolve(raw, base)
+        except (OSError, ValueError) as exc:
+            return _Verdict("ask", f"cannot resolve path {raw!r}: {exc}")
+        root = ws.root
+        inside = ws.contains(resolved)
+        shown = ws.relative(resolved)
+        action = "writing" if write else "reading"
+
+        def hits(behavior: Behavior) -> _Compiled | None:
+            for name in rule_tools:
+                for c in self._rules_for(name, behavior, write=write):
+                    if self._path_rule_matches(c, resolved, inside):
+                        return c
+            return None
+
+        deny = hits("deny")
+        if deny:
+            return _Verdict("deny", f"{action} {shown} is denied by {deny.label}", True,
+                            hint=_remove_hint(deny))
+        if write and self.mode == "plan":
+            return _Verdict("deny", f"plan mode: {action} {shown} is not allowed while planning "
+                            "(read-only); present the plan instead", hint="--permission-mode default")
+        ask = hits("ask")
+        if ask:
+            return _Verdict("ask", f"{action} {shown} needs approval ({ask.label})", True,
+                            hint=f"{ask.label} always asks; a headless run cannot allow it")
+        allow = hits("allow")
+        if allow:
+            return _Verdict("allow", allow.label, True)
+        suggestion = f"{tool}({rule_path(resolved, root)})"
+        allow_flag = f"--allow {shlex.quote(suggestion)}"
+        if inside:
+            if not write:
+                return _Verdict("allow", "reads inside the workspace are allowed")
+            if self.mode in ("accept-edits", "bypass"):
+                return _Verdict("allow", f"{self.mode} mode: edits inside the workspace are allowed")
+            return _Verdict("ask", f"default mode: {action} {shown} needs approval",
+                            suggestions=(suggestion,), hint=allow_flag,
+                            alt="--permission-mode accept-edits")
+        folder = resolved if resolved.is_dir() else resolved.parent
+        add_dir = f"--add-dir {shlex.quote(str(folder))}"
+        if not write:
+            if self.mode == "bypass":
+                return _Verdict("allow", "bypass mode: reads outside the workspace are allowed")
+            return _Verdict("ask", f"{shown} is outside the workspace: reading it needs approval",
+                            suggestions=(suggestion,), hint=allow_flag, alt=add_dir)
+        return _Verdict("deny", f"{shown} is outside the workspace: writing there is not permitted "
+                        "(no rule or --add-dir allows it)", hint=f"{add_dir} or {allow_flag}")
+
+    def _path_rule_matches(self, c: _Compiled, resolved: Path, inside: bool) -> bool:
+        if c.rule.specifier is None:
+            # A bare allow rule covers the workspace; outside paths need a rule naming them.
+            return inside or c.behavior != "allow"
+        if c.path is None:
+            return False
+        return c.path.matches(resolved, self.workspace.root, outside_too=c.behavior != "allow")
+
+    # -- commands ---------------------------------------------------------------------
+
+    def _check_command(self, tool: str, target: CommandRun, cwd: Path | None) -> _Verdict:
+        base = Path(target.cwd) if target.cwd else (cwd or self.workspace.root)
+        for behavior in ("deny", "ask"):
+            hit = self._bare_rule(tool, cast(Behavior, behavior))
+            if hit:
+                return _Verdict(cast(Behavior, behavior), f"{tool} is {behavior_word(behavior)} by "
+                                f"{hit.label}", True, hint=_remove_hint(hit))
+        ctx = _CommandContext(
+            tool=tool,
+            deny=[c for c in self._rules_for(tool, "deny") if c.rule.specifier is not None],
+            ask=[c for c in self._rules_for(tool, "ask") if c.rule.specifier is not None],
+            allow=[c for c in self._rules_for(tool, "allow") if c.rule.specifier is not None],
+            everything=self._everything_allowed(tool),
+        )
+        analysis = analyze(target.command)
+        verdicts = [self._rule_verdict(ctx, cmd) for cmd in analysis.commands]
+        verdicts = [v for v in verdicts if v is not None]
+        if any(v.behavior == "deny" for v in verdicts):
+            return _combine(verdicts)
+        if analysis.doubt:
+            return self._doubtful(ctx, analysis.doubt)
+        cwds, cwd_known = self._possible_cwds(analysis.commands, base)
+        verdicts = []
+        for cmd in analysis.commands:
+            verdicts.append(self._check_simple(ctx, cmd, cwds, cwd_known))
+            verdicts.extend(self._check_redirects(ctx, cmd, cwds, cwd_known))
+        if not analysis.commands:
+            return _Verdict("allow", "empty command")
+        return _combine(verdicts)
+
+    def _everything_allowed(self, tool: str) -> str:
+        """Why every command is allowed (bypass or a bare ``bash`` rule), or ''."""
+        if self.mode == "bypass":
+            return "bypass mode: everything is allowed"
+        bare = self._bare_rule(tool, "allow")
+        return bare.label if bare else ""
+
+    def _doubtful(self, ctx: _CommandContext, doubt: str) -> _Verdict:
+        if self.mode == "plan":
+            return _Verdict("deny", f"plan mode: this command cannot be checked to be read-only "
+                            f"({doubt}); only read-only commands run while planning",
+                            hint="--permission-mode default")
+        if ctx.everything and not (ctx.deny or ctx.ask):
+            return _Verdict("allow", ctx.everything)
+        return _Verdict("ask", f"cannot check this command safely ({doubt}); it needs approval",
+                        hint="only --permission-mode bypass or the rule 'bash' allows a command "
+                        "that cannot be analysed")
+
+    def _rule_verdict(self, ctx: _CommandContext, cmd: SimpleCommand) -> _Verdict | None:
+        """Deny or ask from an explicit rule, looking through sudo, env, xargs and co."""
+        if not cmd.words:
+            return None
+        candidates = deny_candidates(cmd.words, cmd.assignments)
+        for behavior, rules in (("deny", ctx.deny), ("ask", ctx.ask)):
+            for c in rules:
+                if any(c.rule.matches_words(words) for words in candidates):
+                    return _Verdict(cast(Behavior, behavior), f"`{cmd.display}` is "
+                                    f"{behavior_word(behavior)} by {c.label}", True,
+                                    hint=_remove_hint(c) if behavior == "deny" else
+                                    f"{c.label} always asks; a headless run cannot allow it")
+        return None
+
+    def _check_simple(self, ctx: _CommandContext, cmd: SimpleCommand, cwds: list[Path],
+                      cwd_known: bool) -> _Verdict:
+        shown = cmd.display
+        if not cmd.words and not cmd.assignments:
+            return _Verdict("allow", "redirection only")
+        ruled = self._rule_verdict(ctx, cmd)
+        if ruled is not None:
+            return ruled
+        words = strip_wrappers(cmd.words)
+        hidden = runs_hidden_code(words)
+        if hidden and (ctx.deny or ctx.ask) and self.mode != "plan":
+            return _Verdict("ask", f"`{shown}`: {hidden}, so the deny and ask rules cannot be "
+                            "checked; it needs approval")
+        read_only = None if cmd.assignments else self._read_only_verdict(cmd, words, cwds, cwd_known)
+        if read_only is not None and read_only.from_rule and read_only.behavior != "allow":
+            return read_only  # a deny/ask rule on a file it reads beats any allow rule
+        if self.mode == "plan":
+            if read_only is not None:
+                return read_only
+            return _Verdict("deny", f"plan mode: `{shown}` may run or change things; only "
+                            "read-only commands run while planning — present the plan instead",
+                            hint="--permission-mode default")
+        if ctx.everything:
+            return _Verdict("allow", ctx.everything)
+        full = tuple(w.text for w in cmd.assignments) + tuple(w.text for w in words)
+        if words and words[0].literal:
+            for c in ctx.allow:
+                if c.rule.matches_words(full):
+                    return _Verdict("allow", c.label, True)
+        suggestions = (suggest_command_rule(cmd, ctx.tool),) if words else ()
+        hint = " ".join(f"--allow {shlex.quote(s)}" for s in suggestions)
+        if read_only is not None:
+            if read_only.behavior == "ask":
+                return _Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
+            return read_only
+        cd = self._cd_verdict(cmd, cwds, cwd_known)
+        if cd is not None:
+            return cd
+        return _Verdict("ask", f"{self.mode} mode: running `{shown}` needs approval",
+                        suggestions=suggestions, hint=hint or "only the rule 'bash' or "
+                        "--permission-mode bypass allows setting shell variables")
+
+    def _read_only_verdict(self, cmd: SimpleCommand, words: Sequence[Word], cwds: list[Path],
+                           cwd_known: bool) -> _Verdict | None:
+        """For a built-in read-only command: allow, or ask/deny for the files it reads."""
+        check = read_only_command(words)
+        if check is None:
+            return None
+        shown = cmd.display
+        if any(w.glob_parent_dots for w in words):
+            return _Verdict("ask", f"`{shown}` has a pattern that may expand to '..'")
+        paths = list(check.paths)
+        absolute = [p for p in paths if os.path.isabs(os.path.expanduser(p))]
+        if not cwd_known and (check.reads_cwd or len(absolute) < len(paths)):
+            return _Verdict("ask", f"`{shown}` reads relative paths after a change of directory "
+                            "this check cannot follow")
+        verdicts: list[_Verdict] = []
+        for base in cwds:
+            if check.reads_cwd:
+                verdicts.append(self._check_path("read_file", {*READ_TOOLS, READ_GROUP},
+                                                 str(base), False, base))
+            for p in paths:
+                verdicts.append(self._check_path("read_file", {*READ_TOOLS, READ_GROUP}, p, False,
+                                                 base))
+        worst = _worst(verdicts, "")
+        if worst.behavior == "allow":
+            return _Verdict("allow", f"`{shown}` is a read-only command")
+        return _Verdict(worst.behavior, f"`{shown}`: {worst.reason}", worst.from_rule,
+                        hint=worst.hint)
+
+    def _cd_verdict(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool) -> _Verdict | None:
+        try:
+            target = cd_target(cmd.words)
+        except ShellDoubt:
+            return None
+        if target is None or not cwd_known:
+            return None
+        if all(self.workspace.contains(self.workspace.resolve(target, base)) for base in cwds):
+            return _Verdict("allow", "changing directory inside the workspace")
+        return None
+
+    def _possible_cwds(self, commands: Sequence[SimpleCommand], base: Path) -> tuple[list[Path], bool]:
+        """Every directory a command might run in. A ``cd`` anywhere (even in a subshell
+        or after ``||``) adds its target for the whole line: over-approximating keeps a
+        relative path from being checked against the wrong folder."""
+        cwds = [base]
+        for cmd in commands:
+            if cmd.words and cmd.words[0].text in ("source", "."):
+                return cwds, False  # a sourced script may change directory
+            try:
+                target = cd_target(cmd.words)
+            except ShellDoubt:
+                return cwds, False
+            if target is None:
+                continue
+            for current in list(cwds):
+                nxt = self.workspace.resolve(target, current)
+                if nxt not in cwds:
+                    cwds.append(nxt)
+            if len(cwds) > _MAX_CWDS:
+                return cwds, False
+        return cwds, True
+
+    def _check_redirects(self, ctx: _CommandContext, cmd: SimpleCommand, cwds: list[Path],
+                         cwd_known: bool) -> list[_Verdict]:
+        out: list[_Verdict] = []
+        for redirect in cmd.redirects:
+            if redirect.kind not in ("write", "read") or redirect.target.procsub:
+                continue
+            target = redirect.target
+            write = redirect.kind == "write"
+            if target.literal and target.text in _HARMLESS_DEVICES:
+                continue
+            verdicts: list[_Verdict] = []
+            if not target.literal or target.glob or target.brace:
+                verdicts.append(self._unknown_redirect(ctx, redirect.op + target.raw, write))
+            elif not cwd_known and not os.path.isabs(os.path.expanduser(target.text)):
+                verdicts.append(_Verdict("deny" if write and self.mode == "plan" else "ask",
+                                         f"redirection {redirect.op}{target.raw} after a change of "
+                                         "directory this check cannot follow"))
+            else:
+                tools = {*WRITE_TOOLS, *WRITE_GROUPS} if write else {*READ_TOOLS, READ_GROUP}
+                tool = "write_file" if write else "read_file"
+                for base in cwds:
+                    v = self._check_path(tool, tools, target.text, write, base)
+                    if ctx.everything and not v.from_rule and v.behavior != "allow" and \
+                            self.mode != "plan":
+                        v = _Verdict("allow", ctx.everything)
+                    verdicts.append(v)
+            out.extend(verdicts)
+        return out
+
+    def _unknown_redirect(self, ctx: _CommandContext, shown: str, write: bool) -> _Verdict:
+        if write and self.mode == "plan":
+            return _Verdict("deny", f"plan mode: redirection {shown} writes a file; not allowed "
+                            "while planning", hint="--permission-mode default")
+        if ctx.everything and not (ctx.deny or ctx.ask):
+            return _Verdict("allow", ctx.everything)
+        return _Verdict("ask", f"redirection {shown} goes to a file this check cannot know")
+
+
+@dataclass(frozen=True)
+class _CommandContext:
+    tool: str
+    deny: list[_Compiled]
+    ask: list[_Compiled]
+    allow: list[_Compiled]
+    everything: str
+
+
+def behavior_word(behavior: str) -> str:
+    return {"deny": "denied", "ask": "always asked", "allow": "allowed"}[behavior]
+
+
+def _remove_hint(c: _Compiled) -> str:
+    return f"remove {c.rule.text} from {c.source}"
+
+
+def _combine(verdicts: Sequence[_Verdict]) -> _Verdict:
+    """Deny beats ask beats allow; an ask collects every part's "always allow" rule."""
+    worst = _worst(verdicts, "nothing to check")
+    if worst.behavior == "allow":
+        reasons: list[str] = []
+        for v in verdicts:
+            if v.reason not in reasons:
+                reasons.append(v.reason)
+        shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+        return _Verdict("allow", shown, worst.from_rule)
+    if worst.behavior == "deny":
+        return worst
+    asks = [v for v in verdicts if v.behavior == "ask"]
+    if not all(v.suggestions for v in asks):
+        # Some part cannot be allowed by a saved rule; say why, once per reason.
+        hints: list[str] = []
+        for v in asks:
+            if not v.suggestions and v.hint and v.hint not in hints:
+                hints.append(v.hint)
+        return _Verdict("ask", worst.reason, worst.from_rule, (), "; ".join(hints))
+    suggestions: list[str] = []
+    for v in asks:
+        suggestions.extend(s for s in v.suggestions if s not in suggestions)
+    flags = " ".join(f"--allow {shlex.quote(s)}" for s in suggestions)
+    alts = {v.alt for v in asks}
+    if len(alts) == 1 and "" not in alts:
+        hint = f"{alts.pop()} or {flags}"
+    else:
+        named = sorted(a for a in alts if a)
+        hint = flags + (f" (for the file accesses, {' / '.join(named)} also works)" if named else "")
+    return _Verdict("ask", worst.reason, worst.from_rule, tuple(suggestions), hint)
+
+
+def suggest_command_rule(cmd: SimpleCommand, tool: str = "bash") -> str:
+    """The rule "always allow" saves for one simple command: ``bash(npm test:*)`` when the
+    second word names a subcommand, otherwise the exact command."""
+    words = strip_wrappers(cmd.words)
+    texts = [w.text for w in words]
+    if not cmd.assignments and len(words) >= 2 and all(w.literal for w in words[:2]) \
+            and _looks_like_subcommand(texts[1]) and texts[0] not in _NO_PREFIX_SUGGESTION \
+            and not words[0].quoted:
+        return f"{tool}({quote_words(texts[:2])}:*)"
+    full = [w.text for w in cmd.assignments] + texts
+    return f"{tool}({quote_words(full)})"
+
+
+def _looks_like_subcommand(word: str) -> bool:
+    return bool(word) and word[0].isalpha() and all(ch.isalnum() or ch in "-_:" for ch in word) \
+        and not word.endswith(":")
+
+
+def _check_mode(mode: str) -> PermissionMode:
+    if mode not in MODES:
+        raise ValueError(f"unknown permission mode {mode!r}; use one of: {', '.join(MODES)}")
+    return cast(PermissionMode, mode)
+
+
+# -- settings files ------------------------------------------------------------------
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _rules_from(path: Path, data: dict[str, object], source: str) -> RuleLayer:
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise ValueError(f"{path}: 'permissions' must be a table ([permissions])")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "deny", "ask"):
+        value = perms.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{path}: [permissions] {key} must be a list of strings")
+        for text in value:
+            try:
+                parse_rule(text)
+            except ValueError as exc:
+                raise ValueError(f"{path}: {exc}") from None
+        lists[key] = tuple(value)
+    return RuleLayer(source, lists["allow"], lists["deny"], lists["ask"])
+
+
+def _user_source(path: Path) -> str:
+    shown = str(path)
+    home = str(Path.home())
+    if shown.startswith(home + os.sep):
+        shown = "~" + shown[len(home):]
+    return f"user config ({shown})"
+
+
+def load_rule_layers(workspace: Workspace, user_config_file: Path | None) -> list[RuleLayer]:
+    """``[permissions] allow/deny/ask`` from the user config, ``.loom/settings.toml`` and
+    ``.loom/settings.local.toml`` (missing files are skipped), in that order."""
+    files: list[tuple[Path, str]] = []
+    if user_config_file is not None:
+        files.append((user_config_file, _user_source(user_config_file)))
+    files.append((workspace.root / ".loom" / "settings.toml", SOURCE_PROJECT))
+    files.append((workspace.root / ".loom" / "settings.local.toml", SOURCE_LOCAL))
+    layers = []
+    for path, source in files:
+        if not path.is_file():
+            continue
+        layers.append(_rules_from(path, _read_toml(path), source))
+    return layers
+
+
+def _append_allow_rules(path: Path, rules: Sequence[str]) -> None:
+    """Add rules to ``[permissions] allow`` in ``path``, keeping everything else there."""
+    data: dict[str, object] = _read_toml(path) if path.exists() else {}
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise ValueError(f"{path}: 'permissions' must be a table ([permissions])")
+    allow = perms.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise ValueError(f"{path}: [permissions] allow must be a list of strings")
+    for rule in rules:
+        if rule not in allow:
+            allow.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the file and rename, so a crash never leaves half a settings file.
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            tomli_w.dump(data, fh)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

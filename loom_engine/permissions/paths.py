@@ -1,0 +1,130 @@
+"""Path rule specifiers: gitignore-style globs, relative to the workspace or absolute.
+
+``src/**`` and ``*.py`` are gitignore patterns relative to the workspace root (a pattern
+without an inner slash matches at any depth; ``./name`` anchors it at the root).
+``/abs/path/**``, ``~/notes/*.md`` and ``../sibling/**`` name places outside the
+workspace; their literal leading folders are resolved like the paths they are matched
+against, so a symlinked ``~`` or ``/tmp`` still matches.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def validate_path_spec(spec: str) -> None:
+    """Raise ValueError when ``spec`` cannot be a path rule (independent of a workspace)."""
+    if not spec:
+        raise ValueError("empty path pattern")
+    if spec.startswith("!"):
+        raise ValueError("negated patterns ('!') are not supported in rules; use a deny rule")
+    if "\0" in spec or "\n" in spec:
+        raise ValueError("path pattern contains a control character")
+    parts = _expand_anchor(spec).split("/")
+    first_glob = next((k for k, p in enumerate(parts) if _has_glob(p)), len(parts))
+    if any(p == ".." for p in parts[first_glob:]):
+        raise ValueError("'..' cannot follow a wildcard in a path pattern")
+    if not _is_absolute_spec(spec) and ".." in parts:
+        raise ValueError("'..' is only allowed at the start of a path pattern")
+    try:
+        compile_path_pattern(spec, Path("/"))
+    except Exception as exc:  # pathspec raises several types for bad patterns
+        raise ValueError(f"bad path pattern: {exc}") from None
+
+
+def _is_absolute_spec(spec: str) -> bool:
+    return spec.startswith(("/", "~")) or spec == ".." or spec.startswith("../")
+
+
+def _expand_anchor(spec: str) -> str:
+    return os.path.expanduser(spec) if spec.startswith("~") else spec
+
+
+def _has_glob(part: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in part)
+
+
+def _relative_line(spec: str) -> str:
+    # "./x" anchors at the root, which gitignore writes as "/x".
+    if spec.startswith("./"):
+        rest = spec[2:].lstrip("/")
+        return "/" + rest if rest else "**"
+    if spec == ".":
+        return "**"
+    return spec
+
+
+def escape_glob(literal: str) -> str:
+    """A gitignore pattern matching exactly the path ``literal``."""
+    out = []
+    for ch in literal:
+        if ch in "\\*?[":
+            out.append("\\")
+        out.append(ch)
+    text = "".join(out)
+    if text.startswith(("!", "#")):
+        text = "\\" + text
+    if text.endswith(" "):
+        text = text[:-1] + "\\ "
+    return text
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    spec: str
+    absolute: bool
+    # Relative patterns with no inner slash (``*.pem``, ``.env``) match a base name at
+    # any depth; only those also match outside the workspace when a deny or ask rule
+    # is checked, so that `deny read(*.pem)` covers /etc/ssl/x.pem as well.
+    basename_only: bool
+    _spec: pathspec.GitIgnoreSpec
+
+    def matches(self, resolved: Path, root: Path, *, outside_too: bool) -> bool:
+        if self.absolute:
+            return self._spec.match_file(str(resolved).lstrip("/") or ".")
+        if resolved == root or root in resolved.parents:
+            rel = resolved.relative_to(root).as_posix()
+            return self._spec.match_file(rel if rel != "." and rel else ".")
+        if outside_too and self.basename_only:
+            return self._spec.match_file(str(resolved).lstrip("/"))
+        return False
+
+
+def compile_path_pattern(spec: str, root: Path) -> PathPattern:
+    """Compile a validated path spec for the workspace at ``root``."""
+    if not _is_absolute_spec(spec):
+        line = _relative_line(spec)
+        inner = line.rstrip("/")
+        return PathPattern(spec, False, "/" not in inner,
+                           pathspec.GitIgnoreSpec.from_lines([line]))
+    expanded = _expand_anchor(spec)
+    if not os.path.isabs(expanded):
+        expanded = os.path.join(root, expanded)
+    parts = expanded.split("/")
+    first_glob = next((k for k, p in enumerate(parts) if _has_glob(p)), len(parts))
+    literal = "/".join(parts[:first_glob]) or "/"
+    rest = "/".join(parts[first_glob:])
+    real = os.path.realpath(literal).lstrip("/")
+    escaped = escape_glob(real)
+    if not escaped and not rest:
+        line = "**"
+    else:
+        line = "/" + "/".join(p for p in (escaped, rest) if p)
+    return PathPattern(spec, True, False, pathspec.GitIgnoreSpec.from_lines([line]))
+
+
+def rule_path(resolved: Path, root: Path) -> str:
+    """The specifier an "always allow" answer saves for exactly this path."""
+    if resolved == root or root in resolved.parents:
+        rel = resolved.relative_to(root).as_posix()
+        if rel in ("", "."):
+            return "./"
+        escaped = escape_glob(rel)
+        return escaped if "/" in rel else "./" + escaped
+    return escape_glob(str(resolved))

@@ -1,0 +1,435 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK (streaming).
+
+The SDK is imported lazily, on the first request, so importing Loom stays fast (the
+TUI draws its first frame before the SDK has loaded). The client is built with
+``max_retries=0``: retries belong to :mod:`loom_engine.providers.retry`, which tells
+the UI about them.
+
+Wire conversion happens only here: ``tool`` messages become user messages of
+``tool_result`` blocks, consecutive same-role messages merge, empty text is dropped,
+signed thinking blocks go back verbatim, and prompt-cache breakpoints sit on the last
+tool, the system prompt and the last block of the newest message (3 of the 4 allowed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from ..usage import Usage
+from .base import (
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    StreamCompleted,
+    StreamText,
+    StreamThinking,
+    StreamToolUseStart,
+)
+from .models import lookup
+from .retry import parse_retry_after
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+
+_EPHEMERAL = {"type": "ephemeral"}
+# Models on which the SDK asks for adaptive thinking instead of a fixed budget.
+_ADAPTIVE_THINKING_PREFIXES = ("claude-opus-4-6", "claude-opus-4-7", "claude-mythos")
+_MIN_THINKING_BUDGET = 1024
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# --- neutral messages -> wire format --------------------------------------------------
+
+
+def _convert_part(part: Part, role: str) -> dict[str, Any] | None:
+    if isinstance(part, TextPart):
+        # The API rejects empty and whitespace-only text blocks.
+        return {"type": "text", "text": part.text} if part.text.strip() else None
+    if isinstance(part, ToolResultPart):
+        if role != "user":
+            return None
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_use_id}
+        if part.content.strip():
+            block["content"] = part.content
+        if part.is_error:
+            block["is_error"] = True
+        return block
+    if isinstance(part, ToolUsePart):
+        if role != "assistant":
+            return None
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.input)}
+    if isinstance(part, ThinkingPart):
+        if role != "assistant":
+            return None
+        if part.redacted_data:
+            return {"type": "redacted_thinking", "data": part.redacted_data}
+        if part.signature:
+            return {"type": "thinking", "thinking": part.thinking, "signature": part.signature}
+        # Unsigned thinking (from another provider or a script) would be rejected.
+        return None
+    if isinstance(part, ImagePart):
+        if role != "user":
+            return None
+        return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": part.data}}
+    return None
+
+
+def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages as Anthropic ``messages`` (no cache markers)."""
+    wire: list[dict[str, Any]] = []
+    for msg in messages:
+        # tool results and mid-conversation system notes travel as user content.
+        role = "assistant" if msg.role == "assistant" else "user"
+        blocks = [b for b in (_convert_part(p, role) for p in msg.parts) if b is not None]
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    for entry in wire:
+        if entry["role"] == "user":
+            # tool_result blocks must come before any other content of the message.
+            entry["content"].sort(key=lambda b: b["type"] != "tool_result")
+    if wire and wire[0]["role"] != "user":
+        wire.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continuing the conversation)"}]})
+    return wire
+
+
+def build_params(request: ProviderRequest) -> dict[str, Any]:
+    """Keyword arguments for ``messages.create`` (without ``stream``)."""
+    messages = to_wire_messages(request.messages)
+    if messages:
+        blocks = messages[-1]["content"]
+        for block in reversed(blocks):
+            if block["type"] not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = dict(_EPHEMERAL)
+                break
+    params: dict[str, Any] = {"model": request.model, "messages": messages, "max_tokens": request.max_tokens}
+    if request.system.strip():
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(_EPHEMERAL)}]
+    if request.tools:
+        tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+                 for t in request.tools]
+        tools[-1]["cache_control"] = dict(_EPHEMERAL)
+        params["tools"] = tools
+    if request.thinking_budget:
+        if request.model.startswith(_ADAPTIVE_THINKING_PREFIXES):
+            params["thinking"] = {"type": "adaptive"}
+        else:
+            budget = max(_MIN_THINKING_BUDGET, request.thinking_budget)
+            max_tokens = max(request.max_tokens, budget + _MIN_THINKING_BUDGET)
+            info = lookup(request.model)
+            if info.known and max_tokens > info.max_output_tokens:
+                max_tokens = info.max_output_tokens
+                budget = max(_MIN_THINKING_BUDGET, min(budget, max_tokens - _MIN_THINKING_BUDGET))
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            params["max_tokens"] = max_tokens
+    elif request.temperature is not None:
+        # With thinking on the API accepts no temperature but the default.
+        params["temperature"] = request.temperature
+    return params
+
+
+# --- stream accumulation --------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    type: str
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    data: str | None = None
+    id: str = ""
+    name: str = ""
+    start_input: Any = None
+    json_parts: list[str] = field(default_factory=list)
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any], str | None]:
+    """(input, raw_input): raw_input is kept only when the JSON did not parse to an object."""
+    if not raw.strip():
+        return (dict(start_input) if isinstance(start_input, dict) else {}), None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, raw
+    if not isinstance(value, dict):
+        return {}, raw
+    return value, None
+
+
+class StreamAccumulator:
+    """Folds raw Messages stream events into normalised events and a final message."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.stop_reason: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        self.has_output = False
+
+    def _usage_from(self, usage: Any) -> None:
+        if usage is None:
+            return
+        value = _get(usage, "input_tokens")
+        if value is not None:
+            self.input_tokens = int(value)
+        value = _get(usage, "output_tokens")
+        if value is not None:
+            self.output_tokens = int(value)
+        value = _get(usage, "cache_read_input_tokens")
+        if value is not None:
+            self.cache_read = int(value)
+        value = _get(usage, "cache_creation_input_tokens")
+        if value is not None:
+            self.cache_write = int(value)
+
+    def feed(self, event: Any) -> tuple[ProviderEvent, ...]:
+        kind = _get(event, "type")
+        if kind == "content_block_delta":
+            block = self.blocks.get(int(_get(event, "index", 0)))
+            delta = _get(event, "delta")
+            if block is None or delta is None:
+                return ()
+            dtype = _get(delta, "type")
+            if dtype == "text_delta":
+                text = _get(delta, "text") or ""
+                block.text.append(text)
+                if text:
+                    self.has_output = True
+                    return (StreamText(text),)
+            elif dtype == "input_json_delta":
+                block.json_parts.append(_get(delta, "partial_json") or "")
+            elif dtype == "thinking_delta":
+                text = _get(delta, "thinking") or ""
+                block.text.append(text)
+                if text:
+                    self.has_output = True
+                    return (StreamThinking(text),)
+            elif dtype == "signature_delta":
+                block.signature = _get(delta, "signature")
+            return ()
+        if kind == "content_block_start":
+            index = int(_get(event, "index", 0))
+            cb = _get(event, "content_block")
+            btype = str(_get(cb, "type") or "")
+            block = _Block(btype)
+            self.blocks[index] = block
+            if btype == "tool_use":
+                block.id = str(_get(cb, "id") or "")
+                block.name = str(_get(cb, "name") or "")
+                block.start_input = _get(cb, "input")
+                self.has_output = True
+                return (StreamToolUseStart(block.id, block.name),)
+            if btype == "text":
+                initial = _get(cb, "text") or ""
+                if initial:
+                    block.text.append(initial)
+                    self.has_output = True
+                    return (StreamText(initial),)
+            elif btype == "thinking":
+                initial = _get(cb, "thinking") or ""
+                block.signature = _get(cb, "signature") or None
+                if initial:
+                    block.text.append(initial)
+                    self.has_output = True
+                    return (StreamThinking(initial),)
+            elif btype == "redacted_thinking":
+                block.data = _get(cb, "data")
+            return ()
+        if kind == "message_start":
+            # A second message_start (seen from some proxies) restarts the message.
+            self.blocks = {}
+            self.stop_reason = None
+            self._usage_from(_get(_get(event, "message"), "usage"))
+            return ()
+        if kind == "message_delta":
+            stop = _get(_get(event, "delta"), "stop_reason")
+            if stop:
+                self.stop_reason = str(stop)
+            self._usage_from(_get(event, "usage"))
+            return ()
+        return ()
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write)
+
+    def message(self) -> Message:
+        parts: list[Part] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block.type == "text":
+                text = "".join(block.text)
+                if text:
+                    parts.append(TextPart(text))
+            elif block.type == "thinking":
+                parts.append(ThinkingPart("".join(block.text), signature=block.signature))
+            elif block.type == "redacted_thinking" and block.data:
+                parts.append(ThinkingPart("", redacted_data=block.data))
+            elif block.type == "tool_use":
+                value, raw = parse_tool_input("".join(block.json_parts), block.start_input)
+                parts.append(ToolUsePart(block.id, block.name, value, raw_input=raw))
+            # Other block types (server tools, compaction, fallback notes) carry nothing
+            # Loom can act on or has to send back.
+        return Message.assistant(*parts)
+
+    def completed(self) -> StreamCompleted:
+        return StreamCompleted(self.message(), self.stop_reason or "end_turn", self.usage)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+def _classify_status(status: int | None, etype: str | None, message: str) -> str:
+    etype = etype or ""
+    lowered = message.lower()
+    if etype == "overloaded_error" or status == 529:
+        return "overloaded"
+    if etype == "rate_limit_error" or status == 429:
+        return "rate_limit"
+    if etype == "authentication_error" or status == 401:
+        return "auth"
+    if etype in ("permission_error", "billing_error") or status in (402, 403):
+        return "permission"
+    if etype == "not_found_error" or status == 404:
+        return "not_found"
+    if etype == "request_too_large" or status == 413 or "prompt is too long" in lowered:
+        return "context_length"
+    if etype == "invalid_request_error" or (status is not None and 400 <= status < 500):
+        return "bad_request"
+    if etype == "timeout_error" or status == 504:
+        return "timeout"
+    return "server"
+
+
+class AnthropicProvider:
+    """Streams requests to the Anthropic Messages API (or a compatible endpoint)."""
+
+    name = "anthropic"
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float | None = None) -> None:
+        self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        self._explicit_base_url = base_url
+        self._timeout = timeout
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def base_url(self) -> str:
+        return (self._explicit_base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+
+    def _get_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        # httpx connection pools belong to one event loop.
+        if self._client is None or self._client_loop is not loop:
+            if not self._api_key:
+                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or pass an API key")
+            from anthropic import AsyncAnthropic
+
+            kwargs: dict[str, Any] = {"api_key": self._api_key, "base_url": self.base_url, "max_retries": 0}
+            if self._timeout is not None:
+                kwargs["timeout"] = self._timeout
+            self._client = AsyncAnthropic(**kwargs)
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        params = build_params(request)
+        client = self._get_client()
+        acc = StreamAccumulator()
+        sdk_stream: Any = None
+        try:
+            sdk_stream = await client.messages.create(**params, stream=True)
+            async for raw_event in sdk_stream:
+                for event in acc.feed(raw_event):
+                    yield event
+        except ProviderError:
+            raise
+        except Exception as exc:  # SDK, transport and decoding failures
+            mapped = self._map_error(exc, request, acc.has_output)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        finally:
+            if sdk_stream is not None:
+                await sdk_stream.close()
+        if acc.stop_reason is None:
+            raise ProviderError("stream_broken",
+                                f"the Anthropic stream from {self.base_url} ended before the answer was complete",
+                                partial_output=acc.has_output)
+        yield acc.completed()
+
+    def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
+        import anthropic
+        import httpx2
+
+        base = self.base_url
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code if exc.status_code and exc.status_code >= 400 else None
+            etype = exc.type
+            detail = one_line(exc.api_message or str(exc))
+            kind = _classify_status(status, etype, detail)
+            where = f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error"))
+            retry_after = parse_retry_after(exc.response.headers) if status else None
+            messages = {
+                "auth": f"Anthropic rejected the API key ({where}: {detail}); check {API_KEY_ENV}",
+                "permission": f"Anthropic refused the request ({where}: {detail})",
+                "not_found": f"model '{request.model}' not found at {base} ({where}: {detail})",
+                "context_length": f"the conversation is too long for model '{request.model}' ({detail})",
+                "bad_request": f"Anthropic rejected the request ({where}: {detail})",
+                "rate_limit": f"rate limited by Anthropic ({where}: {detail})",
+                "overloaded": f"Anthropic is overloaded ({where}: {detail})",
+                "timeout": f"Anthropic timed out ({where}: {detail})",
+                "server": f"Anthropic server error ({where}: {detail})",
+            }
+            text = messages[kind]
+            if retry_after is not None:
+                text += f"; retry after {retry_after:g}s"
+            return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
+        if isinstance(exc, anthropic.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
+            return ProviderError("timeout", f"the request to Anthropic at {base} timed out",
+                                 partial_output=partial)
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = one_line(str(exc.__cause__ or exc))
+            if partial:
+                return ProviderError("stream_broken",
+                                     f"the connection to Anthropic at {base} broke mid-answer ({cause})",
+                                     partial_output=True)
+            return ProviderError("connection", f"cannot connect to Anthropic at {base} ({cause})")
+        if isinstance(exc, httpx2.TransportError):
+            # Raised by the body iterator: the response had started, then the connection broke.
+            return ProviderError("stream_broken",
+                                 f"the connection to Anthropic at {base} broke mid-answer ({one_line(str(exc))})",
+                                 partial_output=partial)
+        if isinstance(exc, (anthropic.AnthropicError, httpx2.HTTPError, ValueError)):
+            return ProviderError("stream_broken",
+                                 f"unreadable response from Anthropic at {base} ({one_line(str(exc))})",
+                                 partial_output=partial)
+        return None

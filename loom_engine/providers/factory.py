@@ -1,0 +1,84 @@
+"""Build a provider by name, reading keys and base URLs from the environment.
+
+Nothing here imports a vendor SDK; the providers load theirs on the first request.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from .base import Provider, ProviderError
+from .scripted import ScriptSource
+
+PROVIDERS = ("anthropic", "openai", "scripted")
+# Where the CLI points ``--provider scripted`` when no script is passed explicitly.
+SCRIPT_ENV = "LOOM_SCRIPT"
+
+
+def check_base_url(url: str, source: str) -> str:
+    """``url`` if it is a usable http(s) URL; a one-line config error naming ``source`` otherwise."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ProviderError("config", f"invalid base URL {url!r} from {source}: it must look like "
+                                      "http://host:port or https://host/path")
+    try:
+        parts.port  # noqa: B018  (raises on a malformed port)
+    except ValueError:
+        raise ProviderError("config", f"invalid base URL {url!r} from {source}: bad port") from None
+    return url.strip()
+
+
+def create_provider(name: str, *, api_key: str | None = None, base_url: str | None = None,
+                    script: ScriptSource | None = None, timeout: float | None = None,
+                    env: Mapping[str, str] | None = None) -> Provider:
+    """A ready provider; ``ProviderError(kind="config")`` with a one-line reason otherwise."""
+    environ = os.environ if env is None else env
+    key = (name or "").strip().lower()
+    if key == "anthropic":
+        from .anthropic_provider import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, AnthropicProvider
+
+        url = _base_url(base_url, environ, BASE_URL_ENV)
+        secret = api_key or environ.get(API_KEY_ENV)
+        if not secret:
+            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or put the key in the "
+                                          "config (or use --provider scripted to try Loom without one)")
+        return AnthropicProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout)
+    if key == "openai":
+        from .openai_provider import (
+            API_KEY_ENV,
+            BASE_URL_ENV,
+            DEFAULT_BASE_URL,
+            PLACEHOLDER_KEY,
+            OpenAIProvider,
+            is_official_openai,
+        )
+
+        url = _base_url(base_url, environ, BASE_URL_ENV)
+        secret = api_key or environ.get(API_KEY_ENV)
+        if not secret:
+            if is_official_openai(url):
+                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it, or set {BASE_URL_ENV} "
+                                              "to a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, "
+                                              "LM Studio)")
+            secret = PLACEHOLDER_KEY
+        return OpenAIProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout)
+    if key == "scripted":
+        from .scripted import ScriptedProvider
+
+        source = script if script is not None else environ.get(SCRIPT_ENV)
+        if source is None or source == "":
+            raise ProviderError("config", f"the scripted provider needs a script: a JSON file of turns "
+                                          f"(set {SCRIPT_ENV}=path/to/script.json)")
+        return ScriptedProvider(source)
+    raise ProviderError("config", f"unknown provider {name!r} (choose {', '.join(PROVIDERS)})")
+
+
+def _base_url(explicit: str | None, environ: Mapping[str, str], variable: str) -> str | None:
+    if explicit:
+        return check_base_url(explicit, "the base_url setting")
+    from_env = environ.get(variable)
+    if from_env:
+        return check_base_url(from_env, variable)
+    return None

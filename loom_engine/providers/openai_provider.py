@@ -1,0 +1,397 @@
+"""OpenAI Chat Completions through the official ``openai`` SDK (streaming).
+
+Also the adapter for OpenAI-compatible servers - Ollama, vLLM, llama.cpp, LM Studio,
+OpenRouter - selected with ``base_url`` or ``OPENAI_BASE_URL``. A local server needs
+no real key, so a placeholder is sent when none is configured for a non-OpenAI URL.
+
+The SDK is imported lazily and built with ``max_retries=0`` (see
+:mod:`loom_engine.providers.retry`). Thinking parts are never sent to OpenAI; the
+``reasoning_content`` / ``reasoning`` deltas some compatible servers stream are shown
+as thinking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from ..usage import Usage
+from .anthropic_provider import one_line, parse_tool_input
+from .base import (
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    StreamCompleted,
+    StreamText,
+    StreamThinking,
+    StreamToolUseStart,
+)
+from .retry import parse_retry_after
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+# Sent to local servers that ignore the key (the SDK refuses to run without one).
+PLACEHOLDER_KEY = "loom-local-no-key"
+
+FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
+                  "length": "max_tokens", "content_filter": "refusal"}
+
+
+def is_official_openai(base_url: str | None) -> bool:
+    if not base_url:
+        return True
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == "api.openai.com" or host.endswith(".openai.com")
+
+
+# --- neutral messages -> wire format --------------------------------------------------
+
+
+def _user_content(parts: Sequence[Part]) -> str | list[dict[str, Any]] | None:
+    texts = [p for p in parts if isinstance(p, TextPart) and p.text]
+    images = [p for p in parts if isinstance(p, ImagePart)]
+    if not images:
+        joined = "\n\n".join(p.text for p in texts)
+        return joined if joined.strip() else None
+    content: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in texts]
+    content += [{"type": "image_url", "image_url": {"url": f"data:{p.media_type};base64,{p.data}"}}
+                for p in images]
+    return content
+
+
+def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    if system.strip():
+        wire.append({"role": "system", "content": system})
+    for msg in messages:
+        if msg.role == "assistant":
+            text = "".join(p.text for p in msg.parts if isinstance(p, TextPart))
+            calls = [
+                {"id": p.id, "type": "function",
+                 "function": {"name": p.name,
+                              "arguments": p.raw_input if p.raw_input is not None else json.dumps(dict(p.input))}}
+                for p in msg.parts if isinstance(p, ToolUsePart)
+            ]
+            if not text.strip() and not calls:
+                continue  # thinking-only or empty: nothing OpenAI can take
+            entry: dict[str, Any] = {"role": "assistant", "content": text if text.strip() else None}
+            if calls:
+                entry["tool_calls"] = calls
+            wire.append(entry)
+            continue
+        # Tool results must directly follow the assistant's tool_calls, before any text.
+        for part in msg.parts:
+            if isinstance(part, ToolResultPart):
+                content = part.content
+                if part.is_error and not content.lower().startswith("error"):
+                    content = f"Error: {content}"
+                wire.append({"role": "tool", "tool_call_id": part.tool_use_id, "content": content})
+        rest = [p for p in msg.parts if not isinstance(p, (ToolResultPart, ThinkingPart, ToolUsePart))]
+        content = _user_content(rest)
+        if content is None:
+            continue
+        role = "system" if msg.role == "system" else "user"
+        if wire and wire[-1]["role"] == role and role == "user" \
+                and isinstance(wire[-1]["content"], str) and isinstance(content, str):
+            wire[-1]["content"] += "\n\n" + content
+        else:
+            wire.append({"role": role, "content": content})
+    return wire
+
+
+def build_params(request: ProviderRequest, *, official: bool) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": to_wire_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    # OpenAI's reasoning models refuse ``max_tokens``; compatible servers mostly only
+    # know ``max_tokens``.
+    params["max_completion_tokens" if official else "max_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    if request.tools:
+        params["tools"] = [{"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": dict(t.input_schema)}}
+            for t in request.tools]
+    return params
+
+
+# --- stream accumulation --------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    announced: bool = False
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None)
+        if isinstance(extra, dict):
+            value = extra.get(name)
+    return default if value is None else value
+
+
+class ChunkAccumulator:
+    """Folds ``chat.completion.chunk`` objects (choice 0) into events and a message."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.refused = False
+        self.calls: dict[int, _Call] = {}
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+        self.has_output = False
+
+    def feed(self, chunk: Any) -> list[ProviderEvent]:
+        out: list[ProviderEvent] = []
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            prompt = int(_get(usage, "prompt_tokens", 0))
+            cached = int(_get(_get(usage, "prompt_tokens_details"), "cached_tokens", 0))
+            self.usage = Usage(input_tokens=max(0, prompt - cached),
+                               output_tokens=int(_get(usage, "completion_tokens", 0)),
+                               cache_read_input_tokens=cached)
+        for choice in _get(chunk, "choices", ()) or ():
+            if int(_get(choice, "index", 0)) != 0:
+                continue  # Loom asks for one choice; ignore any others
+            delta = _get(choice, "delta")
+            if delta is not None:
+                out.extend(self._delta(delta))
+            finish = _get(choice, "finish_reason")
+            if finish:
+                self.finish_reason = str(finish)
+        return out
+
+    def _delta(self, delta: Any) -> list[ProviderEvent]:
+        out: list[ProviderEvent] = []
+        reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self.thinking.append(reasoning)
+            out.append(StreamThinking(reasoning))
+        content = _get(delta, "content")
+        if content:
+            self.text.append(content)
+            out.append(StreamText(content))
+        refusal = _get(delta, "refusal")
+        if refusal:
+            self.refused = True
+            self.text.append(refusal)
+            out.append(StreamText(refusal))
+        for position, tc in enumerate(_get(delta, "tool_calls", ()) or ()):
+            index = _get(tc, "index")
+            # Some compatible servers omit the index on single, complete tool calls.
+            key = int(index) if index is not None else len(self.calls) + position
+            call = self.calls.setdefault(key, _Call())
+            if _get(tc, "id"):
+                call.id = str(_get(tc, "id"))
+            fn = _get(tc, "function")
+            name = _get(fn, "name")
+            if name and not call.name:
+                call.name = str(name)
+            args = _get(fn, "arguments")
+            if args:
+                call.arguments.append(str(args))
+            if call.name and not call.announced:
+                if not call.id:
+                    call.id = "call_" + uuid.uuid4().hex[:24]
+                call.announced = True
+                out.append(StreamToolUseStart(call.id, call.name))
+        if out:
+            self.has_output = True
+        return out
+
+    @property
+    def stop_reason(self) -> str:
+        if self.refused:
+            return "refusal"
+        reason = self.finish_reason or "stop"
+        return FINISH_REASONS.get(reason, reason)
+
+    def message(self) -> Message:
+        parts: list[Part] = []
+        if self.thinking:
+            parts.append(ThinkingPart("".join(self.thinking)))
+        text = "".join(self.text)
+        if text:
+            parts.append(TextPart(text))
+        for key in sorted(self.calls):
+            call = self.calls[key]
+            if not call.name:
+                continue
+            value, raw = parse_tool_input("".join(call.arguments))
+            parts.append(ToolUsePart(call.id or "call_" + uuid.uuid4().hex[:24], call.name, value, raw_input=raw))
+        return Message.assistant(*parts)
+
+    def completed(self) -> StreamCompleted:
+        return StreamCompleted(self.message(), self.stop_reason, self.usage)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+def _classify(status: int | None, etype: str, code: str, message: str) -> str:
+    lowered = message.lower()
+    if code == "context_length_exceeded" or "maximum context length" in lowered or "context length" in lowered:
+        return "context_length"
+    if code == "insufficient_quota":
+        return "permission"
+    if status == 401 or code == "invalid_api_key":
+        return "auth"
+    if status == 403:
+        return "permission"
+    if status == 404 or code == "model_not_found":
+        return "not_found"
+    if status == 429 or "rate_limit" in etype or "rate_limit" in code:
+        return "rate_limit"
+    if status == 529 or "overloaded" in etype or "overloaded" in lowered:
+        return "overloaded"
+    if status == 504 or "timeout" in etype:
+        return "timeout"
+    if status is not None and 400 <= status < 500:
+        return "bad_request"
+    if status is None and etype == "invalid_request_error":
+        return "bad_request"
+    return "server"
+
+
+class OpenAIProvider:
+    """Streams requests to OpenAI Chat Completions or an OpenAI-compatible server."""
+
+    name = "openai"
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float | None = None) -> None:
+        self._explicit_base_url = base_url
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        if not key and not is_official_openai(self.base_url):
+            key = PLACEHOLDER_KEY
+        self._api_key = key
+        self._timeout = timeout
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def base_url(self) -> str:
+        return (self._explicit_base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def official(self) -> bool:
+        return is_official_openai(self.base_url)
+
+    def _get_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            if not self._api_key:
+                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it, or set {BASE_URL_ENV} "
+                                              "to a local OpenAI-compatible server")
+            from openai import AsyncOpenAI
+
+            kwargs: dict[str, Any] = {"api_key": self._api_key, "base_url": self.base_url, "max_retries": 0}
+            if self._timeout is not None:
+                kwargs["timeout"] = self._timeout
+            self._client = AsyncOpenAI(**kwargs)
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        params = build_params(request, official=self.official)
+        client = self._get_client()
+        acc = ChunkAccumulator()
+        sdk_stream: Any = None
+        try:
+            sdk_stream = await client.chat.completions.create(**params)
+            async for chunk in sdk_stream:
+                for event in acc.feed(chunk):
+                    yield event
+        except ProviderError:
+            raise
+        except Exception as exc:  # SDK, transport and decoding failures
+            mapped = self._map_error(exc, request, acc.has_output)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        finally:
+            if sdk_stream is not None:
+                await sdk_stream.close()
+        if acc.finish_reason is None:
+            raise ProviderError("stream_broken",
+                                f"the stream from {self.base_url} ended before the answer was complete",
+                                partial_output=acc.has_output)
+        yield acc.completed()
+
+    def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
+        import httpx2
+        import openai
+
+        base = self.base_url
+        label = "OpenAI" if self.official else f"the server at {base}"
+        if isinstance(exc, openai.APIStatusError) or (
+                isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIConnectionError)):
+            status = getattr(exc, "status_code", None)
+            body = exc.body if isinstance(exc.body, dict) else {}
+            etype = str(exc.type or body.get("type") or "")
+            code = str(exc.code or body.get("code") or "")
+            detail = one_line(str(body.get("message") or exc.message or exc))
+            kind = _classify(status, etype, code, detail)
+            where = str(status) if status else "in-stream error"
+            if code:
+                where += f" {code}"
+            response = getattr(exc, "response", None)
+            retry_after = parse_retry_after(response.headers) if response is not None and status else None
+            key_hint = f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}"
+            messages = {
+                "auth": f"{label} rejected the API key ({where}: {detail}); {key_hint}",
+                "permission": f"{label} refused the request ({where}: {detail})",
+                "not_found": f"model '{request.model}' not found at {base} ({where}: {detail})",
+                "context_length": f"the conversation is too long for model '{request.model}' ({detail})",
+                "bad_request": f"{label} rejected the request ({where}: {detail})",
+                "rate_limit": f"rate limited by {label} ({where}: {detail})",
+                "overloaded": f"{label} is overloaded ({where}: {detail})",
+                "timeout": f"{label} timed out ({where}: {detail})",
+                "server": f"{label} server error ({where}: {detail})",
+            }
+            text = messages[kind]
+            if retry_after is not None:
+                text += f"; retry after {retry_after:g}s"
+            return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
+        if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
+            return ProviderError("timeout", f"the request to {base} timed out", partial_output=partial)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = one_line(str(exc.__cause__ or exc))
+            if partial:
+                return ProviderError("stream_broken", f"the connection to {base} broke mid-answer ({cause})",
+                                     partial_output=True)
+            return ProviderError("connection", f"cannot connect to {base} ({cause})")
+        if isinstance(exc, httpx2.TransportError):
+            return ProviderError("stream_broken",
+                                 f"the connection to {base} broke mid-answer ({one_line(str(exc))})",
+                                 partial_output=partial)
+        if isinstance(exc, (openai.OpenAIError, httpx2.HTTPError, ValueError)):
+            return ProviderError("stream_broken", f"unreadable response from {base} ({one_line(str(exc))})",
+                                 partial_output=partial)
+        return None

@@ -1,0 +1,170 @@
+"""End to end: the installed `loom run` against the fake LLM server, in a temp git repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm.server import FakeLLMServer, Reply
+
+LOOM = [sys.executable, "-m", "loom_cli"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "hello.py").write_text("print('hello from the repo')\n")
+    return root
+
+
+def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
+    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.anthropic_base_url,
+               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
+               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-5")
+    env.update(extra)
+    return env
+
+
+def loom(args: list[str], repo: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(LOOM + args, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_read_bash_answer_json_and_continue(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "hello.py"}),
+                     Reply.tool("bash", {"command": "python hello.py"}),
+                     Reply.text("The script prints a greeting."))
+    env = loom_env(tmp_path, fake_llm)
+    done = loom(["run", "what does hello.py print?", "--output-format", "json",
+                 "--allow", "bash(python hello.py)"], repo, env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["result"] == "The script prints a greeting."
+    assert result["is_error"] is False and result["num_turns"] == 3
+    assert result["usage"]["input_tokens"] > 0 and result["session_id"]
+    assert set(result) >= {"cost_usd", "duration_ms", "usage", "session_id"}
+    tool_results = [b for m in fake_llm.requests[2].body["messages"] for b in m["content"]
+                    if isinstance(b, dict) and b.get("type") == "tool_result"]
+    contents = json.dumps([b["content"] for b in tool_results])
+    assert "print('hello from the repo')" in contents and "hello from the repo" in contents
+
+    fake_llm.enqueue(Reply.text("Still a greeting."))
+    again = loom(["run", "and now?", "--continue"], repo, env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Still a greeting."
+    history = fake_llm.requests[-1].body["messages"]
+    texts = json.dumps(history)
+    assert "what does hello.py print?" in texts and "The script prints a greeting." in texts
+    assert "and now?" in texts
+
+
+def test_stream_json_prints_one_typed_object_per_line(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("hi there"))
+    done = loom(["run", "hi", "-o", "stream-json"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "turn_started" and types[-1] == "finished"
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "hi there"
+
+
+def test_headless_denial_names_the_flag(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("could not"))
+    done = loom(["run", "make a file"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0
+    assert not (repo / "made.txt").exists()
+    assert "--allow" in done.stderr or "--permission-mode" in done.stderr
+
+
+@pytest.mark.parametrize("args,env_extra,code,message", [
+    (["run", "x", "--output-format", "yaml"], {}, 2, "yaml"),
+    (["run", "x", "--allow", "bash("], {}, 2, "bash("),
+    (["run", "x"], {"ANTHROPIC_API_KEY": ""}, 1, "ANTHROPIC_API_KEY"),
+    (["run", "x", "--resume", "nope"], {}, 1, "nope"),
+    (["run", "x", "--provider", "openai", "--model", "m"], {"OPENAI_BASE_URL": "ftp://x"}, 1, "ftp://x"),
+])
+def test_bad_input_is_one_line_no_traceback(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer,
+                                            args: list[str], env_extra: dict[str, str], code: int,
+                                            message: str) -> None:
+    env = loom_env(tmp_path, fake_llm, **env_extra)
+    if env_extra.get("ANTHROPIC_API_KEY") == "":
+        del env["ANTHROPIC_API_KEY"]
+    done = loom(args, repo, env)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert message in done.stderr
+
+
+def test_unreachable_base_url_and_unknown_model(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    env = loom_env(tmp_path, fake_llm, ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    done = loom(["run", "x"], repo, env, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "127.0.0.1:9" in done.stderr
+    fake_llm.enqueue(Reply.error(404, "model: no-such-model", type="not_found_error"))
+    done = loom(["run", "x", "--model", "no-such-model"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 1 and "no-such-model" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_max_turns_exits_3(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "hello.py"}), Reply.tool("read_file", {"path": "hello.py"}))
+    done = loom(["run", "x", "--max-turns", "1"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 3 and "1 turns" in done.stderr
+
+
+def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: str) -> None:
+    env = loom_env(tmp_path, fake_llm)
+    proc = subprocess.Popen(LOOM + ["run", "go", "--allow", "bash(sleep:*)", "-o", "stream-json"], cwd=repo,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    seen = ""
+    assert proc.stdout is not None
+    while wait_for not in seen and time.monotonic() < deadline:
+        seen += proc.stdout.readline()
+    assert wait_for in seen
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=10)
+    elapsed = time.monotonic() - sent
+    assert code == 130
+    assert elapsed < 1.5
+    leftover = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True).stdout.strip()
+    assert leftover == ""
+    fake_llm.enqueue(Reply.text("resumed"))
+    done = loom(["run", "continue please", "--continue"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "resumed"
+    assert "interrupted" in json.dumps(fake_llm.requests[-1].body["messages"]).lower()
+
+
+def test_sigint_during_stream(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("word " * 400, chunk_size=5, chunk_delay=0.02))
+    _interrupt(repo, tmp_path, fake_llm, "text_delta")
+
+
+def test_sigint_during_bash(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.tool("bash", {"command": "sleep 30"}))
+    _interrupt(repo, tmp_path, fake_llm, "tool_call_started")
+
+
+def test_version_and_sessions(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    env = loom_env(tmp_path, fake_llm)
+    assert loom(["--version"], repo, env).stdout.startswith("loom ")
+    fake_llm.enqueue(Reply.text("ok"))
+    assert loom(["run", "list me"], repo, env).returncode == 0
+    bad = tmp_path / "data" / "sessions" / "garbage.jsonl"
+    bad.write_text("nonsense\n")
+    listing = loom(["sessions"], repo, env)
+    assert listing.returncode == 0 and "list me" in listing.stdout
+    assert "garbage.jsonl" in listing.stderr
+    shown = loom(["config"], repo, env)
+    assert "sessions dir" in shown.stdout and str(tmp_path / "data") in shown.stdout

@@ -1,0 +1,28 @@
+"""Shared fixtures for the whole suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Test helpers are imported as ``tests.<pkg>``; plain ``pytest`` (unlike
+# ``python -m pytest``) does not put the repository root on sys.path.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.fakellm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A temporary git repository with a couple of files."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "README.md").write_text("# demo\n\nA small project for tests.\n")
+    (root / "src" / "app.py").write_text('def greet(name):\n    return f"hello {name}"\n')
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root

@@ -1,0 +1,229 @@
+"""The Agent and its turn loop, driven by a provider double that replays turns."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loom_engine.agent import Agent
+from loom_engine.config import AgentConfig
+from loom_engine.events import (
+    Aborted,
+    Error,
+    Finished,
+    MaxTurnsReached,
+    PermissionRequested,
+    TextDelta,
+    ToolFinished,
+)
+from loom_engine.messages import Message, TextPart, ToolUsePart
+from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
+from loom_engine.tools.base import ToolContext
+from loom_engine.tools.function_tool import tool
+from loom_engine.turn import TurnState
+from loom_engine.usage import Usage
+from loom_engine.workspace import Workspace
+
+Turn = dict[str, Any]
+
+
+class ReplayProvider:
+    """Replays turns; records every request it was sent."""
+
+    name = "replay"
+
+    def __init__(self, turns: list[Turn] | Callable[[int], Turn]) -> None:
+        self.turns = turns
+        self.requests: list[ProviderRequest] = []
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+        index = len(self.requests)
+        self.requests.append(request)
+        turn = self.turns(index) if callable(self.turns) else self.turns[index]
+        if "error" in turn:
+            raise ProviderError(turn["error"], f"fake {turn['error']}")
+        for chunk in turn.get("chunks", [turn.get("text", "")]):
+            if turn.get("delay"):
+                await asyncio.sleep(turn["delay"])
+            if chunk:
+                yield StreamText(chunk)
+        parts: list[Any] = [TextPart(turn["text"])] if turn.get("text") else []
+        for i, call in enumerate(turn.get("tool_calls", [])):
+            parts.append(ToolUsePart(call.get("id", f"call_{index}_{i}"), call["name"], call.get("input", {})))
+        yield StreamCompleted(Message.assistant(*parts), "tool_use" if turn.get("tool_calls") else "end_turn",
+                              Usage(100, 10))
+
+
+@tool(read_only=True)
+async def echo(text: str) -> str:
+    """Echo the text back."""
+    return f"echo: {text}"
+
+
+@tool
+async def slow(seconds: float, ctx: ToolContext) -> str:
+    """Sleep."""
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+def make_agent(tmp_path: Path, provider: Any, **config: Any) -> Agent:
+    return Agent(config=AgentConfig(model="test-model", **config), provider=provider, tools=[echo, slow],
+                 workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
+
+
+async def collect(agent: Agent, prompt: str) -> list[Any]:
+    return [event async for event in agent.run(prompt)]
+
+
+async def test_text_answer_finishes(tmp_path: Path) -> None:
+    provider = ReplayProvider([{"chunks": ["Hel", "lo"], "text": "Hello"}])
+    agent = make_agent(tmp_path, provider)
+    events = await collect(agent, "hi")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
+    assert isinstance(events[-1], Finished) and events[-1].result == "Hello"
+    assert [m.role for m in agent.messages] == ["user", "assistant"]
+
+
+async def test_tool_calls_then_answer_carries_whole_history(tmp_path: Path) -> None:
+    provider = ReplayProvider([
+        {"tool_calls": [{"name": "echo", "input": {"text": "a"}}, {"name": "echo", "input": {"text": "b"}}]},
+        {"text": "done"},
+    ])
+    agent = make_agent(tmp_path, provider)
+    events = await collect(agent, "go")
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.content for e in finished] == ["echo: a", "echo: b"]
+    second = provider.requests[1].messages
+    assert [m.role for m in second] == ["user", "assistant", "tool"]
+    assert [r.content for r in second[2].tool_results_parts] == ["echo: a", "echo: b"]
+    assert isinstance(events[-1], Finished) and events[-1].num_turns == 2
+
+
+async def test_bad_tool_calls_become_error_results_and_the_run_goes_on(tmp_path: Path) -> None:
+    provider = ReplayProvider([
+        {"tool_calls": [{"name": "nope", "input": {}}, {"name": "echo", "input": {"wrong": 1}}]},
+        {"text": "recovered"},
+    ])
+    agent = make_agent(tmp_path, provider)
+    events = await collect(agent, "go")
+    results = provider.requests[1].messages[-1].tool_results_parts
+    assert results[0].is_error and "Unknown tool 'nope'. Available tools: echo, slow" in results[0].content
+    assert results[1].is_error and "Invalid arguments for echo" in results[1].content
+    assert "text: Field required" in results[1].content
+    assert isinstance(events[-1], Finished)
+
+
+async def test_max_turns_stops_with_a_valid_transcript(tmp_path: Path) -> None:
+    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
+    agent = make_agent(tmp_path, provider, max_turns=3)
+    events = await collect(agent, "loop")
+    assert isinstance(events[-1], MaxTurnsReached) and events[-1].num_turns == 3
+    assert len(provider.requests) == 3
+    assert agent.messages[-1].role == "tool"
+
+
+async def test_provider_error_ends_with_error_event(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path, ReplayProvider([{"error": "auth"}]))
+    events = await collect(agent, "hi")
+    assert isinstance(events[-1], Error) and events[-1].kind == "auth"
+
+
+async def test_abort_during_stream_keeps_partial_text_and_tells_the_model(tmp_path: Path) -> None:
+    provider = ReplayProvider([
+        {"chunks": ["one ", "two ", "three"] + ["more "] * 200, "delay": 0.01, "text": "x"},
+        {"text": "ok"},
+    ])
+    agent = make_agent(tmp_path, provider)
+    events: list[Any] = []
+    async for event in agent.run("talk"):
+        events.append(event)
+        if isinstance(event, TextDelta) and event.text == "three":
+            agent.abort()
+    assert isinstance(events[-1], Aborted)
+    roles = [m.role for m in agent.messages]
+    assert roles == ["user", "assistant", "user"]
+    assert agent.messages[1].text.startswith("one two three") and agent.messages[1].meta["interrupted"]
+    assert "interrupted" in agent.messages[2].text and "streaming" in agent.messages[2].text
+    # The next run sends the interruption along.
+    events = await collect(agent, "again")
+    assert isinstance(events[-1], Finished)
+    assert "interrupted" in provider.requests[1].messages[2].text
+
+
+async def test_abort_during_tool_gives_synthetic_results(tmp_path: Path) -> None:
+    provider = ReplayProvider([
+        {"tool_calls": [{"name": "echo", "input": {"text": "a"}}, {"name": "slow", "input": {"seconds": 30}}]},
+        {"text": "fine"},
+    ])
+    agent = make_agent(tmp_path, provider)
+    async def abort_soon() -> None:
+        await asyncio.sleep(0.2)
+        agent.abort()
+    asyncio.create_task(abort_soon())
+    events = await asyncio.wait_for(collect(agent, "go"), 5)
+    assert isinstance(events[-1], Aborted)
+    results = agent.messages[2].tool_results_parts
+    assert results[0].content == "echo: a" and not results[0].is_error
+    assert results[1].is_error and "Interrupted" in results[1].content
+    assert "slow" in agent.messages[3].text
+
+
+async def test_thousand_turns_no_recursion_error(tmp_path: Path) -> None:
+    provider = ReplayProvider(lambda i: {"text": "end"} if i == 1000 else
+                              {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
+    agent = make_agent(tmp_path, provider, max_turns=2000, loop_guard=0)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # a recursive turn function would blow this at once
+    try:
+        events = await collect(agent, "long")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert isinstance(events[-1], Finished) and events[-1].num_turns == 1001
+
+
+async def test_loop_guard_warns_then_stops(tmp_path: Path) -> None:
+    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": "same"}}]})
+    agent = make_agent(tmp_path, provider, loop_guard=2)
+    events = await collect(agent, "loop")
+    assert isinstance(events[-1], Error) and events[-1].kind == "loop_guard"
+    warned = [r for m in agent.messages for r in m.tool_results_parts if "Warning" in r.content]
+    assert warned
+    assert len(provider.requests) == 4
+
+
+def test_turn_state_round_trip() -> None:
+    state = TurnState.initial(parent_turn_id="p").next_turn()
+    assert state.turn == 1 and state.parent_turn_id == "p" and not state.is_final
+    assert TurnState.from_dict(state.to_dict()) == state
+    assert state.finish("end_turn").is_final
+
+
+async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
+    from loom_engine.permissions.answer import PermissionAnswer
+
+    class AskEverything:
+        def check(self, tool_name: str, target: Any, **_: Any) -> Any:
+            from types import SimpleNamespace
+            return SimpleNamespace(behavior="ask", reason="test asks", suggested_rules=("slow",), hint="")
+
+        def allow_for_session(self, rules: Any) -> None:
+            self.session = tuple(rules)
+
+    provider = ReplayProvider([{"tool_calls": [{"name": "slow", "input": {"seconds": 0}}]}, {"text": "ok"}])
+    agent = make_agent(tmp_path, provider)
+    agent.permissions = AskEverything()
+    events = []
+    async for event in agent.run("go"):
+        events.append(event)
+        if isinstance(event, PermissionRequested):
+            await asyncio.sleep(0.05)
+            assert agent.is_running
+            agent.answer_permission(event.request_id, PermissionAnswer("allow_session"))
+    assert [e.content for e in events if isinstance(e, ToolFinished)] == ["slept"]
+    assert agent.permissions.session == ("slow",)

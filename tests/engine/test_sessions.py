@@ -1,0 +1,78 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_engine.messages import Message, TextPart, ToolResultPart, ToolUsePart
+from loom_engine.sessions.store import SessionError, SessionStore
+from loom_engine.turn import TurnState
+
+
+def test_write_list_and_load(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(Path("/work/repo"), provider="anthropic", model="m")
+    writer.append_message(Message.user("fix the bug"))
+    writer.append_message(Message.assistant(TextPart("done")))
+    writer.append_turn_state(TurnState.initial().next_turn(), run_end="end_turn")
+    writer.close()
+    infos, warnings = store.list(Path("/work/repo"))
+    assert warnings == [] and len(infos) == 1
+    assert infos[0].first_prompt == "fix the bug" and infos[0].turns == 1
+    loaded = store.load(infos[0].id)
+    assert [m.text for m in loaded.messages] == ["fix the bug", "done"]
+    assert loaded.repaired == ()
+    assert store.newest(Path("/elsewhere")) is None
+
+
+def test_session_cut_mid_tool_resumes_valid(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    writer.append_message(Message.user("run it"))
+    writer.append_message(Message.assistant(ToolUsePart("c1", "bash", {"command": "sleep 30"})))
+    writer.close()  # killed here: no tool result, no turn end
+    loaded = store.load(writer.id)
+    roles = [m.role for m in loaded.messages]
+    assert roles == ["user", "assistant", "tool", "user"]
+    result = loaded.messages[2].tool_results_parts[0]
+    assert result.tool_use_id == "c1" and result.is_error
+    assert "interrupted" in loaded.messages[3].text.lower()
+    # Reopening writes the repair so the file itself is whole again.
+    store.open_writer(loaded).close()
+    again = store.load(writer.id)
+    assert again.repaired == () and len(again.messages) == 4
+
+
+def test_truncated_last_line_is_tolerated_but_middle_garbage_is_not(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="openai", model="m")
+    writer.append_message(Message.user("hello"))
+    writer.close()
+    with open(writer.path, "a") as handle:
+        handle.write('{"type": "message", "mess')  # cut off by kill -9
+    assert store.load(writer.id).messages[0].text == "hello"
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"type":"session","id":"broken"}\nnot json\n{"type":"turn_state","state":{}}\n')
+    with pytest.raises(SessionError, match="broken.jsonl is malformed at line 2"):
+        store.load("broken")
+    infos, warnings = store.list()
+    assert [i.id for i in infos] == [writer.id]
+    assert len(warnings) == 1 and "broken.jsonl" in warnings[0]
+
+
+def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    key = "sk-ant-api03-" + "A" * 60
+    writer.append_message(Message.tool_results([ToolResultPart("c", f"KEY={key}")]))
+    writer.close()
+    assert key not in writer.path.read_text()
+    for line in writer.path.read_text().splitlines():
+        json.loads(line)
+
+
+def test_bad_ids_are_refused(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    with pytest.raises(SessionError, match="invalid session id"):
+        store.load("../etc/passwd")
+    with pytest.raises(SessionError, match="no session 'nope'"):
+        store.load("nope")

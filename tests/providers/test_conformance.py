@@ -1,0 +1,154 @@
+"""Recorded real streams replayed byte for byte through Loom's providers.
+
+Each ``.sse`` file under ``../shared/conformance/sse/anthropic`` and ``.../openai_chat``
+(recorded by the official SDKs' and other clients' test suites) is served unchanged
+by the fake server as the response body; the provider must end with exactly the
+text, tool calls (ids, names, parsed arguments), stop reason and usage that
+``expected_summaries.json`` gives, or raise the right ProviderError for an error
+stream (``sdkpy_error_overloaded.sse`` -> ``overloaded``).
+
+Not covered: ``openai_responses/`` - Loom talks to OpenAI through Chat Completions,
+not the Responses API.
+
+How the summaries map onto Loom's neutral message:
+
+* Anthropic content blocks of kinds Loom neither acts on nor sends back
+  (``compaction``, ``fallback``) are not kept; empty text blocks are dropped (the
+  refusal stream's only block is ``""``). A tool call cut by ``max_tokens`` keeps
+  ``input == {}`` and the partial JSON in ``raw_input``.
+* OpenAI: Loom asks for one choice, so only choice 0 counts (the ``n=3`` recording);
+  a refusal becomes the message text with stop reason ``refusal``; finish reasons
+  map stop->end_turn, tool_calls->tool_use, length->max_tokens; usage input tokens
+  are ``prompt_tokens - cached_tokens``. Summaries ending in
+  ``...[truncated in summary]`` are compared as prefixes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loom_engine.messages import Message, TextPart, ThinkingPart, ToolUsePart
+from loom_engine.providers.anthropic_provider import AnthropicProvider
+from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
+from loom_engine.providers.openai_provider import FINISH_REASONS, OpenAIProvider
+from loom_engine.usage import Usage
+from tests.fakellm.server import FakeLLMServer, Reply
+
+SSE_DIR = Path(os.environ.get("LOOM_CONFORMANCE_DIR")
+               or Path(__file__).resolve().parents[3] / "shared" / "conformance").joinpath("sse")
+TRUNCATED = "...[truncated in summary]"
+
+if not (SSE_DIR / "expected_summaries.json").is_file():
+    pytest.skip(f"conformance data not found at {SSE_DIR}", allow_module_level=True)
+
+EXPECTED: dict[str, Any] = json.loads((SSE_DIR / "expected_summaries.json").read_text())
+
+
+def files(kind: str) -> list[str]:
+    return sorted(f"{kind}/{p.name}" for p in (SSE_DIR / kind).glob("*.sse"))
+
+
+def test_every_recording_has_a_summary() -> None:
+    for name in files("anthropic") + files("openai_chat"):
+        assert name in EXPECTED
+    assert len(files("anthropic")) >= 16 and len(files("openai_chat")) >= 13
+
+
+def request(model: str) -> ProviderRequest:
+    return ProviderRequest(model=model, system="", messages=(Message.user("hello"),))
+
+
+async def replay(provider: AnthropicProvider | OpenAIProvider, server: FakeLLMServer, name: str,
+                 model: str) -> tuple[list[Any], StreamCompleted | ProviderError]:
+    server.enqueue(Reply.raw(SSE_DIR / name))
+    events: list[Any] = []
+    try:
+        async for event in provider.stream(request(model)):
+            events.append(event)
+    except ProviderError as err:
+        return events, err
+    finally:
+        await provider.aclose()
+    assert isinstance(events[-1], StreamCompleted)
+    return events, events[-1]
+
+
+def assert_text(actual: str, expected: str) -> None:
+    if expected.endswith(TRUNCATED):
+        assert actual.startswith(expected[: -len(TRUNCATED)])
+    else:
+        assert actual == expected
+
+
+@pytest.mark.parametrize("name", files("anthropic"))
+async def test_anthropic_recording(name: str, fake_llm: FakeLLMServer) -> None:
+    summary = EXPECTED[name]
+    provider = AnthropicProvider(api_key="sk-ant-test", base_url=fake_llm.anthropic_base_url)
+    events, outcome = await replay(provider, fake_llm, name, "claude-haiku-4-5")
+
+    if summary.get("errors"):
+        assert isinstance(outcome, ProviderError)
+        (error,) = summary["errors"]
+        assert error["type"] == "overloaded_error" and outcome.kind == "overloaded"
+        assert error["message"] in outcome.message
+        assert outcome.retryable
+        return
+
+    assert isinstance(outcome, StreamCompleted)
+    message = outcome.message
+    content = summary["content"]
+    expected_text = "".join(b["text"] for b in content if b["type"] == "text")
+    assert message.text == expected_text
+    assert "".join(e.text for e in events if isinstance(e, StreamText)) == expected_text
+
+    thinking = [p.thinking for p in message.parts if isinstance(p, ThinkingPart)]
+    assert thinking == [b["thinking"] for b in content if b["type"] == "thinking"]
+
+    calls = [(p.id, p.name, dict(p.input), p.raw_input) for p in message.parts if isinstance(p, ToolUsePart)]
+    assert calls == [(b["id"], b["name"], b["input"], b.get("input_partial_json"))
+                     for b in content if b["type"] == "tool_use"]
+
+    kept = [b for b in content if b["type"] in ("thinking", "tool_use") or (b["type"] == "text" and b["text"])]
+    assert len(message.parts) == len(kept)
+    assert [type(p) for p in message.parts] == [
+        {"text": TextPart, "thinking": ThinkingPart, "tool_use": ToolUsePart}[b["type"]] for b in kept]
+
+    assert outcome.stop_reason == summary["stop_reason"]
+    usage = summary["usage_final"]
+    assert outcome.usage == Usage(
+        input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
+        cache_read_input_tokens=usage.get("cache_read_input_tokens") or 0,
+        cache_creation_input_tokens=usage.get("cache_creation_input_tokens") or 0)
+
+
+@pytest.mark.parametrize("name", files("openai_chat"))
+async def test_openai_chat_recording(name: str, fake_llm: FakeLLMServer) -> None:
+    summary = EXPECTED[name]
+    provider = OpenAIProvider(api_key="sk-test", base_url=fake_llm.openai_base_url)
+    events, outcome = await replay(provider, fake_llm, name, "gpt-4o")
+    assert isinstance(outcome, StreamCompleted)
+    choice = summary["choices"][0]
+    message = outcome.message
+
+    expected_text = (choice["content"] or "") + (choice["refusal"] or "")
+    assert_text(message.text, expected_text)
+    assert "".join(e.text for e in events if isinstance(e, StreamText)) == message.text
+
+    calls = [(p.id, p.name, dict(p.input)) for p in message.tool_uses]
+    assert calls == [(c["id"], c["name"], json.loads(c["arguments"])) for c in choice["tool_calls"]]
+    assert all(p.raw_input is None for p in message.tool_uses)
+
+    if choice["refusal"]:
+        assert outcome.stop_reason == "refusal"
+    else:
+        assert outcome.stop_reason == FINISH_REASONS[choice["finish_reason"]]
+
+    usage = summary["usage"]
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+    assert outcome.usage == Usage(input_tokens=usage["prompt_tokens"] - cached,
+                                  output_tokens=usage["completion_tokens"], cache_read_input_tokens=cached)
