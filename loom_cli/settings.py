@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o", "scripted": "scripted"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o", "scripted": "scripted"}
 
 
 class ConfigError(Exception):

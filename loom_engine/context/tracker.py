@@ -20,6 +20,7 @@ class ContextTracker:
         self._reported: int | None = None  # prompt + output tokens of the last request
         self._messages_at_request = 0
         self._pending_count = 0
+        self._cache: dict[str, int] = {}
 
     def before_request(self, messages: Sequence[Message]) -> None:
         self._pending_count = len(messages)
@@ -34,7 +35,16 @@ class ContextTracker:
         self._messages_at_request = 0
 
     def tokens_in_use(self, messages: Sequence[Message]) -> int:
-        if self._reported is None or self._messages_at_request > len(messages):
-            return self._fixed + self.counter.count_messages(list(messages))
+        if self._reported is None or self._messages_at_request > len(messages) + 1:
+            return self._fixed + sum(self._count(m) for m in messages)
+        # Right after a response its message may not be in the history yet; the
+        # reported figure already includes it.
         new = messages[self._messages_at_request:]
-        return self._reported + (self.counter.count_messages(list(new)) if new else 0)
+        return self._reported + sum(self._count(m) for m in new)
+
+    def _count(self, message: Message) -> int:
+        # Messages are immutable, so each one is counted once.
+        cached = self._cache.get(message.id)
+        if cached is None:
+            cached = self._cache[message.id] = self.counter.count_message(message)
+        return cached

@@ -30,7 +30,7 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, s
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
     env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.anthropic_base_url,
                LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-5")
+               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
     env.update(extra)
     return env
 
