@@ -227,3 +227,46 @@ async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
             agent.answer_permission(event.request_id, PermissionAnswer("allow_session"))
     assert [e.content for e in events if isinstance(e, ToolFinished)] == ["slept"]
     assert agent.permissions.session == ("slow",)
+
+
+async def test_arguments_that_are_not_json_become_an_error_result(tmp_path: Path) -> None:
+    class CutOff(ReplayProvider):
+        async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
+            self.requests.append(request)
+            if len(self.requests) == 1:
+                call = ToolUsePart("c1", "echo", {}, raw_input='{"text": "unfinish')
+                yield StreamCompleted(Message.assistant(call), "max_tokens", Usage(1, 1))
+            else:
+                yield StreamCompleted(Message.assistant(TextPart("ok")), "end_turn", Usage(1, 1))
+
+    provider = CutOff([])
+    events = await collect(make_agent(tmp_path, provider), "go")
+    result = provider.requests[1].messages[-1].tool_results_parts[0]
+    assert result.is_error and "not valid JSON" in result.content and "unfinish" in result.content
+    assert isinstance(events[-1], Finished)
+
+
+async def test_budget_stops_the_run(tmp_path: Path) -> None:
+    from loom_engine.events import BudgetExceeded
+
+    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
+    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6", max_budget_usd=0.0001, loop_guard=0),
+                  provider=provider, tools=[echo], workspace=Workspace.at(tmp_path), system_prompt="s")
+    events = await collect(agent, "spend")
+    assert isinstance(events[-1], BudgetExceeded) and events[-1].cost_usd >= 0.0001
+    assert agent.messages[-1].role == "tool"
+
+
+async def test_session_records_every_message(tmp_path: Path) -> None:
+    from loom_engine.sessions.store import SessionStore
+
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(tmp_path, provider="replay", model="test-model")
+    provider = ReplayProvider([{"tool_calls": [{"name": "echo", "input": {"text": "a"}}]}, {"text": "bye"}])
+    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=[echo],
+                  workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
+    await collect(agent, "hello")
+    writer.close()
+    loaded = store.load(writer.id)
+    assert [m.role for m in loaded.messages] == ["user", "assistant", "tool", "assistant"]
+    assert loaded.turn_state.turn == 2 and loaded.repaired == ()
