@@ -49,6 +49,21 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def describe_cause(exc: BaseException) -> str:
+    """The most telling line of a transport failure (e.g. "Connection refused")."""
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.strerror:
+            # asyncio words refusals as "Connect call failed (...)"; the errno says it plainly.
+            if isinstance(current.errno, int) and current.errno > 0:
+                return os.strerror(current.errno)
+            return current.strerror
+        current = current.__cause__ or current.__context__
+    return one_line(str(exc)) or type(exc).__name__
+
+
 # --- neutral messages -> wire format --------------------------------------------------
 
 
@@ -417,7 +432,7 @@ class AnthropicProvider:
             return ProviderError("timeout", f"the request to Anthropic at {base} timed out",
                                  partial_output=partial)
         if isinstance(exc, anthropic.APIConnectionError):
-            cause = one_line(str(exc.__cause__ or exc))
+            cause = describe_cause(exc.__cause__ or exc)
             if partial:
                 return ProviderError("stream_broken",
                                      f"the connection to Anthropic at {base} broke mid-answer ({cause})",

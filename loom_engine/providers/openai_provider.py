@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
-from .anthropic_provider import one_line, parse_tool_input
+from .anthropic_provider import describe_cause, one_line, parse_tool_input
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -98,12 +98,13 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
         content = _user_content(rest)
         if content is None:
             continue
-        role = "system" if msg.role == "system" else "user"
-        if wire and wire[-1]["role"] == role and role == "user" \
-                and isinstance(wire[-1]["content"], str) and isinstance(content, str):
+        # Notes the engine adds mid-conversation (role "system") go as user text: the
+        # chat templates of many local servers refuse a system message after the first.
+        if wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], str) \
+                and isinstance(content, str):
             wire[-1]["content"] += "\n\n" + content
         else:
-            wire.append({"role": role, "content": content})
+            wire.append({"role": "user", "content": content})
     return wire
 
 
@@ -251,7 +252,8 @@ class ChunkAccumulator:
 
 def _classify(status: int | None, etype: str, code: str, message: str) -> str:
     lowered = message.lower()
-    if code == "context_length_exceeded" or "maximum context length" in lowered or "context length" in lowered:
+    if (code == "context_length_exceeded" or "exceed_context_size" in etype
+            or "context length" in lowered or "context size" in lowered):
         return "context_length"
     if code == "insufficient_quota":
         return "permission"
@@ -382,7 +384,7 @@ class OpenAIProvider:
         if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
             return ProviderError("timeout", f"the request to {base} timed out", partial_output=partial)
         if isinstance(exc, openai.APIConnectionError):
-            cause = one_line(str(exc.__cause__ or exc))
+            cause = describe_cause(exc.__cause__ or exc)
             if partial:
                 return ProviderError("stream_broken", f"the connection to {base} broke mid-answer ({cause})",
                                      partial_output=True)

@@ -25,7 +25,17 @@ Usage::
     AsyncAnthropic(api_key="k", base_url=server.anthropic_base_url)
     AsyncOpenAI(api_key="k", base_url=server.openai_base_url)
     server.requests[-1].body["messages"]
+    server.wait_for_requests(2)        # from another thread / for a subprocess
+    reply, gate = Reply.text("late").held(); ...; gate.set()
+    server.client_disconnects          # answers the client hung up on
     server.stop()
+
+Reply kinds: ``Reply.text``, ``Reply.tool`` / ``Reply.tools`` (parallel calls),
+``Reply(thinking=..., signature=...)``, ``Reply.error(status, retry_after=...)``,
+``Reply.prompt_too_long()``, ``Reply.broken(text, after=N)`` (connection cut after N
+stream events), ``Reply(stream_error=(type, message))`` (an in-stream error event),
+``Reply.raw(path_or_bytes)`` (a recorded body, byte for byte); ``chunk_size`` and
+``chunk_delay`` shape the stream.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -768,7 +778,9 @@ class _Handler(BaseHTTPRequestHandler):
                         return
             self._answer(api, reply, body, raw, serial)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            # The client hung up mid-answer (an aborted stream).
             self.close_connection = True
+            fake._note_disconnect()
 
     def _reject_reason(self, api: str, body: Any, raw: bytes,
                        headers: Mapping[str, str]) -> tuple[int, str, str | None] | None:
@@ -779,6 +791,8 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "anthropic":
             if not headers.get("x-api-key") and not headers.get("authorization"):
                 return 401, "x-api-key header is required", None
+            if not headers.get("anthropic-version"):
+                return 400, "anthropic-version: header is required", None
             msg = validate_anthropic(body)
             return (400, msg, None) if msg else None
         auth = headers.get("authorization", "")
@@ -859,6 +873,7 @@ class FakeLLMServer:
         self._replies: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
+        self._disconnects = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -945,6 +960,7 @@ class FakeLLMServer:
         with self._lock:
             self._replies.clear()
             self._requests.clear()
+            self._disconnects = 0
 
     # -- recording --
 
@@ -971,7 +987,28 @@ class FakeLLMServer:
                 self._lock.wait(remaining)
             return True
 
+    @property
+    def client_disconnects(self) -> int:
+        """How many answers were cut short because the client closed the connection."""
+        with self._lock:
+            return self._disconnects
+
+    def wait_for_disconnects(self, count: int, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._disconnects < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._lock.wait(remaining)
+            return True
+
     # -- used by the handler --
+
+    def _note_disconnect(self) -> None:
+        with self._lock:
+            self._disconnects += 1
+            self._lock.notify_all()
 
     def _record(self, request: RecordedRequest) -> int:
         with self._lock:
@@ -999,5 +1036,5 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-__all__: Sequence[str] = ["FakeLLMServer", "RecordedRequest", "Reply", "ToolCall", "free_port",
+__all__ = ["FakeLLMServer", "RecordedRequest", "Reply", "ToolCall", "free_port",
                           "validate_anthropic", "validate_openai"]

@@ -93,9 +93,12 @@ def test_anthropic_rejects_more_than_four_cache_breakpoints(fake_llm: FakeLLMSer
     assert response.status_code == 400 and "maximum of 4 blocks with cache_control" in response.text
 
 
-def test_anthropic_needs_a_key(fake_llm: FakeLLMServer) -> None:
-    response = anthropic_post(fake_llm, messages_body([{"role": "user", "content": "hi"}]), headers={})
+def test_anthropic_needs_a_key_and_a_version(fake_llm: FakeLLMServer) -> None:
+    body = messages_body([{"role": "user", "content": "hi"}])
+    response = anthropic_post(fake_llm, body, headers={})
     assert response.status_code == 401 and response.json()["error"]["type"] == "authentication_error"
+    response = anthropic_post(fake_llm, body, headers={"x-api-key": "k"})
+    assert response.status_code == 400 and "anthropic-version" in response.json()["error"]["message"]
 
 
 def test_anthropic_valid_tool_round_trip_streams(fake_llm: FakeLLMServer) -> None:

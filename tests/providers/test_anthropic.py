@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 import pytest
@@ -226,7 +227,7 @@ async def test_connection_refused_names_the_base_url() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     _, err = await failure(AnthropicProvider(api_key="k", base_url=url), request(Message.user("hi")))
     assert err.kind == "connection" and err.retryable
-    assert url in err.message and "\n" not in err.message
+    assert url in err.message and "Connection refused" in err.message and "\n" not in err.message
 
 
 async def test_stream_broken_mid_answer_reports_partial_output(provider: AnthropicProvider,
@@ -263,6 +264,17 @@ async def test_read_timeout_is_a_timeout(fake_llm: FakeLLMServer) -> None:
         gate.set()
         await provider.aclose()
     assert err.kind == "timeout" and err.retryable
+
+
+async def test_closing_the_stream_closes_the_http_response(provider: AnthropicProvider,
+                                                           fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("slow " * 40, chunk_size=5, chunk_delay=0.05), Reply.text("next"))
+    stream = provider.stream(request(Message.user("hi")))
+    assert isinstance(await stream.__anext__(), StreamText)
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
+    _, done = await collect(provider, request(Message.user("again")))
+    assert done.message.text == "next"
 
 
 # --- wire conversion ----------------------------------------------------------------------

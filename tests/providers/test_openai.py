@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -217,6 +218,7 @@ async def test_connection_refused_names_the_base_url() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     _, err = await failure(OpenAIProvider(api_key="k", base_url=url), request(Message.user("hi")))
     assert err.kind == "connection" and url in err.message and err.retryable
+    assert "Connection refused" in err.message
 
 
 async def test_stream_broken_mid_answer_reports_partial_output(provider: OpenAIProvider,
@@ -234,6 +236,15 @@ async def test_error_object_mid_stream(provider: OpenAIProvider, fake_llm: FakeL
     assert err.kind == "server" and err.partial_output is True and "The server had an error" in err.message
 
 
+async def test_closing_the_stream_closes_the_http_response(provider: OpenAIProvider,
+                                                           fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("slow " * 40, chunk_size=5, chunk_delay=0.05))
+    stream = provider.stream(request(Message.user("hi")))
+    assert isinstance(await stream.__anext__(), StreamText)
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
+
+
 # --- wire conversion ----------------------------------------------------------------------
 
 
@@ -246,11 +257,12 @@ def test_conversion_of_an_interrupted_transcript_is_valid() -> None:
         Message("user", (TextPart("The user interrupted."), ToolResultPart("call_1", "interrupted by user"),
                          ToolResultPart("call_2", "invalid JSON arguments", is_error=True))),
         Message.assistant(TextPart("")),
+        Message("system", (TextPart("Note: the bash call was cut off."),)),
         Message.user("continue"),
     ]
     wire = to_wire_messages("sys", messages)
     assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert wire[2]["tool_calls"][1]["function"]["arguments"] == '{"path": '
     assert wire[4]["content"].startswith("Error: ")
-    assert wire[5]["content"] == "The user interrupted.\n\ncontinue"
+    assert wire[5]["content"] == "The user interrupted.\n\nNote: the bash call was cut off.\n\ncontinue"
     assert validate_openai({"model": "m", "messages": wire}) is None

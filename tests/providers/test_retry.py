@@ -201,7 +201,9 @@ async def test_cancel_during_a_slow_http_stream(fake_llm: FakeLLMServer,
     asyncio.get_running_loop().call_soon(cancel.cancel)
     with pytest.raises(Cancelled):
         await asyncio.wait_for(stream.__anext__(), timeout=10)
-    # The provider stays usable for the next request.
+    # The HTTP response was closed (the server saw the client hang up) ...
+    assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
+    # ... and the provider stays usable for the next request.
     events = await drain(provider, req())
     assert isinstance(events[-1], StreamCompleted) and events[-1].message.text == "next"
 
