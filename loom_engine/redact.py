@@ -29,7 +29,8 @@ _PREFIXED: tuple[tuple[str, str, str, str], ...] = (
     # marker quoted in documentation, with no key material after it, is left alone.
     ("private-key", "-", "",
      r"----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*" + _NL + r")+"
-     r"(?:[ \t]*(?:Proc-Type|DEK-Info|Comment):[^\n\\]*" + _NL + r")*[ \t]*" + _B64 + r"{16,}"
+     r"(?:[ \t]*(?:Proc-Type|DEK-Info|Comment):[^\n\\]*(?:[ \t]*" + _NL + r")+)*[ \t]*"
+     + _B64 + r"{16,}"
      r"(?:(?:[ \t]|" + _NL + r"|" + _B64 + r")*?" + _PEM_END
      + r"|(?:[ \t]*" + _NL + r"[ \t]*" + _B64 + r"{16,})*=*)"),
     ("anthropic-key", "s", "", r"k-ant-[A-Za-z0-9_\-]{20,}"),

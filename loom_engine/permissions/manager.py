@@ -8,7 +8,9 @@ Modes
     ``bypass``        everything is allowed, with two exceptions kept on purpose:
                       file tools never write outside the workspace (and its
                       ``--add-dir`` folders) unless a rule names the path, and explicit
-                      deny/ask rules still apply.
+                      deny/ask rules still apply (a command whose parts cannot all be
+                      seen, such as ``eval``, then asks). bash itself is not fenced in:
+                      a shell can write anywhere, so its redirections are not checked.
 
 Shift+Tab cycles ``default -> accept-edits -> plan -> default``; ``bypass`` joins the
 cycle (after ``plan``) only when the session was allowed to use it (see
@@ -22,10 +24,18 @@ built-in defaults ask before any edit of ``.git/`` or of Loom's own settings fil
 that an agent in ``accept-edits`` cannot grant itself more permissions or plant a git
 hook.
 
-Every path is resolved (``..``, ``~``, symlinks) before it is checked. A bash command is
-split into the simple commands it would run (:mod:`.shell`); it is allowed only when
-every one of them is, and output redirections count as file writes. Commands the
-analysis cannot follow are asked about.
+Every path is resolved (``..``, ``~``, symlinks) before it is checked. Outside the
+workspace, reading asks and writing is denied unless a rule names the path (relative
+rule patterns only cover the workspace; use ``/abs/**`` or ``~/dir/**``) or it lies in
+an ``--add-dir`` folder.
+
+A bash command is split into the simple commands it would run (:mod:`.shell`); it is
+allowed only when every one of them is, and output redirections count as file writes
+(checked with the file tools' rules and the mode). A small set of read-only commands
+(``ls``, ``cat``, ``grep``, ``git status``...) runs without asking as long as every file
+it names resolves inside the workspace. Commands the analysis cannot follow are asked
+about. "Always allow" saves one rule per part that asked: ``bash(npm test:*)`` when the
+second word names a subcommand, else the exact command.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 import tomli_w
 
@@ -72,6 +82,7 @@ __all__ = [
     "PermissionDecision",
     "PermissionManager",
     "PermissionMode",
+    "Rule",
     "RuleLayer",
     "load_rule_layers",
     "next_mode",
@@ -137,9 +148,12 @@ class RuleLayer:
     ask: tuple[str, ...] = ()
 
 
+# Git runs commands named in a repository's config (core.fsmonitor, diff drivers), and
+# a `.git` file can point git at any folder: edits there, at any depth, always ask, as do
+# edits of Loom's own permission settings.
 DEFAULT_LAYER = RuleLayer(
     SOURCE_DEFAULTS,
-    ask=("edit(.git/**)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
+    ask=("edit(**/.git)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
 )
 
 
@@ -221,9 +235,11 @@ class PermissionManager:
 
     def _add_layer(self, layer: RuleLayer) -> None:
         compiled = []
-        for behavior, texts in (("deny", layer.deny), ("ask", layer.ask), ("allow", layer.allow)):
+        by_behavior: tuple[tuple[Behavior, tuple[str, ...]], ...] = (
+            ("deny", layer.deny), ("ask", layer.ask), ("allow", layer.allow))
+        for behavior, texts in by_behavior:
             for text in texts:
-                compiled.append(self._compile(cast(Behavior, behavior), text, layer.source))
+                compiled.append(self._compile(behavior, text, layer.source))
         self._store.compiled.extend(compiled)
 
     def _compile(self, behavior: Behavior, text: str, source: str) -> _Compiled:
@@ -285,7 +301,7 @@ class PermissionManager:
             verdict = self._check_command(tool, target, cwd)
         else:  # pragma: no cover - PermissionTarget is a closed union
             verdict = _Verdict("ask", f"unknown permission target {type(target).__name__}")
-        return PermissionDecision(verdict.behavior, verdict.reason,
+        return PermissionDecision(verdict.behavior, _one_line(verdict.reason),
                                   verdict.suggestions if verdict.behavior == "ask" else (),
                                   verdict.hint if verdict.behavior != "allow" else "")
 
@@ -294,10 +310,11 @@ class PermissionManager:
                      if c.rule.specifier is None), None)
 
     def _check_untargeted(self, tool: str, is_read_only: bool) -> _Verdict:
+        behavior: Behavior
         for behavior in ("deny", "ask"):
-            hit = self._bare_rule(tool, cast(Behavior, behavior))
+            hit = self._bare_rule(tool, behavior)
             if hit:
-                return _Verdict(cast(Behavior, behavior), f"{tool} is {behavior_word(behavior)} by "
+                return _Verdict(behavior, f"{tool} is {behavior_word(behavior)} by "
                                 f"{hit.label}", True, hint=_remove_hint(hit))
         if self.mode == "plan" and not is_read_only and tool not in PLAN_SAFE_TOOLS:
             return _Verdict("deny", f"plan mode: {tool} may change things and is not available "
@@ -356,21 +373,22 @@ class PermissionManager:
             return _Verdict("allow", allow.label, True)
         suggestion = f"{tool}({rule_path(resolved, root)})"
         allow_flag = f"--allow {shlex.quote(suggestion)}"
+        suggestions = (suggestion,) if _valid_rule(suggestion) else ()
         if inside:
             if not write:
                 return _Verdict("allow", "reads inside the workspace are allowed")
             if self.mode in ("accept-edits", "bypass"):
                 return _Verdict("allow", f"{self.mode} mode: edits inside the workspace are allowed")
             return _Verdict("ask", f"default mode: {action} {shown} needs approval",
-                            suggestions=(suggestion,), hint=allow_flag,
+                            suggestions=suggestions, hint=allow_flag,
                             alt="--permission-mode accept-edits")
-        folder = resolved if resolved.is_dir() else resolved.parent
+        folder = resolved if _is_dir(resolved) else resolved.parent
         add_dir = f"--add-dir {shlex.quote(str(folder))}"
         if not write:
             if self.mode == "bypass":
                 return _Verdict("allow", "bypass mode: reads outside the workspace are allowed")
             return _Verdict("ask", f"{shown} is outside the workspace: reading it needs approval",
-                            suggestions=(suggestion,), hint=allow_flag, alt=add_dir)
+                            suggestions=suggestions, hint=allow_flag, alt=add_dir)
         return _Verdict("deny", f"{shown} is outside the workspace: writing there is not permitted "
                         "(no rule or --add-dir allows it)", hint=f"{add_dir} or {allow_flag}")
 
@@ -386,10 +404,11 @@ class PermissionManager:
 
     def _check_command(self, tool: str, target: CommandRun, cwd: Path | None) -> _Verdict:
         base = Path(target.cwd) if target.cwd else (cwd or self.workspace.root)
+        behavior: Behavior
         for behavior in ("deny", "ask"):
-            hit = self._bare_rule(tool, cast(Behavior, behavior))
+            hit = self._bare_rule(tool, behavior)
             if hit:
-                return _Verdict(cast(Behavior, behavior), f"{tool} is {behavior_word(behavior)} by "
+                return _Verdict(behavior, f"{tool} is {behavior_word(behavior)} by "
                                 f"{hit.label}", True, hint=_remove_hint(hit))
         ctx = _CommandContext(
             tool=tool,
@@ -398,15 +417,17 @@ class PermissionManager:
             allow=[c for c in self._rules_for(tool, "allow") if c.rule.specifier is not None],
             everything=self._everything_allowed(tool),
         )
+        if "\0" in target.command:
+            return _Verdict("ask", "the command contains a NUL byte; it needs approval")
         analysis = analyze(target.command)
-        verdicts = [self._rule_verdict(ctx, cmd) for cmd in analysis.commands]
-        verdicts = [v for v in verdicts if v is not None]
-        if any(v.behavior == "deny" for v in verdicts):
-            return _combine(verdicts)
+        # Deny rules first, over whatever could be parsed, even when the rest could not.
+        ruled = [v for v in (self._rule_verdict(ctx, cmd) for cmd in analysis.commands) if v]
+        if any(v.behavior == "deny" for v in ruled):
+            return _combine(ruled)
         if analysis.doubt:
             return self._doubtful(ctx, analysis.doubt)
         cwds, cwd_known = self._possible_cwds(analysis.commands, base)
-        verdicts = []
+        verdicts: list[_Verdict] = []
         for cmd in analysis.commands:
             verdicts.append(self._check_simple(ctx, cmd, cwds, cwd_known))
             verdicts.extend(self._check_redirects(ctx, cmd, cwds, cwd_known))
@@ -437,10 +458,11 @@ class PermissionManager:
         if not cmd.words:
             return None
         candidates = deny_candidates(cmd.words, cmd.assignments)
-        for behavior, rules in (("deny", ctx.deny), ("ask", ctx.ask)):
+        checks: tuple[tuple[Behavior, list[_Compiled]], ...] = (("deny", ctx.deny), ("ask", ctx.ask))
+        for behavior, rules in checks:
             for c in rules:
                 if any(c.rule.matches_words(words) for words in candidates):
-                    return _Verdict(cast(Behavior, behavior), f"`{cmd.display}` is "
+                    return _Verdict(behavior, f"`{cmd.display}` is "
                                     f"{behavior_word(behavior)} by {c.label}", True,
                                     hint=_remove_hint(c) if behavior == "deny" else
                                     f"{c.label} always asks; a headless run cannot allow it")
@@ -596,6 +618,27 @@ class _CommandContext:
     everything: str
 
 
+def _one_line(text: str) -> str:
+    # Commands and file names may hold line breaks; a reason is shown on one line.
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _valid_rule(text: str) -> bool:
+    """Whether a suggested rule can be saved (a file name with a newline cannot)."""
+    try:
+        parse_rule(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, say: not a folder we could add
+        return False
+
+
 def behavior_word(behavior: str) -> str:
     return {"deny": "denied", "ask": "always asked", "allow": "allowed"}[behavior]
 
@@ -658,7 +701,7 @@ def _looks_like_subcommand(word: str) -> bool:
 def _check_mode(mode: str) -> PermissionMode:
     if mode not in MODES:
         raise ValueError(f"unknown permission mode {mode!r}; use one of: {', '.join(MODES)}")
-    return cast(PermissionMode, mode)
+    return mode
 
 
 # -- settings files ------------------------------------------------------------------

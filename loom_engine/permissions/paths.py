@@ -112,10 +112,7 @@ def compile_path_pattern(spec: str, root: Path) -> PathPattern:
     rest = "/".join(parts[first_glob:])
     real = os.path.realpath(literal).lstrip("/")
     escaped = escape_glob(real)
-    if not escaped and not rest:
-        line = "**"
-    else:
-        line = "/" + "/".join(p for p in (escaped, rest) if p)
+    line = "/" + "/".join(p for p in (escaped, rest) if p) if escaped or rest else "**"
     return PathPattern(spec, True, False, pathspec.GitIgnoreSpec.from_lines([line]))
 
 

@@ -79,8 +79,6 @@ def parse_rule(text: str) -> Rule:
 
     if not text:
         raise bad("empty rule")
-    if "\n" in text or "\r" in text:
-        raise bad("a rule must fit on one line")
     open_at = text.find("(")
     if open_at < 0:
         if text.endswith(")"):

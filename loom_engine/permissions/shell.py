@@ -81,8 +81,10 @@ class SimpleCommand:
 
     @property
     def display(self) -> str:
-        return " ".join(w.raw for w in (*self.assignments, *self.words)) or " ".join(
+        """The command as written (shortened), for messages."""
+        text = " ".join(w.raw for w in (*self.assignments, *self.words)) or " ".join(
             f"{r.op}{r.target.raw}" for r in self.redirects)
+        return text if len(text) <= 120 else text[:117] + "..."
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,7 @@ class _Parser:
             ("<<", "heredoc"), ("<&", "dup"), ("<>", "write"), ("<", "read"), (">>", "write"),
             (">&", "dup"), (">|", "write"), (">", "write"),
         )
-        for op, kind in table:
+        for op, kind in table:  # noqa: B007 - the loop finds op and kind
             if s.startswith(op, self.i):
                 break
         else:  # pragma: no cover - callers only come here on < > or &>
@@ -381,12 +383,11 @@ class _Parser:
             if not target.literal:
                 raise ShellDoubt("here-document delimiter with an expansion")
             self.heredocs.append(_PendingHeredoc(target.text, op == "<<-", not target.quoted))
-        elif kind == "dup":
-            if not re.fullmatch(r"\d*-?", target.text) or not target.text or not target.literal:
-                if op == ">&" and fd is None:
-                    kind = "write"  # `>&file` sends stdout and stderr to a file
-                else:
-                    raise ShellDoubt(f"unusual redirection '{op}{target.raw}'")
+        elif kind == "dup" and not (target.literal and re.fullmatch(r"\d+-?|-", target.text)):
+            if op == ">&" and fd is None:
+                kind = "write"  # `>&file` sends stdout and stderr to a file
+            else:
+                raise ShellDoubt(f"unusual redirection '{op}{target.raw}'")
         cmd.redirects.append(Redirect(op, kind, target, fd))
 
     def _read_heredoc_bodies(self) -> None:
@@ -549,8 +550,7 @@ class _Parser:
 
 def _is_assignment(word: Word) -> bool:
     m = _ASSIGNMENT.match(word.raw)
-    return bool(m) and "'" not in word.raw[: m.end()] and '"' not in word.raw[: m.end()] \
-        and "\\" not in word.raw[: m.end()]
+    return m is not None and not any(q in m.group(0) for q in ("'", '"', "\\"))
 
 
 # ---------------------------------------------------------------------------------------

@@ -168,7 +168,12 @@ class ToolPipeline:
         if answer.decision == "allow_session":
             self.permissions.allow_for_session(decision.suggested_rules)
         elif answer.decision == "allow_project":
-            self.permissions.allow_for_project(decision.suggested_rules)
+            try:
+                self.permissions.allow_for_project(decision.suggested_rules)
+            except (OSError, ValueError) as error:
+                # The call is still allowed once; only saving the rule failed.
+                self.permissions.allow_for_session(decision.suggested_rules)
+                self.emit(Notice(level="warning", message=f"could not save the rule: {error}", **self.stamp()))
         if answer.allowed:
             return None
         message = "The user denied this tool call."

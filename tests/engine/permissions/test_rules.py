@@ -68,7 +68,8 @@ def test_other_tools_keep_their_specifier() -> None:
     ("edit_file(!src/**)", "negated"),
     ("edit_file(src/../..)", "'..'"),
     ("edit_file(/x/*/../y)", "'..'"),
-    ("bash(ls\nrm)", "one line"),
+    ("bash(ls\nrm)", "one command"),
+    ("edit_file(a\nb)", "control character"),
 ])
 def test_invalid_rules_name_the_rule_and_the_problem(text: str, message: str) -> None:
     with pytest.raises(ValueError) as info:
