@@ -43,11 +43,6 @@ RG_WALK_ARGS: tuple[str, ...] = (
     "--no-ignore-exclude",  # .git/info/exclude: same
 )
 
-# rg cannot filter by a glob without letting it override .gitignore (`--glob` whitelists
-# win over ignore rules), but a file type is applied after the ignore rules, so a
-# basename glob becomes a one-off type.
-RG_GLOB_TYPE = "loomglob"
-
 
 # --------------------------------------------------------------------------- globs
 
@@ -194,10 +189,10 @@ class PathGlob:
         return (self.regex.fullmatch(subject) is not None) != self.negated
 
     def rg_prefilter(self) -> str | None:
-        """A basename glob rg can apply as a file type, or None when there is none.
+        """The file-name part of the pattern, to narrow what rg reads, or None.
 
-        The type only narrows what rg lists; :meth:`matches` still decides, so it
-        must never be stricter than the full pattern.
+        :meth:`matches` still decides, so it must never be stricter than the full
+        pattern. See :func:`rg_filter_args` for how rg is given it.
         """
         if self.negated:
             return None
@@ -205,6 +200,29 @@ class PathGlob:
         if not last or "**" in last:
             return None
         return last
+
+
+# `*.py`, `*.{ts,tsx}`: the globs rg may take as --glob (see rg_filter_args).
+_EXTENSION_GLOB = re.compile(r"\*\.(?:[\w+-]+|\{[\w+-]+(?:,[\w+-]+)*\})")
+RG_GLOB_TYPE = "loomglob"
+
+
+def rg_filter_args(glob: PathGlob) -> tuple[list[str], bool]:
+    """rg arguments that narrow a search to ``glob``'s file names, and whether its
+    results must be re-checked with :class:`IgnoreChecker`.
+
+    rg's ``--glob`` is the quick way, but a file it matches skips the ignore rules and a
+    matching folder is entered even when ignored. For an extension glob such folders
+    are rare, so that is used and the few results re-checked. Any other name glob
+    becomes a one-off file type, which rg applies after its ignore rules: slower, but a
+    glob such as `*` or `test_*` can never send rg into an ignored folder.
+    """
+    name = glob.rg_prefilter()
+    if name is None:
+        return [], False
+    if _EXTENSION_GLOB.fullmatch(name):
+        return ["--glob", name], True
+    return ["--type-add", f"{RG_GLOB_TYPE}:{name}", "--type", RG_GLOB_TYPE], False
 
 
 def _last_component(glob: str) -> str | None:
@@ -401,6 +419,73 @@ def walk(
                 stack.append((entry.path, rel, levels, git_active))
             else:
                 yield WalkEntry(rel, False, is_link)
+
+
+class IgnoreChecker:
+    """Answers, for paths below ``root``, whether :func:`walk` would reach them.
+
+    For results rg found with a ``--glob`` (which bypasses ignore rules): checking a few
+    thousand paths costs less than rg spends applying ignore rules to a whole tree.
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self._root = os.fspath(root)
+        levels, git_active = _ancestor_levels(self._root)
+        self._folders: dict[str, tuple[tuple[_Level, ...], bool]] = {}
+        self._folders[""] = self._enter(self._root, "", levels, git_active)
+        self._visible_folders: dict[str, bool] = {"": True}
+
+    def _enter(self, folder: str, folder_rel: str, levels: tuple[_Level, ...],
+               git_active: bool) -> tuple[tuple[_Level, ...], bool]:
+        # os.access answers without raising, unlike a failed stat or open: this runs
+        # for every folder holding a result.
+        if os.access(os.path.join(folder, ".git"), os.F_OK):
+            levels, git_active = (), True
+        gitignore = os.path.join(folder, ".gitignore")
+        if git_active and os.access(gitignore, os.F_OK):
+            rules = _read_ignore_file(gitignore)
+            if rules is not None:
+                strip = len(folder_rel) + 1 if folder_rel else 0
+                levels = (_Level(rules, strip, ""), *levels)
+        return levels, git_active
+
+    def _rules_inside(self, folder_rel: str) -> tuple[tuple[_Level, ...], bool]:
+        known = self._folders.get(folder_rel)
+        if known is None:
+            parent = folder_rel.rpartition("/")[0]
+            levels, git_active = self._rules_inside(parent)
+            known = self._enter(os.path.join(self._root, folder_rel), folder_rel, levels, git_active)
+            self._folders[folder_rel] = known
+        return known
+
+    def _ignored(self, rel: str, is_dir: bool) -> bool:
+        levels, _ = self._rules_inside(rel.rpartition("/")[0])
+        for level in levels:
+            verdict = level.match(rel, is_dir)
+            if verdict is not None:
+                return verdict
+        return False
+
+    def _folder_visible(self, folder_rel: str) -> bool:
+        known = self._visible_folders.get(folder_rel)
+        if known is None:
+            parent, _, name = folder_rel.rpartition("/")
+            known = (name != ".git" and self._folder_visible(parent)
+                     and not self._ignored(folder_rel, True))
+            self._visible_folders[folder_rel] = known
+        return known
+
+    def visible(self, rel: str) -> bool:
+        """Whether the file at ``rel`` (relative to root, '/'-separated) would be walked."""
+        parent, _, name = rel.rpartition("/")
+        if name == ".git" or not self._folder_visible(parent):
+            return False
+        levels, _ = self._folders.get(parent) or self._rules_inside(parent)
+        for level in levels:
+            verdict = level.match(rel, False)
+            if verdict is not None:
+                return not verdict
+        return True
 
 
 def walk_files(root: Path | str, cancelled: Callable[[], bool] | None = None) -> list[str]:

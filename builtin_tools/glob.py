@@ -12,7 +12,16 @@ from pydantic import BaseModel, Field
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
-from ._walk import RG_GLOB_TYPE, RG_WALK_ARGS, PathGlob, SearchCancelled, find_rg, run_rg, walk
+from ._walk import (
+    RG_WALK_ARGS,
+    IgnoreChecker,
+    PathGlob,
+    SearchCancelled,
+    find_rg,
+    rg_filter_args,
+    run_rg,
+    walk,
+)
 
 MAX_RESULTS = 200
 _GLOB_META = re.compile(r"[*?\[{\\]")
@@ -83,13 +92,16 @@ class GlobTool(BaseTool):
     async def find(self, root: Path, glob: PathGlob, ctx: ToolContext) -> list[str]:
         """Matching files relative to ``root``, newest first (ties by path)."""
         if self.rg is not None:
-            args = ["--files", *RG_WALK_ARGS, "--null"]
-            if (prefilter := glob.rg_prefilter()) is not None:
-                args += ["--type-add", f"{RG_GLOB_TYPE}:{prefilter}", "--type", RG_GLOB_TYPE]
-            run = await run_rg(self.rg, [*args, "--", "."], root, ctx.cancel)
-            listed = [os.fsdecode(p) for p in run.stdout.split(b"\0") if p]
-            listed = [p[2:] if p.startswith("./") else p for p in listed]
-            return await asyncio.to_thread(_select, root, glob, listed)
+            narrowing, recheck_ignored = rg_filter_args(glob)
+            args = ["--files", *RG_WALK_ARGS, "--null", *narrowing, "--", "."]
+            try:
+                run = await run_rg(self.rg, args, root, ctx.cancel)
+            except OSError:
+                self.rg = None  # the binary cannot run here: use the walker from now on
+            else:
+                listed = [os.fsdecode(p) for p in run.stdout.split(b"\0") if p]
+                listed = [p[2:] if p.startswith("./") else p for p in listed]
+                return await asyncio.to_thread(_select, root, glob, listed, recheck_ignored)
         return await asyncio.to_thread(_walk_and_select, root, glob, lambda: ctx.cancel.cancelled)
 
 
@@ -97,17 +109,24 @@ def _walk_and_select(root: Path, glob: PathGlob, cancelled) -> list[str]:  # typ
     return _select(root, glob, [e.rel for e in walk(root, cancelled=cancelled)])
 
 
-def _select(root: Path, glob: PathGlob, rels: list[str]) -> list[str]:
+def _select(root: Path, glob: PathGlob, rels: list[str], recheck_ignored: bool = False) -> list[str]:
+    matching = [rel for rel in rels if glob.matches(rel)]
+    if recheck_ignored:  # rg's --glob let ignored files through
+        checker = IgnoreChecker(root)
+        matching = [rel for rel in matching if checker.visible(rel)]
     stamped: list[tuple[int, str]] = []
-    base = os.fspath(root)
-    for rel in rels:
-        if not glob.matches(rel):
-            continue
-        try:
-            mtime = os.stat(os.path.join(base, rel), follow_symlinks=False).st_mtime_ns
-        except OSError:
-            continue  # deleted since it was listed
-        stamped.append((-mtime, rel))
+    # Relative to an open folder the kernel resolves only the path below it: the stat
+    # of every match is most of glob's own cost.
+    folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for rel in matching:
+            try:
+                mtime = os.stat(rel, dir_fd=folder, follow_symlinks=False).st_mtime_ns
+            except OSError:
+                continue  # deleted since it was listed
+            stamped.append((-mtime, rel))
+    finally:
+        os.close(folder)
     stamped.sort()
     return [rel for _, rel in stamped]
 

@@ -14,8 +14,9 @@ import bisect
 import codecs
 import os
 import re
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -26,7 +27,16 @@ from loom_engine.execution import CancelToken
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
-from ._walk import RG_GLOB_TYPE, RG_WALK_ARGS, PathGlob, SearchCancelled, find_rg, run_rg, walk
+from ._walk import (
+    RG_WALK_ARGS,
+    IgnoreChecker,
+    PathGlob,
+    SearchCancelled,
+    find_rg,
+    rg_filter_args,
+    run_rg,
+    walk,
+)
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -157,8 +167,9 @@ class Query:
             pattern=args.pattern,
             mode=args.output_mode,
             ignore_case=args.case_insensitive,
-            before=args.before or args.context,
-            after=args.after or args.context,
+            # An explicit before/after wins over context, even an explicit 0.
+            before=args.before if "before" in args.model_fields_set else args.context,
+            after=args.after if "after" in args.model_fields_set else args.context,
             multiline=args.multiline,
             glob=glob,
             type_name=args.type.strip() if args.type and args.type.strip() else None,
@@ -169,8 +180,8 @@ class Query:
 class FileMatches:
     rel: str  # relative to the searched folder; the file name when a file was searched
     count: int = 0  # matching lines
-    # (line number, is a match, text) in content mode
-    lines: list[tuple[int, bool, str]] = field(default_factory=list)
+    # (line number, is a match, text) in content mode; rg's text stays bytes until shown
+    lines: list[tuple[int, bool, str | bytes]] = field(default_factory=list)
     binary: bool = False
 
 
@@ -194,11 +205,17 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
+    else:
+        # Lines end before "\r\n" too, so `foo$` finds foo on CRLF files. (In multiline
+        # mode rg would also change what `$` means mid-text; Python's re cannot follow.)
+        args.append("--crlf")
+    recheck_ignored = False
     if not explicit_file:
         if query.type_name:
             args += ["--type", query.type_name]
-        elif query.glob is not None and (prefilter := query.glob.rg_prefilter()):
-            args += ["--type-add", f"{RG_GLOB_TYPE}:{prefilter}", "--type", RG_GLOB_TYPE]
+        elif query.glob is not None:
+            narrowing, recheck_ignored = rg_filter_args(query.glob)
+            args += narrowing
     # Matching lines in multiline mode are counted from content output: rg's own
     # --count counts multi-line match blocks, not lines.
     mode = "content" if query.mode == "count" and query.multiline else query.mode
@@ -218,19 +235,25 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     if run.returncode == 2 and not run.stdout:
         _raise_rg_error(run.stderr, query)
 
+    stdout = run.stdout
+    if run.truncated:  # drop the record rg was writing when it was stopped
+        stdout = stdout[:stdout.rfind(b"\0" if mode == "files_with_matches" else b"\n") + 1]
     if mode == "files_with_matches":
-        files = [FileMatches(_strip_dot(os.fsdecode(p))) for p in run.stdout.split(b"\0") if p]
+        files = [FileMatches(_rg_path(p)) for p in stdout.split(b"\0") if p]
     elif mode == "count":
         files = []
-        for line in run.stdout.split(b"\n"):
+        for line in stdout.split(b"\n"):
             path, sep, num = line.partition(b"\0")
             if sep and num.strip().isdigit():
-                files.append(FileMatches(_strip_dot(os.fsdecode(path)), count=int(num)))
+                files.append(FileMatches(_rg_path(path), count=int(num)))
     else:
-        files = _parse_rg_lines(run.stdout, keep_lines=query.mode == "content")
+        files = _parse_rg_lines(stdout, keep_lines=query.mode == "content")
 
     if query.glob is not None and not explicit_file:
         files = [f for f in files if query.glob.matches(f.rel)]
+    if recheck_ignored:
+        checker = IgnoreChecker(root)
+        files = [f for f in files if checker.visible(f.rel)]
     files = [f for f in files if f.count or f.binary or query.mode == "files_with_matches"]
     files.sort(key=lambda f: f.rel)
     result = SearchResult(files)
@@ -243,44 +266,46 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     return result
 
 
-def _strip_dot(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
+# One output line of `rg --null --line-number`: path NUL number (':' match | '-' context) text.
+_RG_LINE = re.compile(rb"^([^\x00\n]*)\x00(\d+)([:-])([^\n]*)$", re.MULTILINE)
+# Lines without a NUL: rg's notes about binary files, "path: <note>".
+_RG_NOTE = re.compile(rb"^([^\x00\n]*?): ((?:binary file matches|WARNING: stopped searching binary file)[^\n]*)$",
+                      re.MULTILINE)
+
+
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
+def _rg_path(raw: bytes) -> str:
+    # os.fsdecode, minus its Python-level overhead: this runs once per matching file.
+    return (raw[2:] if raw.startswith(b"./") else raw).decode(_FS_ENCODING, _FS_ERRORS)
 
 
 def _parse_rg_lines(stdout: bytes, keep_lines: bool) -> list[FileMatches]:
-    by_path: dict[str, FileMatches] = {}
-    partial: set[str] = set()
-    for raw in stdout.split(b"\n"):
-        if not raw or raw == b"--":
-            continue
-        nul = raw.find(b"\0")
-        if nul < 0:
-            # Binary files: an explicit one is reported as "binary file matches"; a
-            # walked one rg stopped reading at a NUL is dropped (it is skipped, as in
-            # the fallback, instead of shown with part of its matches).
-            head, _, tail = raw.decode("utf-8", "replace").partition(": ")
-            path = _strip_dot(head)
-            if tail.startswith("binary file matches"):
-                entry = by_path.setdefault(path, FileMatches(path))
-                entry.binary = True
-                entry.count = max(entry.count, 1)
-            elif "stopped searching binary file" in tail:
-                partial.add(path)
-            continue
-        path = _strip_dot(os.fsdecode(raw[:nul]))
-        rest = raw[nul + 1:]
-        i = 0
-        while i < len(rest) and 48 <= rest[i] <= 57:
-            i += 1
-        if i == 0 or i >= len(rest):
-            continue
-        is_match = rest[i] == 58  # ':' (context lines use '-')
-        entry = by_path.setdefault(path, FileMatches(path))
+    by_path: dict[bytes, FileMatches] = {}
+    for m in _RG_LINE.finditer(stdout):
+        raw_path, number, kind, text = m.groups()
+        entry = by_path.get(raw_path)
+        if entry is None:
+            entry = by_path[raw_path] = FileMatches(_rg_path(raw_path))
+        is_match = kind == b":"
         if is_match:
             entry.count += 1
         if keep_lines:
-            text = rest[i + 1:].decode("utf-8", "replace")
-            entry.lines.append((int(rest[:i]), is_match, text.removesuffix("\r")))
+            entry.lines.append((int(number), is_match, text))
+    partial: set[bytes] = set()
+    if b"binary file" in stdout:
+        # An explicit binary file is reported as "binary file matches"; a walked one rg
+        # stopped reading at a NUL is dropped (skipped, as in the fallback, rather than
+        # shown with part of its matches).
+        for m in _RG_NOTE.finditer(stdout):
+            raw_path, note = m.groups()
+            if note.startswith(b"binary file matches"):
+                entry = by_path.setdefault(raw_path, FileMatches(_rg_path(raw_path)))
+                entry.binary = True
+                entry.count = max(entry.count, 1)
+            else:
+                partial.add(raw_path)
     return [f for p, f in by_path.items() if p not in partial]
 
 
@@ -291,6 +316,8 @@ def _raise_rg_error(stderr: str, query: Query) -> None:
         raise SearchError(_unknown_type_message(query.type_name or ""))
     if 'literal "\\n" is not allowed' in text:
         raise SearchError(_newline_message(query.pattern))
+    if 'literal "\\r" is not allowed' in text:
+        raise SearchError(_carriage_return_message(query.pattern))
     if "regex" in text:
         detail = next((ln.removeprefix("error:").strip() for ln in lines if ln.startswith("error:")),
                       lines[-1].removeprefix("rg: ") if lines else "invalid pattern")
@@ -301,6 +328,11 @@ def _raise_rg_error(stderr: str, query: Query) -> None:
 def _unknown_type_message(name: str) -> str:
     return (f"Unknown file type {name!r}. Use a ripgrep type name such as "
             f"py, js, ts, rust, go, java, c, cpp, md, json, yaml, sh — or the glob argument.")
+
+
+def _carriage_return_message(pattern: str) -> str:
+    return (f"Invalid regex {pattern!r}: it contains a carriage return, which a line-by-line "
+            f"search never sees (lines end before \\r\\n); set multiline=true to match it.")
 
 
 def _newline_message(pattern: str) -> str:
@@ -316,6 +348,8 @@ def compile_python_regex(query: Query) -> re.Pattern[str]:
     pattern = re.sub(r"(?<!\\)((?:\\\\)*)\\z", r"\1\\Z", pattern)
     if not query.multiline and ("\n" in pattern or re.search(r"(?<!\\)(?:\\\\)*\\n", pattern)):
         raise SearchError(_newline_message(query.pattern))
+    if not query.multiline and ("\r" in pattern or re.search(r"(?<!\\)(?:\\\\)*\\r", pattern)):
+        raise SearchError(_carriage_return_message(query.pattern))
     flags = re.MULTILINE
     if query.ignore_case:
         flags |= re.IGNORECASE
@@ -376,8 +410,10 @@ def search_with_python(
         text, binary = decode_text(data)
         if binary and not explicit_file:
             continue
-        if whole_file_precheck and rx.search(text) is None:
-            continue
+        if whole_file_precheck:
+            plain = text.replace("\r\n", "\n") if "\r" in text else text
+            if rx.search(plain) is None:
+                continue
         found = _search_text(text, rx, query, rel)
         if found is None:
             continue
@@ -405,7 +441,7 @@ def _search_text(text: str, rx: re.Pattern[str], query: Query, rel: str) -> File
                 break
     else:
         for i, line in enumerate(lines):
-            if rx.search(line) is not None:
+            if rx.search(line.removesuffix("\r")) is not None:
                 matched.add(i)
                 if query.mode == "files_with_matches":
                     break
@@ -426,79 +462,76 @@ def _search_text(text: str, rx: re.Pattern[str], query: Query, rel: str) -> File
 
 def render(result: SearchResult, query: Query, display: Callable[[str], str],
            head_limit: int | None, where: str) -> str:
+    """The model's text. Lines are formatted lazily: a search may find far more than
+    head_limit or the character cap let through."""
     files = result.files
     if not files:
-        text = f"No matches for {query.pattern!r} in {where}."
-        return "\n".join([text, *result.notes])
-    body: list[str] = []
+        return "\n".join([f"No matches for {query.pattern!r} in {where}.", *result.notes])
+    entries: Iterator[str]
+    header = ""
     if query.mode == "files_with_matches":
-        entries = [display(f.rel) for f in files]
-        unit = "files"
-        header = f"Found {len(files)} file{'s' if len(files) != 1 else ''}"
+        total, unit = len(files), "files"
+        header = f"Found {total} file{'s' if total != 1 else ''}"
+        entries = (display(f.rel) for f in files)
     elif query.mode == "count":
-        entries = [f"{display(f.rel)}:{f.count}" for f in files]
-        unit = "files"
-        total = sum(f.count for f in files)
-        header = (f"Found {total} matching line{'s' if total != 1 else ''} "
-                  f"in {len(files)} file{'s' if len(files) != 1 else ''}")
+        total, unit = len(files), "files"
+        lines = sum(f.count for f in files)
+        header = (f"Found {lines} matching line{'s' if lines != 1 else ''} "
+                  f"in {total} file{'s' if total != 1 else ''}")
+        entries = (f"{display(f.rel)}:{f.count}" for f in files)
     else:
+        total, unit = sum(1 if f.binary else len(f.lines) for f in files), "lines"
         entries = _content_lines(files, display, query)
-        unit = "lines"
-        header = ""
-    countable = [e for e in entries if e != "--"]
-    limit_note = ""
-    if head_limit is not None and len(countable) > head_limit:
-        kept, seen = [], 0
-        for e in entries:
-            if e != "--":
-                if seen == head_limit:
-                    break
-                seen += 1
-            kept.append(e)
-        entries = kept
-        limit_note = (f"[Showing the first {head_limit} of {len(countable)} {unit}; raise "
-                      f"head_limit or narrow path, glob or type to see the rest.]")
-    if header:
-        body.append(header)
+    limit = total if head_limit is None else min(head_limit, total)
+    body = [header] if header else []
     size = len(header) + 1
-    cut_at = None
-    for idx, e in enumerate(entries):
-        if size + len(e) + 1 > MAX_OUTPUT_CHARS:
-            cut_at = idx
+    shown = 0
+    cut = False
+    for entry in entries:
+        if shown >= limit:
             break
-        body.append(e)
-        size += len(e) + 1
+        if entry != "--":
+            if size + len(entry) + 1 > MAX_OUTPUT_CHARS:
+                cut = True
+                break
+            shown += 1
+        body.append(entry)
+        size += len(entry) + 1
     while body and body[-1] == "--":
         body.pop()
-    if cut_at is not None:
-        rest = sum(1 for e in entries[cut_at:] if e != "--")
+    rest = total - shown
+    if cut:
         body.append(f"[Output cut at {MAX_OUTPUT_CHARS:,} characters; {rest} more {unit} not "
                     f"shown. Use head_limit or narrow path, glob or type.]")
-    if limit_note:
-        body.append(limit_note)
+    elif rest:
+        body.append(f"[Showing the first {shown} of {total} {unit}; raise head_limit or narrow "
+                    f"path, glob or type to see the rest.]")
     body.extend(result.notes)
     return "\n".join(body)
 
 
-def _content_lines(files: list[FileMatches], display: Callable[[str], str], query: Query) -> list[str]:
-    out: list[str] = []
+def _content_lines(files: list[FileMatches], display: Callable[[str], str], query: Query) -> Iterator[str]:
     has_context = bool(query.before or query.after)
+    first = True
     for f in files:
         shown = display(f.rel)
-        if has_context and out:
-            out.append("--")
+        if has_context and not first:
+            yield "--"
+        first = False
         if f.binary:
-            out.append(f"Binary file {shown} matches")
+            yield f"Binary file {shown} matches"
             continue
         previous = None
-        for number, is_match, text in f.lines:
+        for number, is_match, raw in f.lines:
             if has_context and previous is not None and number > previous + 1:
-                out.append("--")
+                yield "--"
             previous = number
+            # rg's lines stay bytes until shown.
+            text = raw.decode("utf-8", "replace").removesuffix("\r") if isinstance(raw, bytes) else raw
             if len(text) > MAX_LINE_CHARS:
                 text = text[:MAX_LINE_CHARS] + f"… [{len(text) - MAX_LINE_CHARS} more characters]"
-            out.append(f"{shown}{':' if is_match else '-'}{number}{':' if is_match else '-'}{text}")
-    return out
+            mark = ":" if is_match else "-"
+            yield f"{shown}{mark}{number}{mark}{text}"
 
 
 def _printable(path: str) -> str:
@@ -541,9 +574,13 @@ class GrepTool(BaseTool):
             return ToolOutput(f"Invalid glob: {exc}", is_error=True)
         where = ctx.workspace.relative(root)
         try:
+            result = None
             if self.rg is not None:
-                result = await search_with_rg(self.rg, root, query, ctx.cancel)
-            else:
+                try:
+                    result = await search_with_rg(self.rg, root, query, ctx.cancel)
+                except OSError:
+                    self.rg = None  # the binary cannot run here: use the fallback from now on
+            if result is None:
                 result = await _in_thread(root, query, ctx)
         except SearchError as exc:
             return ToolOutput(str(exc), is_error=True)

@@ -17,6 +17,8 @@ from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 from ._walk import walk
 
 MAX_ENTRIES = 1000
+# Counting stops here: `ls /` should answer, not walk the whole disk.
+MAX_SCANNED = 50_000
 _INDENT = "  "
 
 
@@ -75,7 +77,7 @@ class LsTool(BaseTool):
 
 def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
                 cancelled: Callable[[], bool] = lambda: False,
-                max_entries: int = MAX_ENTRIES) -> str:
+                max_entries: int = MAX_ENTRIES, max_scanned: int = MAX_SCANNED) -> str:
     prune = None
     if spec is not None:
         prune = lambda rel, is_dir: spec.match_file(rel + "/" if is_dir else rel)  # noqa: E731
@@ -92,6 +94,8 @@ def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
                 target = "?"
         children.setdefault(parent, []).append(_Node(name, entry.rel, entry.is_dir, target))
         total += 1
+        if total >= max_scanned:
+            break
     for nodes in children.values():
         nodes.sort(key=lambda n: (not n.is_dir, n.name.casefold(), n.name))
     if total == 0:
@@ -133,7 +137,8 @@ def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
 
     emit("", 1)
     if total > len(included):
-        lines.append(f"[Showing {len(included)} of {total} entries; deeper levels were cut. "
+        counted = f"{total:,}+" if total >= max_scanned else str(total)
+        lines.append(f"[Showing {len(included)} of {counted} entries; deeper levels were cut. "
                      f"List a subfolder or add ignore patterns to see more.]")
     return "\n".join(lines)
 

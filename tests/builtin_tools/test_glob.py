@@ -76,6 +76,14 @@ async def test_paths_are_relative_to_the_workspace_root_when_searching_a_subfold
     assert out.content.splitlines() == ["src/.gitignore", "src/d.txt", "src/b.py"]
 
 
+async def test_ignored_files_stay_hidden_whatever_the_pattern(tool, make_ctx, call_tool, repo):
+    out = await call_tool(tool, make_ctx(repo), pattern="*.log")
+    assert out.content.splitlines() == ["keep.log"]
+    write_tree(repo, {"ignored.py/inner.py": "", ".gitignore": "build/\n*.log\n!keep.log\nignored.py/\n"})
+    out = await call_tool(tool, make_ctx(repo), pattern="**/*.py")
+    assert "ignored.py/inner.py" not in out.content.splitlines()
+
+
 async def test_git_folder_is_never_listed(tool, make_ctx, call_tool, repo):
     out = await call_tool(tool, make_ctx(repo), pattern="**/*")
     lines = out.content.splitlines()
@@ -155,6 +163,16 @@ async def test_rg_and_fallback_give_identical_answers(make_ctx, call_tool, repo,
     fast = await call_tool(GlobTool(), make_ctx(repo), pattern=pattern, path=path)
     slow = await call_tool(GlobTool(use_rg=False), make_ctx(repo), pattern=pattern, path=path)
     assert fast == slow
+
+
+async def test_an_unusable_rg_binary_falls_back_to_the_walker(make_ctx, call_tool, repo, tmp_path_factory):
+    broken = tmp_path_factory.mktemp("bin") / "rg"
+    broken.write_bytes(b"\x7fELF not really")
+    broken.chmod(0o755)
+    tool = GlobTool(str(broken))
+    out = await call_tool(tool, make_ctx(repo), pattern="*.py")
+    assert out.content.splitlines() == ["tests/test_a.py", "src/b.py", "a.py"]
+    assert tool.rg is None
 
 
 def test_tool_contract(ctx):

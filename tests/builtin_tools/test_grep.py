@@ -14,6 +14,7 @@ from builtin_tools._walk import SearchCancelled, find_rg, run_rg
 from builtin_tools.grep import FILE_TYPES, MAX_LINE_CHARS, GrepInput, GrepTool
 from loom_engine.execution import CancelToken
 from loom_engine.permissions.targets import FileAccess
+from loom_engine.tools.base import ToolOutput
 
 RG = find_rg()
 needs_rg = pytest.mark.skipif(RG is None, reason="the rg binary is not installed")
@@ -72,7 +73,12 @@ def repo(tmp_path: Path) -> Path:
 
 
 async def grep(tool, make_ctx, call_tool, root, **arguments):  # type: ignore[no-untyped-def]
-    return await call_tool(tool, make_ctx(root), **arguments)
+    return await run(tool, make_ctx(root), arguments)
+
+
+async def run(tool: GrepTool, ctx, arguments: dict) -> ToolOutput:  # type: ignore[no-untyped-def]
+    # Not the shared call_tool fixture: its `context` parameter clashes with grep's.
+    return await tool.run(GrepInput.model_validate(arguments), ctx)
 
 
 # --------------------------------------------------------------------------- output modes
@@ -171,6 +177,15 @@ async def test_glob_and_type_filters(tool, make_ctx, call_tool, repo):
     assert out.content == "No matches for 'main' in .."
 
 
+async def test_a_glob_filter_never_brings_back_ignored_files(tool, make_ctx, call_tool, repo):
+    # rg's own --glob would list debug.log (ignored by `*.log`) and ignored/secret.py.
+    out = await grep(tool, make_ctx, call_tool, repo, pattern="main", glob="*.log")
+    assert out.content.splitlines() == ["Found 1 file", "keep.log"]
+    out = await grep(tool, make_ctx, call_tool, repo, pattern="main", glob="*.py",
+                     output_mode="content")
+    assert out.content == "src/app.py:3:def main():"
+
+
 async def test_a_subfolder_search_reports_workspace_relative_paths(tool, make_ctx, call_tool, repo):
     out = await grep(tool, make_ctx, call_tool, repo, pattern="main", path="src",
                      output_mode="content")
@@ -200,6 +215,13 @@ async def test_crlf_and_invalid_utf8_lines_display_cleanly(tool, make_ctx, call_
     assert out.content.splitlines() == ["crlf.txt:2:main line", "latin.txt:1:caf\ufffd main"]
 
 
+async def test_line_end_anchor_works_on_crlf_files(tool, make_ctx, call_tool, repo):
+    out = await grep(tool, make_ctx, call_tool, repo, pattern="main line$", output_mode="content")
+    assert out.content == "crlf.txt:2:main line"
+    out = await grep(tool, make_ctx, call_tool, repo, pattern="line\\r")
+    assert out.is_error and "carriage return" in out.content and "\n" not in out.content
+
+
 async def test_byte_order_marks_are_decoded(tool, make_ctx, call_tool, tmp_path):
     write_tree(tmp_path, {
         "u8.txt": codecs.BOM_UTF8 + b"hello bom\n",
@@ -213,6 +235,30 @@ async def test_pattern_starting_with_a_dash(tool, make_ctx, call_tool, tmp_path)
     write_tree(tmp_path, {"a.txt": "x --verbose y\n"})
     out = await grep(tool, make_ctx, call_tool, tmp_path, pattern="--verbose", output_mode="content")
     assert out.content == "a.txt:1:x --verbose y"
+
+
+async def test_symlinks_are_not_followed_unless_named(tool, make_ctx, call_tool, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.txt").write_text("needle\n")
+    ws = tmp_path_factory.mktemp("ws")
+    (ws / "own.txt").write_text("needle\n")
+    (ws / "link.txt").symlink_to(outside / "secret.txt")
+    (ws / "linkdir").symlink_to(outside)
+    out = await grep(tool, make_ctx, call_tool, ws, pattern="needle")
+    assert out.content.splitlines() == ["Found 1 file", "own.txt"]
+    # Named explicitly, a link is resolved like any path (the permission check sees that).
+    out = await grep(tool, make_ctx, call_tool, ws, pattern="needle", path="link.txt")
+    assert out.content.splitlines() == ["Found 1 file", str(outside / "secret.txt")]
+
+
+async def test_an_unusable_rg_binary_falls_back_to_python(make_ctx, repo, tmp_path_factory):
+    broken = tmp_path_factory.mktemp("bin") / "rg"
+    broken.write_bytes(b"\x7fELF not really")
+    broken.chmod(0o755)
+    tool = GrepTool(str(broken))
+    out = await run(tool, make_ctx(repo), {"pattern": "helper", "output_mode": "count"})
+    assert out.content.splitlines()[0] == "Found 3 matching lines in 2 files"
+    assert tool.rg is None
 
 
 # --------------------------------------------------------------------------- limits
@@ -351,8 +397,8 @@ QUERIES = [
 async def test_rg_and_fallback_give_identical_answers(make_ctx, call_tool, tmp_path, query):
     (tmp_path / ".git").mkdir()
     write_tree(tmp_path, CORPUS)
-    fast = await call_tool(GrepTool(), make_ctx(tmp_path), **query)
-    slow = await call_tool(GrepTool(use_rg=False), make_ctx(tmp_path), **query)
+    fast = await run(GrepTool(), make_ctx(tmp_path), query)
+    slow = await run(GrepTool(use_rg=False), make_ctx(tmp_path), query)
     assert fast == slow
     assert not fast.is_error
 

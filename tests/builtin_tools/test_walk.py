@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 
 from builtin_tools._walk import (
     RG_WALK_ARGS,
+    IgnoreChecker,
     IgnoreFile,
     PathGlob,
     find_rg,
     glob_to_regex,
+    rg_filter_args,
     walk,
     walk_files,
 )
@@ -148,6 +150,16 @@ def test_path_glob_prefilter_is_the_file_name_part() -> None:
     assert PathGlob.compile(".hidden*").rg_prefilter() == ".hidden*"
 
 
+def test_rg_filter_uses_glob_only_for_extensions() -> None:
+    assert rg_filter_args(PathGlob.compile("**/*.py")) == (["--glob", "*.py"], True)
+    assert rg_filter_args(PathGlob.compile("*.{ts,tsx}")) == (["--glob", "*.{ts,tsx}"], True)
+    # `*` would send rg into every ignored folder: a type never does.
+    assert rg_filter_args(PathGlob.compile("**/*")) == (
+        ["--type-add", "loomglob:*", "--type", "loomglob"], False)
+    assert rg_filter_args(PathGlob.compile("test_*.py"))[1] is False
+    assert rg_filter_args(PathGlob.compile("src/**")) == ([], False)
+
+
 def test_empty_glob_is_rejected() -> None:
     with pytest.raises(ValueError, match="empty glob"):
         PathGlob.compile("  ")
@@ -252,6 +264,30 @@ def test_walk_skips_unreadable_folders(tmp_path: Path) -> None:
         (tmp_path / "locked").chmod(0o755)
 
 
+def all_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                  if p.is_file() and not p.is_symlink())
+
+
+def test_ignore_checker_agrees_with_the_walk(rich: Path) -> None:
+    checker = IgnoreChecker(rich)
+    assert [rel for rel in all_files(rich) if checker.visible(rel)] == RICH_KEPT
+    for sub in ("src", "docs", "node_modules/m"):
+        sub_checker = IgnoreChecker(rich / sub)
+        assert [rel for rel in all_files(rich / sub) if sub_checker.visible(rel)] == walk_files(rich / sub)
+
+
+def test_ignore_checker_rejects_files_inside_ignored_folders(tmp_path: Path) -> None:
+    # What rg's --glob lets through: a folder whose name matches the glob is entered
+    # even when ignored, and a matching file is listed even when ignored.
+    (tmp_path / ".git").mkdir()
+    write_tree(tmp_path, {".gitignore": "x.py/\ndebug.py\n", "x.py/a.py": "", "debug.py": "",
+                          "ok.py": ""})
+    checker = IgnoreChecker(tmp_path)
+    assert [checker.visible(p) for p in ("x.py/a.py", "debug.py", "ok.py", ".git/config")] == [
+        False, False, True, False]
+
+
 # --------------------------------------------------------------------------- same files as rg
 
 @needs_rg
@@ -303,5 +339,7 @@ def test_walk_equals_rg_for_generated_gitignores(tmp_path: Path, root_lines: lis
     (tmp_path / ".gitignore").write_text("\n".join(root_lines) + "\n")
     (tmp_path / "src" / ".gitignore").write_text("\n".join(src_lines) + "\n")
     assert walk_files(tmp_path) == rg_files(tmp_path)
+    checker = IgnoreChecker(tmp_path)
+    assert [rel for rel in all_files(tmp_path) if checker.visible(rel)] == walk_files(tmp_path)
     for sub in ("src", "deep", "a"):
         assert walk_files(tmp_path / sub) == rg_files(tmp_path / sub), sub
