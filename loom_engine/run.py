@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import AgentEvent
-from .execution import CancelToken
+from .execution import CancelToken, ExecutionContext
 from .messages import Message, ToolResultPart, ToolUsePart
 from .providers.base import ProviderRequest
 from .tools.pipeline import ToolPipeline
@@ -42,7 +42,8 @@ class RunContext:
         self.config = agent.config
         self.bus = agent.bus
         self.metrics = agent.metrics
-        self.cancel = cancel
+        # Shared by every turn of the run (and handed to sub-agents as their parent's).
+        self.execution = ExecutionContext(workspace=agent.workspace.root, cancel=cancel)
         self.first_turn = first_turn
         self.emit = emit
         self.scratch = Scratch()
@@ -53,6 +54,10 @@ class RunContext:
             make_context=agent._tool_context_factory(cancel, emit), emit=emit, stamp=self.stamp,
             permissions=agent.permissions, interactive=self.config.interactive,
             redact=self.config.redact_secrets, timeout_s=self.config.tool_timeout_s)
+
+    @property
+    def cancel(self) -> CancelToken:
+        return self.execution.cancel
 
     def stamp(self) -> Mapping[str, Any]:
         return self.agent._stamp(self.state.turn_id if self.state else "")

@@ -90,6 +90,8 @@ def test_headless_denial_names_the_flag(repo: Path, tmp_path: Path, fake_llm: Fa
     (["run", "x", "--allow", "bash("], {}, 2, "bash("),
     (["run", "x"], {"ANTHROPIC_API_KEY": ""}, 1, "ANTHROPIC_API_KEY"),
     (["run", "x", "--resume", "nope"], {}, 1, "nope"),
+    (["run", "x"], {"LOOM_PROVIDER": "bogus"}, 1, "LOOM_PROVIDER"),
+    (["run", "x", "--provider", "bogus"], {}, 2, "bogus"),
     (["run", "x", "--provider", "openai", "--model", "m"], {"OPENAI_BASE_URL": "ftp://x"}, 1, "ftp://x"),
 ])
 def test_bad_input_is_one_line_no_traceback(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer,
