@@ -258,8 +258,7 @@ class Agent:
         self._tracker.observe(usage)
 
     def _make_tracker(self) -> Any:
-        from .context.tokens import TokenCounter
-        from .context.tracker import ContextTracker
+        from .context.tokens import ContextTracker, TokenCounter
 
         return ContextTracker(TokenCounter(self.config.model), system=self._system, tools=self._tool_specs)
 
@@ -281,6 +280,9 @@ class Agent:
 
         compressor = StructuredCompressor(self.provider, self.config.model, self._tracker.counter)
         result = await compressor.compact(tuple(self._messages), focus=focus, cancel=run.cancel)
+        if getattr(result, "error", None):
+            run.emit(Notice(level="warning", message=f"compaction fell back to {result.method}: {result.error}",
+                            **run.stamp()))
         if result.messages == tuple(self._messages):
             return False
         self._replace_history(result.messages)

@@ -1,0 +1,318 @@
+"""Skills: folders with a SKILL.md, found on disk and disclosed to the model in three levels.
+
+Public API
+----------
+``Skill``  frozen: ``name``, ``description``, ``path`` (the SKILL.md), ``source``,
+    ``allowed_tools`` (tuple of Loom rule strings, or None); ``folder``; ``body`` /
+    ``read_body()`` read the instructions from disk when they are needed (level 2),
+    never before; ``files()`` lists the rest of the folder.
+``SkillCatalog.discover(workspace_root, *, user_config_dir=None, builtin_dir=None)``
+    Skills from, in this order: Loom's own ``skills/`` (``paths.builtin_skills_dir()``),
+    ``<user config dir>/skills/`` (``paths.config_dir()``), then the project's
+    ``.agents/skills/``, ``.claude/skills/`` and ``.loom/skills/``. A later skill replaces
+    an earlier one of the same name (``overridden`` keeps what was replaced).
+``catalog.warnings``  one line per skipped skill: the file and the problem.
+``catalog.index_text()``  level 1, for the system prompt: name and description only.
+``catalog.load(name) -> (body, files)``  level 2: the instructions and the other files
+    of the skill's folder (relative paths, sorted); ``SkillNotFound`` names the
+    available skills.
+``catalog.get(name)``, ``names()``, ``restricted(names)``, ``len``, iteration, ``in``.
+
+SKILL.md
+--------
+YAML front matter between ``---`` lines (parsed with PyYAML ``safe_load``), then the
+body::
+
+    ---
+    name: fix-tests            # lowercase letters, digits, single hyphens; <= 64;
+                               # must equal the folder name
+    description: Run the test suite and fix failures. Use when ...   # <= 1,024 chars
+    allowed-tools: read_file, edit_file, bash(pytest:*)    # optional; list or string
+    ---
+    Instructions...
+
+``allowed-tools`` never grants anything: permissions come from the user's rules and
+mode only, so a call outside the list is checked (and asked about) exactly as any other
+call, and a call inside it is not pre-approved either. The list is shown to the model
+with the instructions as the tools the skill expects to use. Claude Code's tool names
+(``Read``, ``Bash(git diff:*)``...) are translated to Loom's, so skills written for
+other agents work unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import paths
+
+SKILL_FILE = "SKILL.md"
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_LISTED_FILES = 200
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git"})
+
+PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills", ".loom/skills")
+
+# Claude Code's tool names, as skills written for it use them.
+_TOOL_ALIASES = {
+    "read": "read_file", "write": "write_file", "edit": "edit_file", "multiedit": "multi_edit",
+    "glob": "glob", "grep": "grep", "ls": "ls", "bash": "bash", "todowrite": "todo_write",
+    "task": "task", "skill": "skill", "webfetch": "web_fetch",
+}
+
+
+class SkillNotFound(KeyError):
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        names = ", ".join(sorted(available)) or "none"
+        self.message = f"Unknown skill {name!r}. Available skills: {names}."
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    path: Path  # the SKILL.md file
+    source: str  # "builtin" | "user" | "project"
+    allowed_tools: tuple[str, ...] | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def body(self) -> str:
+        """The instructions, read from disk on each access (never held in memory)."""
+        return self.read_body()
+
+    def read_body(self) -> str:
+        """The instructions after the front matter, read from disk now."""
+        text = self.path.read_text(encoding="utf-8")
+        _, body = split_front_matter(text)
+        return body.strip()
+
+    def files(self) -> list[str]:
+        """The other files of the skill's folder, relative, sorted (level 3 material)."""
+        found: list[str] = []
+        for folder, dirs, names in os.walk(self.folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith(".pyc"):
+                    continue
+                relative = (Path(folder) / name).relative_to(self.folder).as_posix()
+                if relative != SKILL_FILE:
+                    found.append(relative)
+        return sorted(found)[:MAX_LISTED_FILES]
+
+
+class SkillError(ValueError):
+    """Why a SKILL.md cannot be used."""
+
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """(YAML text, body) of a SKILL.md; SkillError when there is no front matter."""
+    text = text.lstrip("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise SkillError("no YAML front matter (the file must start with a '---' line)")
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            return "".join(lines[1:index]), "".join(lines[index + 1:])
+    raise SkillError("the front matter is not closed by a '---' line")
+
+
+def parse_skill(path: Path, source: str) -> Skill:
+    """Read and validate one SKILL.md; SkillError says what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SkillError("not valid UTF-8 text") from None
+    except OSError as error:
+        raise SkillError(f"cannot be read ({error.strerror or error})") from None
+    front, body = split_front_matter(text)
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise SkillError(f"invalid YAML front matter{where}: {problem}") from None
+    if not isinstance(data, dict):
+        raise SkillError("the front matter must be a YAML mapping with name and description")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SkillError("missing 'name'")
+    name = name.strip()
+    if len(name) > MAX_NAME:
+        raise SkillError(f"name {name!r} is longer than {MAX_NAME} characters")
+    if not _NAME.match(name):
+        raise SkillError(f"name {name!r} must be lowercase letters, digits and single hyphens "
+                         "(not at the start or end)")
+    if name != path.parent.name:
+        raise SkillError(f"name {name!r} does not match its folder name {path.parent.name!r}")
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillError("missing 'description'")
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        raise SkillError(f"description is {len(description):,} characters; the limit is {MAX_DESCRIPTION:,}")
+    allowed = _allowed_tools(data.get("allowed-tools", data.get("allowed_tools")))
+    if not body.strip():
+        raise SkillError("no instructions after the front matter")
+    return Skill(name=name, description=description, path=path, source=source, allowed_tools=allowed)
+
+
+def _allowed_tools(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = _split_tool_list(value)
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        items = [v.strip() for v in value if v.strip()]
+    else:
+        raise SkillError("'allowed-tools' must be a list of tool names or a comma-separated string")
+    return tuple(dict.fromkeys(_loom_tool_rule(item) for item in items))
+
+
+def _split_tool_list(text: str) -> list[str]:
+    """Split on commas outside parentheses; with no commas, on spaces outside them."""
+    separator_is_comma = "," in _outside_parens(text)
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (char == "," if separator_is_comma else char.isspace()):
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]
+
+
+def _outside_parens(text: str) -> str:
+    depth = 0
+    out = []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def _loom_tool_rule(item: str) -> str:
+    name, paren, rest = item.partition("(")
+    loom_name = _TOOL_ALIASES.get(name.strip().lower().replace("_", ""), name.strip())
+    return f"{loom_name}({rest}" if paren else loom_name
+
+
+class SkillCatalog:
+    def __init__(self, skills: Iterable[Skill] = (), warnings: Iterable[str] = (),
+                 overridden: Iterable[Skill] = ()) -> None:
+        by_name: dict[str, Skill] = {}
+        for skill in skills:
+            by_name[skill.name] = skill
+        self._skills = dict(sorted(by_name.items()))
+        self.warnings: tuple[str, ...] = tuple(warnings)
+        self.overridden: tuple[Skill, ...] = tuple(overridden)
+
+    @classmethod
+    def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None = None,
+                 builtin_dir: Path | str | None = None) -> SkillCatalog:
+        root = Path(workspace_root)
+        config = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
+        builtin = Path(builtin_dir) if builtin_dir is not None else paths.builtin_skills_dir()
+        places: list[tuple[Path, str]] = [(builtin, "builtin"), (config / "skills", "user")]
+        places += [(root / folder, "project") for folder in PROJECT_SKILL_DIRS]
+        found: dict[str, Skill] = {}
+        overridden: list[Skill] = []
+        warnings: list[str] = []
+        seen_folders: set[Path] = set()
+        for folder, source in places:
+            try:
+                resolved = folder.resolve()
+            except OSError:
+                continue
+            if resolved in seen_folders or not folder.is_dir():
+                continue
+            seen_folders.add(resolved)
+            for skill_dir in sorted(folder.iterdir()):
+                if not skill_dir.is_dir() or skill_dir.name.startswith((".", "_")):
+                    continue
+                skill_file = skill_dir / SKILL_FILE
+                if not skill_file.is_file():
+                    near = [p.name for p in skill_dir.iterdir() if p.name.lower() == "skill.md"]
+                    if near:
+                        warnings.append(f"{skill_dir / near[0]}: skipped: the file must be named {SKILL_FILE}")
+                    continue
+                try:
+                    skill = parse_skill(skill_file, source)
+                except SkillError as error:
+                    warnings.append(f"{skill_file}: skipped: {error}")
+                    continue
+                if skill.name in found:
+                    overridden.append(found[skill.name])
+                found[skill.name] = skill
+        return cls(found.values(), warnings, overridden)
+
+    # --- lookup ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(self._skills.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._skills
+
+    def names(self) -> list[str]:
+        return list(self._skills)
+
+    def get(self, name: str) -> Skill | None:
+        return self._skills.get(name)
+
+    def restricted(self, names: Iterable[str] | None) -> SkillCatalog:
+        """Only the named skills (for a sub-agent's configuration); all when None."""
+        if names is None:
+            return self
+        wanted = set(names)
+        return SkillCatalog([s for s in self if s.name in wanted], self.warnings, self.overridden)
+
+    # --- disclosure ----------------------------------------------------------------------
+
+    def index_text(self) -> str:
+        """Level 1: what each skill is for, one line each; the bodies stay on disk."""
+        if not self._skills:
+            return ""
+        lines = ["# Skills",
+                 "Skills hold instructions for particular tasks. When a request matches a skill's "
+                 "description, call the skill tool with its name before you start, then follow its "
+                 "instructions."]
+        lines += [f"- {skill.name}: {skill.description}" for skill in self]
+        return "\n".join(lines)
+
+    def load(self, name: str) -> tuple[str, list[str]]:
+        """Level 2: the skill's instructions and the other files in its folder."""
+        skill = self._skills.get(name.strip())
+        if skill is None:
+            raise SkillNotFound(name, self._skills)
+        return skill.read_body(), skill.files()

@@ -1,0 +1,46 @@
+"""Auto-compaction through the real Anthropic provider against the strict fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from builtin_tools import default_tools
+from loom_engine.agent import Agent
+from loom_engine.config import AgentConfig
+from loom_engine.events import CompactionApplied, Finished
+from loom_engine.providers.factory import create_provider
+from loom_engine.workspace import Workspace
+from tests.fakellm.server import FakeLLMServer, Reply
+
+SECTIONS = ["Background context", "Key decisions", "Tool usage", "User intent evolution",
+            "Execution results", "Errors and solutions", "Open issues", "Next steps"]
+SUMMARY = "\n".join(f"## {name}\n- point about {name.lower()}" for name in SECTIONS)
+
+
+async def test_session_past_the_threshold_compacts_and_continues(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    for k in range(4):
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
+    # A 16k window compacts at 8k: after the fourth read, before the fifth request.
+    fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)],
+                     Reply.text(SUMMARY), Reply.text("finished after compaction"))
+    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
+    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
+                                     interactive=False),
+                  provider=provider, tools=default_tools(), workspace=Workspace.at(workspace),
+                  system_prompt="You are a test.")
+    events = [e async for e in agent.run("summarise the files")]
+    assert isinstance(events[-1], Finished) and events[-1].result == "finished after compaction"
+    compactions = [e for e in events if isinstance(e, CompactionApplied)]
+    assert len(compactions) == 1 and compactions[0].tokens_after < compactions[0].tokens_before
+    assert compactions[0].method == "summary"
+    bodies = [r.body for r in fake_llm.requests]
+    assert len(bodies) == 6 and not bodies[4].get("tools")
+    assert all(name in json.dumps(bodies[4]) for name in SECTIONS)
+    after, last_before = bodies[5], bodies[3]
+    assert len(json.dumps(after["messages"])) < len(json.dumps(last_before["messages"]))
+    assert "point about key decisions" in json.dumps(after["messages"])
+    # The kept history is valid for the strict server on the next run too.
+    fake_llm.enqueue(Reply.text("still fine"))
+    events = [e async for e in agent.run("and?")]
+    assert isinstance(events[-1], Finished) and events[-1].result == "still fine"
