@@ -1,0 +1,117 @@
+"""The status bar (model, mode, context, tokens, cost, cache) and the activity line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rich.text import Text
+from textual.widgets import Static
+
+from loom_engine.usage import Usage
+
+MODE_STYLES = {
+    "default": "bold",
+    "accept-edits": "bold green",
+    "plan": "bold cyan",
+    "bypass": "bold white on red",
+}
+
+
+def human_tokens(count: int) -> str:
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.2f}M"
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    model: str = ""
+    mode: str = ""
+    context_used: int = 0
+    context_window: int = 0
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    note: str = ""
+
+    @property
+    def context_percent(self) -> float:
+        return 100.0 * self.context_used / self.context_window if self.context_window else 0.0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        prompt = self.usage.prompt_tokens
+        return self.usage.cache_read_input_tokens / prompt if prompt else 0.0
+
+    def with_usage(self, usage: Usage, cost_usd: float) -> StatusInfo:
+        return replace(self, usage=self.usage + usage, cost_usd=self.cost_usd + cost_usd)
+
+
+def status_text(info: StatusInfo) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if info.note:
+        text.append(info.note, style="italic")
+        text.append("  ")
+    if not info.model:
+        return text
+    text.append(info.model, style="bold")
+    text.append(" · ")
+    mode = info.mode or "…"
+    text.append(f" {mode} " if mode == "bypass" else mode, style=MODE_STYLES.get(mode, "bold"))
+    text.append(" (shift+tab)", style="dim")
+    if info.context_window:
+        pct = info.context_percent
+        style = "red" if pct >= 85 else "yellow" if pct >= 60 else ""
+        text.append(" · ctx ")
+        text.append(f"{pct:.0f}%", style=style)
+    usage = info.usage
+    text.append(f" · ↑{human_tokens(usage.prompt_tokens)} ↓{human_tokens(usage.output_tokens)}")
+    text.append(f" · ${info.cost_usd:.4f}" if info.cost_usd < 1 else f" · ${info.cost_usd:.2f}")
+    if usage.prompt_tokens:
+        text.append(f" · cache {info.cache_hit_rate * 100:.0f}%")
+    return text
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.info = StatusInfo()
+
+    def on_mount(self) -> None:
+        self.update(status_text(self.info))
+
+    def set_info(self, info: StatusInfo) -> None:
+        if info != self.info:
+            self.info = info
+            self.update(status_text(info))
+
+
+class ActivityLine(Static):
+    """One line above the prompt: what is running, how long, what is queued, hints."""
+
+    DEFAULT_CSS = """
+    ActivityLine {
+        height: 1;
+        padding: 0 1;
+        color: $text-accent;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.message = ""
+
+    def show(self, message: str) -> None:
+        if message != self.message:
+            self.message = message
+            self.update(Text(message, no_wrap=True, overflow="ellipsis"))

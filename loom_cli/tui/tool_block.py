@@ -1,0 +1,286 @@
+"""One compact block per tool call: name, key argument, spinner, output, diff.
+
+A block is two widgets at most: the `ToolView` strip widget that paints header, live
+output, result and diff, and (for `task` only) a container for the sub-agent's own
+blocks. The spinner repaints only the header line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rich.style import Style as RichStyle
+from rich.text import Text
+from textual import events
+from textual.containers import Vertical
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.timer import Timer
+
+from .diff_view import diff_palette, parse_unified_diff, render_diff
+from .strip_view import StripView, render_rich
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+EDIT_TOOLS = frozenset({"edit_file", "multi_edit", "write_file", "apply_patch"})
+_KEY_ARGS = ("command", "path", "file_path", "pattern", "url", "description", "name", "query", "skill")
+COLLAPSED_OUTPUT_LINES = 4
+COLLAPSED_DIFF_ROWS = 40
+LIVE_OUTPUT_LINES = 8
+EXPANDED_OUTPUT_LINES = 2000
+
+
+def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
+    """The one argument that tells the user what a call does."""
+    if name == "todo_write":
+        todos = tool_input.get("todos")
+        return f"{len(todos)} items" if isinstance(todos, list) else ""
+    if name == "apply_patch":
+        patch = str(tool_input.get("patch") or tool_input.get("input") or "")
+        paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
+                 if line.startswith(("*** Update File:", "*** Add File:", "*** Delete File:"))]
+        if not paths:
+            paths = [line[6:].strip() for line in patch.splitlines() if line.startswith("+++ b/")]
+        return ", ".join(paths)
+    for key in _KEY_ARGS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            if key == "pattern" and isinstance(tool_input.get("path"), str):
+                return f"{value}  in {tool_input['path']}"
+            return value
+    for value in tool_input.values():
+        if isinstance(value, str) and value:
+            return value
+    return json.dumps(dict(tool_input), ensure_ascii=False)[:200] if tool_input else ""
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ToolCallData:
+    """Everything needed to draw (or redraw after pruning) one tool call."""
+
+    call_id: str
+    name: str
+    input: Mapping[str, Any]
+    status: str = "running"  # running | waiting | done | error | denied | interrupted
+    content: str = ""
+    duration_ms: float = 0.0
+    display: Mapping[str, Any] | None = None
+    live: str = ""
+    note: str = ""
+    depth: int = 0
+    children: tuple[Any, ...] = field(default_factory=tuple)
+
+
+class ToolView(StripView):
+    """Header, live output, result preview and diff of one call."""
+
+    DEFAULT_CSS = """
+    ToolView {
+        height: auto;
+        padding: 0 1 0 1;
+    }
+    """
+
+    def __init__(self, data: ToolCallData, *, expanded: bool = False) -> None:
+        super().__init__(classes="tool-view")
+        self.data = data
+        self.expanded = expanded
+        self.frame = 0
+
+    # --- drawing ----------------------------------------------------------------------
+
+    def _header(self) -> Text:
+        data = self.data
+        icons = {"running": (SPINNER[self.frame % len(SPINNER)], "cyan"), "waiting": ("?", "yellow"),
+                 "done": ("✓", "green"), "error": ("✗", "red"), "denied": ("⊘", "yellow"),
+                 "interrupted": ("⏹", "yellow")}
+        icon, colour = icons.get(data.status, ("•", "white"))
+        text = Text()
+        text.append(f"{icon} ", style=f"bold {colour}")
+        text.append(data.name, style="bold")
+        arg = key_argument(data.name, data.input)
+        if arg:
+            shown = arg if len(arg) <= 200 else arg[:199] + "…"
+            text.append(f"  {shown.splitlines()[0] if shown.strip() else shown}", style="dim")
+        summary = self._summary()
+        if summary:
+            text.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
+        # Sub-second timings are noise next to the result; slow calls are worth knowing.
+        if data.status not in ("running", "waiting") and data.duration_ms >= 1000:
+            text.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        return text
+
+    def _summary(self) -> str:
+        data = self.data
+        if data.status == "waiting":
+            return "awaiting your approval"
+        if data.status == "running" or (data.name == "todo_write" and data.status == "done"):
+            return ""
+        if data.status == "denied":
+            return "denied" + (f": {data.note}" if data.note else "")
+        if data.status == "interrupted":
+            return "interrupted"
+        if data.status == "error":
+            return _one_line(data.content) or "failed"
+        if data.display and data.display.get("kind") == "diff":
+            parsed = parse_unified_diff(str(data.display.get("diff", "")))
+            return f"+{parsed.added} -{parsed.removed}"
+        lines = data.content.count("\n") + 1 if data.content.strip() else 0
+        if data.name == "read_file":
+            return f"{lines} lines"
+        return _one_line(data.content, 80) if lines == 1 else (f"{lines} lines" if lines else "")
+
+    def _body(self, width: int) -> list[Strip]:
+        data = self.data
+        strips: list[Strip] = []
+        indent = "  ⎿ "
+        cont = "    "
+        if data.status == "running" and data.live:
+            tail = data.live.rstrip("\n").splitlines()[-LIVE_OUTPUT_LINES:]
+            text = Text("\n".join(f"{indent if i == 0 else cont}{line}" for i, line in enumerate(tail)),
+                        style="dim")
+            strips.extend(render_rich(self, text, width))
+        diff = data.display.get("diff") if data.display and data.display.get("kind") == "diff" else None
+        if diff and data.status in ("done", "waiting"):
+            palette = diff_palette(self.app.current_theme.dark)
+            rows = None if self.expanded else COLLAPSED_DIFF_ROWS
+            body = render_diff(parse_unified_diff(str(diff)), max(10, width - 4), self.app.console,
+                               palette, rows)
+            pad = Strip(Text("    ").render(self.app.console))
+            strips.extend(Strip.join([pad, line]) for line in body)
+            return strips
+        if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
+            if data.status == "error" and not self.expanded and "\n" not in data.content.strip():
+                return strips  # the header already shows the one-line error
+            lines = data.content.rstrip("\n").splitlines()
+            if data.name == "read_file" and not self.expanded:
+                return strips
+            limit = EXPANDED_OUTPUT_LINES if self.expanded else COLLAPSED_OUTPUT_LINES
+            shown = lines[:limit]
+            text = Text(style="red" if data.status == "error" else "dim")
+            for i, line in enumerate(shown):
+                text.append(("\n" if i else "") + (indent if i == 0 else cont) + line)
+            hidden = len(lines) - len(shown)
+            if hidden > 0:
+                text.append(f"\n{cont}… {hidden} more lines (click to expand)", style="italic dim")
+            strips.extend(render_rich(self, text, width))
+        return strips
+
+    def build_lines(self, width: int) -> list[Strip]:
+        header = render_rich(self, self._header(), width)[:1]
+        return header + self._body(width)
+
+    def update_data(self, data: ToolCallData) -> None:
+        self.data = data
+        self.invalidate()
+
+    def tick(self) -> None:
+        """Advance the spinner: only the header line is redrawn."""
+        self.frame += 1
+        width = self.content_size.width
+        if self._lines and width == self._lines_width:
+            self._lines[0] = render_rich(self, self._header(), width)[0]
+            self.refresh(Region(0, 0, width, 1))
+
+    def on_click(self, event: events.Click) -> None:
+        if self.data.status in ("running", "waiting"):
+            return
+        self.expanded = not self.expanded
+        self.invalidate()
+
+
+class ToolBlock(Vertical):
+    """A tool call in the transcript; `task` blocks hold their sub-agent's blocks."""
+
+    DEFAULT_CSS = """
+    ToolBlock {
+        height: auto;
+        margin: 0 0 1 0;
+    }
+    ToolBlock > .subagent {
+        height: auto;
+        padding: 0 0 0 4;
+    }
+    """
+
+    def __init__(self, data: ToolCallData, *, expanded: bool = False) -> None:
+        super().__init__(classes="tool-block")
+        self.view = ToolView(data, expanded=expanded)
+        self.children_box: Vertical | None = None
+        self._live_timer: Timer | None = None
+        self._live_dirty = False
+
+    def compose(self):  # type: ignore[override]
+        yield self.view
+
+    @property
+    def data(self) -> ToolCallData:
+        return self.view.data
+
+    @property
+    def call_id(self) -> str:
+        return self.view.data.call_id
+
+    @property
+    def running(self) -> bool:
+        return self.view.data.status in ("running", "waiting")
+
+    def subagent_box(self) -> Vertical:
+        """The container the sub-agent's blocks go into (created on first use)."""
+        if self.children_box is None:
+            self.children_box = Vertical(classes="subagent")
+            self.mount(self.children_box)
+        return self.children_box
+
+    def set_status(self, status: str, **changes: Any) -> None:
+        self.view.update_data(replace(self.view.data, status=status, **changes))
+
+    def add_live_output(self, text: str) -> None:
+        # Progress chunks arrive per line of output; repaint at most ten times a second.
+        data = self.view.data
+        live = (data.live + text)[-8000:]
+        self.view.data = replace(data, live=live)
+        if self._live_timer is None:
+            self._live_timer = self.set_timer(0.1, self._flush_live)
+
+    def _flush_live(self) -> None:
+        self._live_timer = None
+        self.view.invalidate()
+
+    def finish(self, *, content: str, is_error: bool, duration_ms: float,
+               display: Mapping[str, Any] | None, interrupted: bool = False) -> None:
+        data = self.view.data
+        if data.status == "denied":
+            status = "denied"
+        elif interrupted:
+            status = "interrupted"
+        else:
+            status = "error" if is_error else "done"
+        if self._live_timer is not None:
+            self._live_timer.stop()
+            self._live_timer = None
+        self.view.update_data(replace(data, status=status, content=content, duration_ms=duration_ms,
+                                      display=display, live=""))
+
+    def tick(self) -> None:
+        if self.running:
+            self.view.tick()
+
+    def set_expanded(self, expanded: bool) -> None:
+        if self.view.expanded != expanded:
+            self.view.expanded = expanded
+            self.view.invalidate()
+
+
+def style_for_level(level: str) -> RichStyle:
+    return {"error": RichStyle(color="red", bold=True), "warning": RichStyle(color="yellow")}.get(
+        level, RichStyle(dim=True))

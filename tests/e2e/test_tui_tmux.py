@@ -1,0 +1,124 @@
+"""End to end in a real terminal: the installed `loom` in tmux against the fake LLM server.
+
+Each test runs its own tmux server (a private socket) so nothing else is touched, types
+with `send-keys` and reads the screen with `capture-pane`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm.server import FakeLLMServer, Reply
+
+LOOM = Path(sys.executable).with_name("loom")
+TMUX = shutil.which("tmux") or "/usr/bin/tmux"
+
+
+class Terminal:
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
+        if result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "loom")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "loom", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "loom", "-l", text)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if predicate(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text('def greet(name):\n    return f"hello {name}"\n')
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+@pytest.fixture
+def terminal(tmp_path: Path, repo: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
+    assert LOOM.exists(), f"the installed loom command is missing: {LOOM}"
+    term = Terminal(f"loom-e2e-{uuid.uuid4().hex[:8]}")
+    env = {
+        "ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
+        "LOOM_DATA_DIR": str(tmp_path / "data"), "LOOM_CONFIG_DIR": str(tmp_path / "config"),
+        "LOOM_PROVIDER": "anthropic", "LOOM_MODEL": "claude-sonnet-4-5", "TERM": "xterm-256color",
+        "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    command = f"cd {shlex.quote(str(repo))} && env -i {exports} {shlex.quote(str(LOOM))}; sleep 30"
+    term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "loom", "-x", "110", "-y", "40", command)
+    try:
+        yield term
+    finally:
+        subprocess.run([TMUX, "-L", term.socket, "kill-server"], capture_output=True, timeout=20)
+
+
+def test_edit_approved_in_the_modal(terminal: Terminal, fake_llm: FakeLLMServer, repo: Path) -> None:
+    fake_llm.enqueue(
+        Reply.tool("read_file", {"path": "src/app.py"}, text="Let me look at the file."),
+        Reply.tool("edit_file", {"path": "src/app.py", "old_string": "hello", "new_string": "howdy"}),
+        Reply.text("I changed the greeting to **howdy**."),
+    )
+    terminal.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt and status bar")
+    terminal.type("change the greeting")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "allow once" in s and "src/app.py" in s, "the permission modal")
+    time.sleep(1.3)  # the modal ignores answer keys for a second (typing guard)
+    terminal.keys("y")
+    screen = terminal.wait_for(lambda s: "changed the greeting" in s, "the final answer")
+    assert 'return f"howdy {name}"' in (repo / "src" / "app.py").read_text()
+    assert "✓ edit_file  src/app.py" in screen and "+1 -1" in screen
+    assert '- ' in screen and 'return f"hello {name}"' in screen  # the removed line
+    assert 'return f"howdy {name}"' in screen  # the added line
+    terminal.keys("C-d")
+    terminal.wait_for(lambda s: "Ask Loom" not in s, "loom to exit")
+
+
+def test_esc_interrupts_a_slow_stream_and_the_session_goes_on(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
+    slow = " ".join(f"word{i}" for i in range(3000))
+    fake_llm.enqueue(Reply.text(slow, chunk_size=6, chunk_delay=0.02), Reply.text("Picked up where we left off."))
+    terminal.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt")
+    terminal.type("tell me a long story")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "word20" in s, "streaming text")
+    terminal.keys("Escape")
+    screen = terminal.wait_for(lambda s: "interrupted" in s, "the interrupted notice", timeout=10)
+    assert "esc to interrupt" not in terminal.wait_for(lambda s: "esc to interrupt" not in s, "the run to stop")
+    assert "word2999" not in screen
+    terminal.type("go on")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "Picked up where we left off." in s, "the next answer")
+    # The next request carried the partial answer and was valid for the API.
+    last = fake_llm.requests[-1].messages
+    roles = [m["role"] for m in last]
+    assert roles[0] == "user" and roles[-1] == "user"
+    assert any("word1" in str(m.get("content")) for m in last if m["role"] == "assistant")

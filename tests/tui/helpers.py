@@ -1,0 +1,114 @@
+"""Building a real Agent (ScriptedProvider, built-in tools, PermissionManager) for TUI tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loom_cli.tui.app import LoomApp, TuiOptions
+
+
+class GatedProvider:
+    """A ScriptedProvider whose streams hold their last event until ``gate`` is set.
+
+    Lets a test act "while the answer streams" without racing the stream's speed.
+    """
+
+    name = "scripted"
+
+    def __init__(self, inner: Any) -> None:
+        import asyncio
+
+        self.inner = inner
+        self.gate = asyncio.Event()
+
+    async def stream(self, request: Any):  # type: ignore[no-untyped-def]
+        from loom_engine.providers.base import StreamCompleted
+
+        async for event in self.inner.stream(request):
+            if isinstance(event, StreamCompleted):
+                await self.gate.wait()
+            yield event
+
+
+@dataclass
+class Harness:
+    """What a test needs: the options to start the app and the agents it built."""
+
+    workspace: Path
+    data_dir: Path
+    script: Sequence[Any]
+    mode: str = "default"
+    agents: list[Any] = field(default_factory=list)
+    messages: Sequence[Any] = ()
+    sessions: Sequence[Any] = ()
+    gated: bool = False
+    providers: list[Any] = field(default_factory=list)
+
+    def factory(self, options: TuiOptions) -> Any:
+        from builtin_tools import default_tools
+        from loom_engine.agent import Agent
+        from loom_engine.config import AgentConfig
+        from loom_engine.permissions.manager import PermissionManager
+        from loom_engine.providers.scripted import ScriptedProvider
+        from loom_engine.workspace import Workspace
+
+        workspace = Workspace.at(options.workspace)
+        permissions = PermissionManager(workspace, mode=options.permission_mode or self.mode,
+                                        local_settings_path=workspace.root / ".loom" / "settings.local.toml")
+        messages = self.messages if (options.resume_id or options.continue_session) else ()
+        provider: Any = ScriptedProvider(list(self.script), chunk_size=16)
+        if self.gated:
+            provider = GatedProvider(provider)
+        self.providers.append(provider)
+        agent = Agent(config=AgentConfig(model=options.model or "claude-sonnet-4-5", provider="scripted",
+                                         context_window=200_000),
+                      provider=provider, tools=default_tools(),
+                      workspace=workspace, permissions=permissions, messages=messages,
+                      system_prompt="You are a test assistant.")
+        self.agents.append(agent)
+        return agent
+
+    def options(self, **changes: Any) -> TuiOptions:
+        base = dict(workspace=self.workspace, agent_factory=self.factory, data_dir=self.data_dir,
+                    permission_guard_s=0.0, session_lister=lambda _root: list(self.sessions),
+                    history_loader=lambda _options: list(self.messages))
+        base.update(changes)
+        return TuiOptions(**base)
+
+    def app(self, **changes: Any) -> LoomApp:
+        return LoomApp(self.options(**changes))
+
+    @property
+    def agent(self) -> Any:
+        return self.agents[-1]
+
+
+async def wait_for(pilot: Any, condition: Any, timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (a bound, not a timing assertion)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {condition}")
+        await pilot.pause(0.02)
+
+
+async def wait_idle(pilot: Any, app: LoomApp) -> None:
+    await wait_for(pilot, lambda: app.agent is not None and not app.running and not app._worker_active
+                   and not app.queue)
+    await pilot.pause()
+
+
+def screen_text(app: LoomApp) -> str:
+    """Every line currently painted on the active screen, as plain text."""
+    from rich.console import Console
+
+    console = Console(width=app.size.width, record=True, file=open("/dev/null", "w"), color_system=None)
+    update = app.screen._compositor.render_update(full=True)
+    console.print(update)  # type: ignore[arg-type]
+    return console.export_text()

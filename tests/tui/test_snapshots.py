@@ -1,0 +1,71 @@
+"""Snapshot tests (pytest-textual-snapshot): main screen, a diff block, the permission modal.
+
+Update the stored SVGs after an intended visual change with `--snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from loom_cli.tui.diff_view import unified_diff
+from loom_cli.tui.permission_modal import PermissionModal
+from loom_cli.tui.tool_block import ToolBlock, ToolCallData
+from loom_engine.events import PermissionRequested
+from tests.tui.helpers import Harness, wait_for, wait_idle
+
+OLD = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n\n\nprint(greet("world"))\n'
+NEW = 'def greet(name: str) -> str:\n    """Say hi."""\n    return f"hi {name}"\n\n\nprint(greet("world"))\n'
+DIFF = unified_diff(OLD, NEW, "src/app.py")
+
+
+def test_main_screen(snap_compare, harness: Harness) -> None:
+    harness.mode = "accept-edits"
+    harness.script = [
+        {"text": "I'll read the file first.", "tool_calls": [{"name": "read_file", "input": {"path": "src/app.py"}}],
+         "usage": {"input_tokens": 1800, "output_tokens": 40}},
+        {"tool_calls": [{"name": "edit_file", "input": {"path": "src/app.py", "old_string": "hello",
+                                                         "new_string": "hi"}}],
+         "usage": {"input_tokens": 300, "output_tokens": 30, "cache_read_input_tokens": 1800}},
+        {"text": "## Done\n\n`greet` now says **hi**:\n\n```python\ngreet(\"Ada\")  # 'hi Ada'\n```\n\n"
+                 "- edited `src/app.py`\n- no other files changed\n",
+         "usage": {"input_tokens": 200, "output_tokens": 60, "cache_read_input_tokens": 2100}},
+    ]
+    app = harness.app(permission_mode="accept-edits")
+
+    async def run_before(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"make greet say hi", "enter")
+        await wait_idle(pilot, app)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(100, 44), run_before=run_before)
+
+
+class DiffBlockApp(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield ToolBlock(ToolCallData(call_id="c1", name="edit_file",
+                                         input={"path": "src/app.py", "old_string": "hello", "new_string": "hi"},
+                                         status="done", content="Edited src/app.py (1 replacement).",
+                                         display={"kind": "diff", "path": "src/app.py", "diff": DIFF}))
+
+
+def test_diff_block(snap_compare) -> None:
+    assert snap_compare(DiffBlockApp(), terminal_size=(90, 16))
+
+
+class ModalApp(App[None]):
+    def on_mount(self) -> None:
+        request = PermissionRequested(
+            request_id="perm_1", call_id="c1", tool="edit_file",
+            input={"path": "src/app.py", "old_string": "hello", "new_string": "hi"},
+            reason="default mode: editing src/app.py needs approval",
+            preview={"kind": "diff", "path": "src/app.py", "diff": DIFF},
+            suggested_rules=("edit_file(src/app.py)",))
+        self.push_screen(PermissionModal(request, guard_s=0.0))
+
+
+def test_permission_modal(snap_compare) -> None:
+    assert snap_compare(ModalApp(), terminal_size=(100, 30))
