@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,8 +121,8 @@ class Tool(Protocol):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput: ...
 
 
-class BaseTool:
-    """Convenient defaults for implementing :class:`Tool`."""
+class BaseTool(ABC):
+    """Convenient defaults for implementing :class:`Tool`; subclasses write ``run``."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -135,8 +136,8 @@ class BaseTool:
     async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
         return None
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput: ...
 
 
 @dataclass(frozen=True)
