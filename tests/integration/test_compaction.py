@@ -44,3 +44,34 @@ async def test_session_past_the_threshold_compacts_and_continues(workspace: Path
     fake_llm.enqueue(Reply.text("still fine"))
     events = [e async for e in agent.run("and?")]
     assert isinstance(events[-1], Finished) and events[-1].result == "still fine"
+
+
+async def test_context_length_rejection_compacts_once_and_retries(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    for k in range(3):
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
+    fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(3)],
+                     Reply.prompt_too_long(), Reply.text(SUMMARY), Reply.text("answered after the retry"))
+    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
+    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
+                  tools=default_tools(), workspace=Workspace.at(workspace), system_prompt="You are a test.")
+    events = [e async for e in agent.run("read them all")]
+    assert isinstance(events[-1], Finished) and events[-1].result == "answered after the retry"
+    compactions = [e for e in events if isinstance(e, CompactionApplied)]
+    assert len(compactions) == 1 and compactions[0].reason == "context_length"
+    assert len(fake_llm.requests) == 6
+
+
+async def test_manual_compact_with_focus(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    for k in range(3):
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
+    fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(3)], Reply.text("read"),
+                     Reply.text(SUMMARY))
+    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
+    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
+                  tools=default_tools(), workspace=Workspace.at(workspace), system_prompt="You are a test.")
+    [e async for e in agent.run("read them all")]
+    before = len(agent.messages)
+    events = [e async for e in agent.compact(focus="the w1 file")]
+    assert [e.type for e in events if isinstance(e, CompactionApplied)] == ["compacted"]
+    assert len(agent.messages) < before
+    assert "the w1 file" in json.dumps(fake_llm.requests[-1].body)
