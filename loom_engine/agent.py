@@ -63,6 +63,9 @@ class Agent:
         self._messages: list[Message] = list(messages)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
+        from .context.assembler import ChangingFacts
+
+        self._changing_facts = ChangingFacts(workspace)
         self._running = False
         self._tracker = self._make_tracker()
 
@@ -133,6 +136,11 @@ class Agent:
         run = RunContext(self, queue.put_nowait, cancel, first_turn=self._state.turn)
         run.state = self._state
         self._append(Message.user(prompt))
+        # Facts that changed since the last turn go at the end of the conversation, never
+        # into the system prompt, so the cached prefix stays byte-identical.
+        reminder = self._changing_facts.collect(self._tool_state)
+        if reminder:
+            self._append(Message.user(reminder, reminder=True))
         task = asyncio.create_task(self._drive(run, queue))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
         try:

@@ -270,3 +270,28 @@ async def test_session_records_every_message(tmp_path: Path) -> None:
     loaded = store.load(writer.id)
     assert [m.role for m in loaded.messages] == ["user", "assistant", "tool", "assistant"]
     assert loaded.turn_state.turn == 2 and loaded.repaired == ()
+
+
+async def test_files_changed_on_disk_are_reported_at_the_end_once(tmp_path: Path) -> None:
+    @tool(read_only=True)
+    async def look(path: str, ctx: ToolContext) -> str:
+        """Read a file and remember it."""
+        resolved = ctx.resolve(path)
+        ctx.state.record_read(resolved)
+        return resolved.read_text()
+
+    (tmp_path / "notes.txt").write_text("v1")
+    provider = ReplayProvider([{"tool_calls": [{"name": "look", "input": {"path": "notes.txt"}}]},
+                               {"text": "read it"}, {"text": "ok"}, {"text": "ok again"}])
+    agent = Agent(config=AgentConfig(model="m"), provider=provider, tools=[look],
+                  workspace=Workspace.at(tmp_path), system_prompt="s")
+    await collect(agent, "read notes")
+    (tmp_path / "notes.txt").write_text("version two")
+    await collect(agent, "anything new?")
+    last = provider.requests[2].messages
+    assert last[-1].meta.get("reminder") and "notes.txt" in last[-1].text
+    assert last[-2].text == "anything new?"
+    # The prefix of the earlier request is unchanged, and the change is reported once.
+    assert provider.requests[2].messages[: len(provider.requests[1].messages)] == provider.requests[1].messages
+    await collect(agent, "and now?")
+    assert not provider.requests[3].messages[-1].meta.get("reminder")
