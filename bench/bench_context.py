@@ -151,4 +151,62 @@ def _estimate_rows() -> list[dict[str, Any]]:
 
 def run() -> list[dict[str, Any]]:
     counter = TokenCounter("claude-sonnet-4-5")
-    return _prompt_rows(counter) + _compaction_rows(counter) + _estimate_rows()
+    return _prompt_rows(counter) + _compaction_rows(counter) + _estimate_rows() + prefix_reuse_rows()
+
+
+def _strip_cache_control(value: Any) -> Any:
+    # cache_control marks where the cache ends; it is not part of the cached content.
+    if isinstance(value, dict):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
+    """Share of each request's predecessor that it repeats byte for byte, as a prefix."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from builtin_tools import default_tools
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.providers.factory import create_provider
+    from loom_engine.workspace import Workspace
+    from tests.fakellm.server import FakeLLMServer, Reply
+
+    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:
+        root = Path(tmp)
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        for k in range(turns):
+            (root / f"m{k}.py").write_text(f"def f{k}():\n    return {k}\n")
+        server.enqueue(*[Reply.tool("read_file", {"path": f"m{k}.py"}) for k in range(turns - 1)],
+                       Reply.text("done"))
+        provider = create_provider("anthropic", api_key="bench", base_url=server.anthropic_base_url)
+        agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
+                      tools=default_tools(), workspace=Workspace.at(root))
+
+        async def go() -> None:
+            async for _ in agent.run("read every module"):
+                pass
+        asyncio.run(go())
+        bodies = []
+        for request in server.requests:
+            body = _strip_cache_control(request.body)
+            bodies.append(json.dumps({k: body.get(k) for k in ("tools", "system", "messages")}))
+    ratios = []
+    for before, after in zip(bodies, bodies[1:]):
+        common = 0
+        for a, b in zip(before, after):
+            if a != b:
+                break
+            common += 1
+        # The previous request ends with "]}" closing messages; the next one continues it.
+        ratios.append(min(1.0, (common + 2) / len(before)))
+    worst = min(ratios)
+    return [{"benchmark": f"request bytes re-used from the previous request ({turns}-turn session, worst turn)",
+             "value": worst, "unit": "ratio", "target": ">= 0.99 per turn", "ok": worst >= 0.99}]
