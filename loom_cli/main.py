@@ -12,6 +12,7 @@ import typer
 from .version import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
+                  pretty_exceptions_enable=False,
                   help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` runs headless.")
 
 
@@ -171,10 +172,14 @@ def skills() -> None:
                                     builtin_dir=builtin_skills_dir())
     for warning in catalog.warnings:
         sys.stderr.write(f"loom: skipped skill: {warning}\n")
-    for skill in catalog.skills:
-        print(f"{skill.name:<20} {skill.source:<10} {skill.path}")
+    for skill in catalog:
+        print(f"{skill.name:<20} {skill.source:<10} {skill.folder}")
         print(f"{'':<20} {skill.description[:100]}")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as error:  # a bug must still end with one line, not a traceback
+        sys.stderr.write(f"loom: internal error: {type(error).__name__}: {error}\n")
+        sys.exit(1)
