@@ -47,7 +47,8 @@ class Agent:
         self.workspace = workspace
         self.permissions = permissions
         self.session = session
-        self.skills = skills
+        # A configuration that names its skills (a sub-agent's) sees only those.
+        self.skills = skills if skills is None or config.skill_names is None else skills.restricted(config.skill_names)
         self.context = context
         self.bus = bus or EventBus()
         self.metrics = RunMetrics()

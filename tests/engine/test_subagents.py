@@ -117,3 +117,17 @@ def test_inherit_never_widens() -> None:
 
 async def _collect(agent: Agent) -> list[Any]:
     return [e async for e in agent.run("research")]
+
+
+def test_skill_names_restrict_the_catalog(tmp_path: Path) -> None:
+    from loom_engine.skills.catalog import SkillCatalog
+
+    for name in ("alpha", "beta"):
+        folder = tmp_path / ".loom" / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\nbody\n")
+    catalog = SkillCatalog.discover(tmp_path, user_config_dir=tmp_path / "u", builtin_dir=tmp_path / "b")
+    config = AgentConfig(model="m").inherit(add_skills=("beta",))
+    agent = Agent(config=config, provider=ParentAndChildren(), tools=default_tools(),
+                  workspace=Workspace.at(tmp_path), skills=catalog, system_prompt="child")
+    assert [s.name for s in agent.skills] == ["beta"]
