@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +70,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-@dataclass
 class Probe:
-    """Event-loop lag and CPU share over a measured window."""
+    """Samples event-loop lag: how late a 10 ms sleep wakes up."""
 
-    lags: list[float] = field(default_factory=list)
-    running: bool = True
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self.running = True
 
     async def lag_loop(self) -> None:
         while self.running:
@@ -178,7 +176,7 @@ async def ours_streaming(workspace: Path, data: Path, chunks: list[str]) -> dict
     agent = BenchAgent()
     app = loom_app(agent, workspace, data)
     async with app.run_test(size=SIZE):
-        await until(lambda: app.agent is not None)
+        await until(lambda: app.warm.is_set())
         await asyncio.sleep(0.3)
         return await stream_in_loom(agent, app, chunks)
 
@@ -209,7 +207,7 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
     app = loom_app(agent, workspace, data)
     frames: list[tuple[float, str]] = []
     async with app.run_test(size=SIZE):
-        await until(lambda: app.agent is not None)
+        await until(lambda: app.warm.is_set())
         original = app._display
 
         def display(screen: Any, renderable: Any) -> None:
@@ -251,7 +249,7 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
     answer = markdown_answer(1000)
     probe_chunks = chunks_of(markdown_answer(5000), 200)
     async with app.run_test(size=SIZE):
-        await until(lambda: app.agent is not None)
+        await until(lambda: app.warm.is_set())
         await asyncio.sleep(0.3)
         rss0 = rss_mb()
         first = await stream_in_loom(agent, app, probe_chunks)
@@ -302,6 +300,7 @@ _FIRST_FRAME = textwrap.dedent("""
             await asyncio.sleep(0.05)
         print(json.dumps({{"first_frame": app.first_frame_at - T0, "ready": IMPORTED[0] - T0,
                           "history": (app.history_shown_at - T0) if app.history_shown_at else None,
+                          "loaded": (app.history_loaded_at - T0) if app.history_loaded_at else None,
                           "mounted": app.transcript.mounted_count, "entries": len(app.transcript.entries)}}))
     asyncio.run(main())
 """)

@@ -13,10 +13,11 @@ so `import anthropic` (about a second) happens while the user already sees the U
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ from .commands import (
     skills_text,
 )
 from .completion import list_workspace_files
-from .markdown_stream import MarkdownStream
+from .markdown_stream import MarkdownStream, warm_up_highlighting
 from .permission_modal import PermissionModal
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
 from .session_picker import SessionPicker
@@ -95,9 +96,11 @@ class TuiOptions:
     data_dir: Path | None = None
     permission_guard_s: float = 1.0
     max_mounted_blocks: int = 150
-    resume_window: int = 60  # transcript entries mounted when a session is resumed
+    resume_window: int = 40  # transcript entries mounted when a session is resumed (about 10 turns)
     max_fps: float = 12.0  # streamed text refreshes at most this often
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Move the transcript's long-lived objects out of the cyclic GC's way between runs
+    # (a full collection over a long session stalls the UI for a quarter second).
+    manage_gc: bool = True
 
 
 def default_agent_factory(options: TuiOptions) -> Any:
@@ -149,6 +152,7 @@ class RunEnded(TextualMessage):
 
 class LoomApp(App[int]):
     TITLE = "Loom"
+    FULL_COLLECT_EVERY = 25
     CSS = """
     Screen {
         layout: vertical;
@@ -193,10 +197,13 @@ class LoomApp(App[int]):
         self._frame = 0
         self._bypass_allowed = options.permission_mode == "bypass"
         self.loaded = asyncio.Event()
+        self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.first_frame_at: float | None = None
         self._history_shown = -1
+        self._runs_since_collect = 0
         self.history_shown_at: float | None = None
+        self.history_loaded_at: float | None = None
         data_dir = options.data_dir
         if data_dir is None:
             from loom_engine.paths import data_dir as default_data_dir
@@ -243,18 +250,33 @@ class LoomApp(App[int]):
         options = self.options
         if options.continue_session or options.resume_id:
             loader = options.history_loader or default_history_loader
+
+            def load() -> list[Any]:
+                found = list(loader(options))
+                if found:
+                    warm_up_highlighting()  # the history is full of code fences
+                return found
+
             try:
-                messages = list(await asyncio.to_thread(loader, options))
+                messages = await asyncio.to_thread(load)
             except Exception:  # noqa: BLE001 - the agent's own load reports a bad session
                 messages = []
+            self.history_loaded_at = time.perf_counter()
             if messages and self.agent is None:
                 await self._show_history(messages)
         await self._load_agent(options)
+        await asyncio.to_thread(warm_up_highlighting)
+        self.warm.set()
 
     async def _show_history(self, messages: Sequence[Any]) -> None:
         entries = entries_from_messages(messages)
         await self.transcript.load_history(entries, self.options.resume_window)
+        if self.options.manage_gc:
+            gc.freeze()  # a resumed history is long-lived; keep it out of gen-2 scans
         self._history_shown = len(messages)
+        self.call_after_refresh(self._history_painted)
+
+    def _history_painted(self) -> None:
         self.history_shown_at = time.perf_counter()
 
     # --- agent lifecycle ----------------------------------------------------------------
@@ -340,9 +362,7 @@ class LoomApp(App[int]):
         now = time.monotonic()
         if self.running:
             for block in self._tool_blocks.values():
-                if block.running:
-                    block.view.frame = self._frame
-                    block.tick()
+                block.tick()
             elapsed = now - self._run_started
             spinner = SPINNER[self._frame % len(SPINNER)]
             message = f"{spinner} {self._phase or 'working'} · {elapsed:.0f}s · esc to interrupt"
@@ -406,13 +426,16 @@ class LoomApp(App[int]):
         if message.run_seq != self._run_seq:
             return
         self._worker_active = False
-        if message.run_seq == self._compact_seq and not self._compact_reported and message.run_seq != self._aborted_seq:
+        quiet_compact = message.run_seq == self._compact_seq and not self._compact_reported
+        if quiet_compact and message.run_seq != self._aborted_seq:
             self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
         if self.running:
             self._end_run()
         self._pump()
 
     def _end_run(self) -> None:
+        if self.options.manage_gc:
+            self.set_timer(0.5, self._settle_memory)
         self.running = False
         self._phase = ""
         self._finish_segment()
@@ -425,6 +448,21 @@ class LoomApp(App[int]):
         self._close_modal()
         self._permission_queue.clear()
         self._refresh_context()
+
+    def _settle_memory(self) -> None:
+        """Between runs: freeze what exists now so gen-2 collections skip it while streaming.
+
+        Every `FULL_COLLECT_EVERY` runs the frozen objects are collected for real once
+        (pruned blocks hold reference cycles), at a moment when no answer is streaming.
+        """
+        if self.running:
+            return
+        self._runs_since_collect += 1
+        if self._runs_since_collect >= self.FULL_COLLECT_EVERY:
+            self._runs_since_collect = 0
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
 
     # --- engine events ----------------------------------------------------------------
 
@@ -699,6 +737,7 @@ class LoomApp(App[int]):
             self.agent.abort()
         self.exit(0)
 
+
     def action_cycle_mode(self) -> None:
         permissions = getattr(self.agent, "permissions", None)
         if permissions is None:
@@ -785,7 +824,19 @@ class LoomApp(App[int]):
         else:
             self._output(f"unknown command /{name} · /help lists the commands")
 
+    def _close_session(self) -> None:
+        session = getattr(self.agent, "session", None)
+        close = getattr(session, "close", None)
+        if callable(close):
+            close()
+
     async def _new_agent(self, options: TuiOptions, announce: str) -> None:
+        # An interrupted run still closes its turn in the old session; let it finish.
+        for _ in range(500):
+            if not self._worker_active:
+                break
+            await asyncio.sleep(0.01)
+        self._close_session()
         await self.transcript.clear()
         self.todos.set_todos(())
         self._tool_blocks.clear()
@@ -827,4 +878,6 @@ def run_tui(options: TuiOptions) -> int:
     """Run the full-screen app until the user quits; the process exit code."""
     app = LoomApp(options)
     result = app.run()
+    if app.return_code:
+        return app.return_code  # Textual already printed the crash
     return int(result or 0)

@@ -75,8 +75,10 @@ def cost_text(info: StatusInfo, metrics: Any) -> str:
     usage = info.usage
     lines = [
         f"Session cost: ${info.cost_usd:.4f}",
-        f"  input {human_tokens(usage.input_tokens)} · cache read {human_tokens(usage.cache_read_input_tokens)}"
-        f" · cache write {human_tokens(usage.cache_creation_input_tokens)} · output {human_tokens(usage.output_tokens)}",
+        f"  input {human_tokens(usage.input_tokens)}"
+        f" · cache read {human_tokens(usage.cache_read_input_tokens)}"
+        f" · cache write {human_tokens(usage.cache_creation_input_tokens)}"
+        f" · output {human_tokens(usage.output_tokens)}",
         f"  prompt-cache hit rate {info.cache_hit_rate * 100:.0f}%",
     ]
     if metrics is not None:

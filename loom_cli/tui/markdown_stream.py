@@ -36,7 +36,6 @@ from rich.style import Style as RichStyle
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Region
-from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
@@ -349,6 +348,27 @@ def render_code(code_lines: list[str], lang: str, width: int, console: Console, 
         texts = [Text(line, style=theme.plain) for line in code_lines]
     blank = Strip.blank(width, theme.background)
     return [blank, *_code_lines(texts, width, console, theme), blank]
+
+
+WARM_LANGUAGES = ("python", "json", "bash", "javascript", "typescript", "diff", "yaml", "toml", "rust", "go")
+
+
+def warm_up_highlighting(languages: tuple[str, ...] = WARM_LANGUAGES) -> None:
+    """Import Pygments' lexers and themes ahead of time (safe in a worker thread).
+
+    The first fence in a language otherwise imports its lexer module on the UI loop,
+    a visible stall in the middle of a stream.
+    """
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    for name in languages:
+        try:
+            get_lexer_by_name(name)
+        except ClassNotFound:
+            continue
+    for theme in ("monokai", "default", "ansi_dark"):
+        Syntax.get_theme(theme)
 
 
 def fence_code(block_text: str) -> list[str]:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rich.style import Style as RichStyle
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical
@@ -279,8 +278,3 @@ class ToolBlock(Vertical):
         if self.view.expanded != expanded:
             self.view.expanded = expanded
             self.view.invalidate()
-
-
-def style_for_level(level: str) -> RichStyle:
-    return {"error": RichStyle(color="red", bold=True), "warning": RichStyle(color="yellow")}.get(
-        level, RichStyle(dim=True))

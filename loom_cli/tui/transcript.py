@@ -185,6 +185,9 @@ class Transcript(VerticalScroll):
     Transcript {
         height: 1fr;
         scrollbar-size-vertical: 1;
+        /* Reserve the scrollbar column from the start: a scrollbar appearing later
+           would change the width and re-wrap every block. */
+        scrollbar-gutter: stable;
         padding: 0 0 0 0;
     }
     Transcript > MarkdownStream {

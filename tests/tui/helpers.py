@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +32,19 @@ class GatedProvider:
             yield event
 
 
-@dataclass
 class Harness:
-    """What a test needs: the options to start the app and the agents it built."""
+    """What a test needs: options to start the app, and the agents and providers it built."""
 
-    workspace: Path
-    data_dir: Path
-    script: Sequence[Any]
-    mode: str = "default"
-    agents: list[Any] = field(default_factory=list)
-    messages: Sequence[Any] = ()
-    sessions: Sequence[Any] = ()
-    gated: bool = False
-    providers: list[Any] = field(default_factory=list)
+    def __init__(self, workspace: Path, data_dir: Path, script: Sequence[Any], mode: str = "default") -> None:
+        self.workspace = workspace
+        self.data_dir = data_dir
+        self.script = script
+        self.mode = mode
+        self.agents: list[Any] = []
+        self.providers: list[Any] = []
+        self.messages: Sequence[Any] = ()
+        self.sessions: Sequence[Any] = ()
+        self.gated = False
 
     def factory(self, options: TuiOptions) -> Any:
         from builtin_tools import default_tools
@@ -74,7 +73,7 @@ class Harness:
     def options(self, **changes: Any) -> TuiOptions:
         base = dict(workspace=self.workspace, agent_factory=self.factory, data_dir=self.data_dir,
                     permission_guard_s=0.0, session_lister=lambda _root: list(self.sessions),
-                    history_loader=lambda _options: list(self.messages))
+                    history_loader=lambda _options: list(self.messages), manage_gc=False)
         base.update(changes)
         return TuiOptions(**base)
 

@@ -394,3 +394,20 @@ def test_importing_the_ui_does_not_import_provider_sdks() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             cwd=Path(__file__).resolve().parents[2])
     assert result.stdout.strip() == "[]"
+
+
+async def test_memory_is_settled_between_runs(harness: Harness) -> None:
+    import gc
+
+    harness.script = [{"text": "one"}]
+    app = harness.app(manage_gc=True)
+    app.FULL_COLLECT_EVERY = 1
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.agent is not None)
+            await send(pilot, "hi")
+            await wait_idle(pilot, app)
+            app._settle_memory()
+            assert gc.get_freeze_count() > 0  # long-lived objects no longer scanned while streaming
+    finally:
+        gc.unfreeze()

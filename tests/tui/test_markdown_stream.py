@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from loom_cli.tui.markdown_stream import Block, BlockSplitter, MarkdownStream
+from tests.tui.helpers import wait_for
 
 DOC = """# Title
 Intro line one
@@ -90,9 +91,8 @@ async def test_chunks_are_coalesced_into_few_refreshes() -> None:
             md.append(f"word{i} ")
         # 300 chunks in one burst: at most one immediate refresh, the rest coalesced.
         assert md.flushes - before <= 1
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "word299" in md.plain_text())
         assert md.flushes - before <= 2
-        assert "word299" in md.plain_text()
 
 
 def _code_styles(md: MarkdownStream, needle: str) -> set[Style]:
@@ -105,13 +105,12 @@ async def test_open_fence_is_plain_and_highlighted_once_closed() -> None:
     async with app.run_test(size=(80, 40)) as pilot:
         md = app.query_one(MarkdownStream)
         md.append("Code:\n\n```python\ndef greet(name):\n    return 'hi ' + name\n")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: any("return 'hi '" in s.text for s in md._lines))
         plain = _code_styles(md, "def greet")
         assert len(plain) == 1  # one style: not highlighted while open
         row = next(i for i, s in enumerate(md._lines) if "def greet" in s.text)
         md.append("```\n")
-        await pilot.pause(0.1)
-        assert len(_code_styles(md, "def greet")) > 1  # keywords, names, strings
+        await wait_for(pilot, lambda: len(_code_styles(md, "def greet")) > 1)  # keywords, names, strings
         # closing recolours in place: nothing above or at the code moved
         assert next(i for i, s in enumerate(md._lines) if "def greet" in s.text) == row
 
@@ -121,14 +120,15 @@ async def test_finished_blocks_are_not_rendered_again() -> None:
     async with app.run_test(size=(80, 40)) as pilot:
         md = app.query_one(MarkdownStream)
         md.append("First paragraph.\n\nSecond")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: bool(md._done_lines))
         first = md._done_lines[0]
         assert first.text.startswith("First paragraph.")
         for i in range(20):
             md.append(f" more{i}")
-            await pilot.pause(0.06)
+            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: "more19" in md.plain_text())
         assert md._done_lines[0] is first
-        assert "more19" in md.plain_text()
+        assert md.flushes > 2  # the tail was redrawn several times meanwhile
 
 
 async def test_streamed_rendering_equals_rendering_the_whole_text() -> None:

@@ -6,7 +6,7 @@ from textual.app import App, ComposeResult
 
 from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.tool_block import ToolBlock
-from loom_cli.tui.transcript import LoadMore, Notice, Transcript, UserMessage, entries_from_messages
+from loom_cli.tui.transcript import LoadMore, Transcript, UserMessage, entries_from_messages
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from tests.tui.helpers import Harness, wait_for
 

@@ -1,0 +1,131 @@
+"""Event rendering: sub-agents nested under their task, retries, notices, limits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from loom_cli.tui.app import LoomApp, TuiOptions
+from loom_cli.tui.markdown_stream import MarkdownStream
+from loom_cli.tui.permission_modal import PermissionModal
+from loom_cli.tui.tool_block import ToolBlock
+from loom_cli.tui.transcript import Notice
+from loom_engine.events import (
+    AgentEvent,
+    CompactionApplied,
+    MaxTurnsReached,
+    Notice as NoticeEvent,
+    PermissionAnswered,
+    PermissionRequested,
+    Retrying,
+    TextDelta,
+    ToolCallStarted,
+    ToolFinished,
+    TurnStarted,
+)
+from loom_engine.permissions.answer import PermissionAnswer
+from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
+
+
+async def test_subagent_work_is_nested_under_its_task(harness: Harness) -> None:
+    harness.script = [
+        {"tool_calls": [{"name": "task", "input": {"description": "read the readme",
+                                                     "prompt": "Read README.md and summarise it."}}]},
+        {"tool_calls": [{"name": "read_file", "input": {"path": "README.md"}}]},
+        {"text": "The README describes a demo project."},
+        {"text": "The sub-agent says it is a demo project."},
+    ]
+    app = harness.app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"what is this", "enter")
+        await wait_idle(pilot, app)
+        top = [w for w in app.transcript.widgets() if isinstance(w, ToolBlock)]
+        assert [b.data.name for b in top] == ["task"]
+        task = top[0]
+        assert task.data.status == "done"
+        assert task.children_box is not None
+        nested_tools = list(task.children_box.query(ToolBlock))
+        assert [b.data.name for b in nested_tools] == ["read_file"]
+        assert nested_tools[0].data.status == "done"
+        nested_text = [m.source for m in task.children_box.query(MarkdownStream)]
+        assert nested_text == ["The README describes a demo project."]
+        # the main answer is a top-level block after the task
+        answers = [w.source for w in app.transcript.widgets() if isinstance(w, MarkdownStream)]
+        assert answers == ["The sub-agent says it is a demo project."]
+        assert "task  read the readme" in screen_text(app)
+
+
+class EventAgent:
+    """A stand-in agent that plays a fixed list of events and records control calls."""
+
+    def __init__(self, events: list[AgentEvent]) -> None:
+        self.events = events
+        self.messages = ()
+        self.config = type("Config", (), {"model": "fake-model"})()
+        self.permissions = None
+        self.answers: list[tuple[str, PermissionAnswer]] = []
+        self.aborted = False
+        self._answered: asyncio.Future[None] | None = None
+
+    def context_usage(self) -> tuple[int, int]:
+        return 50_000, 200_000
+
+    def abort(self, reason: str = "") -> None:
+        self.aborted = True
+
+    def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
+        self.answers.append((request_id, answer))
+        if self._answered is not None and not self._answered.done():
+            self._answered.set_result(None)
+        return True
+
+    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
+        for event in self.events:
+            yield event
+            if isinstance(event, PermissionRequested):
+                self._answered = asyncio.get_running_loop().create_future()
+                await self._answered
+                answer = self.answers[-1][1]
+                yield PermissionAnswered(request_id=event.request_id, call_id=event.call_id,
+                                         decision=answer.decision, note=answer.note)
+
+
+async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
+    agent = EventAgent([
+        TurnStarted(turn=1),
+        TextDelta(text="This partial answer will be dropped"),
+        Retrying(attempt=1, delay_s=0.5, reason="overloaded (529)", discard_partial=True),
+        TextDelta(text="The fresh answer."),
+        NoticeEvent(level="warning", message="skipped skill 'broken': no description"),
+        CompactionApplied(tokens_before=180_000, tokens_after=40_000, method="summary"),
+        ToolCallStarted(call_id="c1", name="read_file", input={"path": "/etc/hosts"}),
+        PermissionRequested(request_id="perm_1", call_id="c1", tool="read_file", input={"path": "/etc/hosts"},
+                            reason="reading outside the workspace needs approval",
+                            preview={"kind": "path", "path": "/etc/hosts"}),
+        ToolFinished(call_id="c1", name="read_file", content="The user denied this tool call.", is_error=True,
+                     duration_ms=3.0),
+        MaxTurnsReached(max_turns=1, num_turns=1),
+    ])
+    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
+                             permission_guard_s=0.0, manage_gc=False))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        shown = screen_text(app)
+        assert "read_file wants to access /etc/hosts (outside the workspace)" in shown
+        await pilot.press("n")
+        await wait_idle(pilot, app)
+        assert agent.answers == [("perm_1", PermissionAnswer("deny"))]
+        [answer] = [w for w in app.transcript.widgets() if isinstance(w, MarkdownStream)]
+        assert answer.source == "The fresh answer." and "dropped" not in answer.plain_text()
+        notices = [(n.level, n.text) for n in app.transcript.query(Notice)]
+        assert ("warning", "↻ retrying in 0.5s (attempt 1): overloaded (529)") in notices
+        assert ("warning", "skipped skill 'broken': no description") in notices
+        assert ("info", "context compacted (auto, summary): 180,000 → 40,000 tokens") in notices
+        assert ("warning", "stopped: reached the limit of 1 turns") in notices
+        [block] = list(app.transcript.query(ToolBlock))
+        assert block.data.status == "denied"
+        assert "ctx 25%" in screen_text(app)
