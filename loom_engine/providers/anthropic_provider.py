@@ -22,6 +22,7 @@ from typing import Any
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
+from .sdk_stream import relay
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -379,27 +380,14 @@ class AnthropicProvider:
         params = build_params(request)
         client = self._get_client()
         acc = StreamAccumulator()
-        sdk_stream: Any = None
+        events = relay(lambda: client.messages.create(**params, stream=True), acc, finished=lambda: acc.stop_reason is not None,
+                       map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                       incomplete=f"the Anthropic stream from {self.base_url} ended before the answer was complete")
         try:
-            sdk_stream = await client.messages.create(**params, stream=True)
-            async for raw_event in sdk_stream:
-                for event in acc.feed(raw_event):
-                    yield event
-        except ProviderError:
-            raise
-        except Exception as exc:  # SDK, transport and decoding failures
-            mapped = self._map_error(exc, request, acc.has_output)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            async for event in events:
+                yield event
         finally:
-            if sdk_stream is not None:
-                await sdk_stream.close()
-        if acc.stop_reason is None:
-            raise ProviderError("stream_broken",
-                                f"the Anthropic stream from {self.base_url} ended before the answer was complete",
-                                partial_output=acc.has_output)
-        yield acc.completed()
+            await events.aclose()  # closes the HTTP stream now, not at garbage collection
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
         import anthropic

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
 from .anthropic_provider import describe_cause, one_line, parse_tool_input
+from .sdk_stream import relay
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -324,27 +325,14 @@ class OpenAIProvider:
         params = build_params(request, official=self.official)
         client = self._get_client()
         acc = ChunkAccumulator()
-        sdk_stream: Any = None
+        events = relay(lambda: client.chat.completions.create(**params), acc, finished=lambda: acc.finish_reason is not None,
+                       map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                       incomplete=f"the stream from {self.base_url} ended before the answer was complete")
         try:
-            sdk_stream = await client.chat.completions.create(**params)
-            async for chunk in sdk_stream:
-                for event in acc.feed(chunk):
-                    yield event
-        except ProviderError:
-            raise
-        except Exception as exc:  # SDK, transport and decoding failures
-            mapped = self._map_error(exc, request, acc.has_output)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            async for event in events:
+                yield event
         finally:
-            if sdk_stream is not None:
-                await sdk_stream.close()
-        if acc.finish_reason is None:
-            raise ProviderError("stream_broken",
-                                f"the stream from {self.base_url} ended before the answer was complete",
-                                partial_output=acc.has_output)
-        yield acc.completed()
+            await events.aclose()  # closes the HTTP stream now, not at garbage collection
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
         import httpx2
