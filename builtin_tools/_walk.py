@@ -26,7 +26,9 @@ import os
 import re
 import shutil
 import sys
+import subprocess
 import sysconfig
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,22 +209,33 @@ _EXTENSION_GLOB = re.compile(r"\*\.(?:[\w+-]+|\{[\w+-]+(?:,[\w+-]+)*\})")
 RG_GLOB_TYPE = "loomglob"
 
 
-def rg_filter_args(glob: PathGlob) -> tuple[list[str], bool]:
-    """rg arguments that narrow a search to ``glob``'s file names, and whether its
-    results must be re-checked with :class:`IgnoreChecker`.
+@dataclass(frozen=True)
+class RgFilter:
+    """How rg is told to narrow a search to a glob's file names."""
+
+    args: tuple[str, ...] = ()
+    recheck_ignored: bool = False  # rg's --glob let ignored files through
+    exact: bool = False  # rg selects exactly the glob's files: no need to match again
+
+
+def rg_filter_args(glob: PathGlob) -> RgFilter:
+    """rg arguments that narrow a search to ``glob``'s file names.
 
     rg's ``--glob`` is the quick way, but a file it matches skips the ignore rules and a
     matching folder is entered even when ignored. For an extension glob such folders
-    are rare, so that is used and the few results re-checked. Any other name glob
-    becomes a one-off file type, which rg applies after its ignore rules: slower, but a
-    glob such as `*` or `test_*` can never send rg into an ignored folder.
+    are rare, so that is used and the results re-checked with :class:`IgnoreChecker`.
+    Any other name glob becomes a one-off file type, which rg applies after its ignore
+    rules: slower, but a glob such as `*` or `test_*` can never send rg into an ignored
+    folder.
     """
     name = glob.rg_prefilter()
     if name is None:
-        return [], False
+        return RgFilter()
+    # `*.py` and `**/*.py` both mean "this file name at any depth", as rg's filter does.
+    exact = glob.text == "**/" + name or (glob.basename_only and glob.text == name)
     if _EXTENSION_GLOB.fullmatch(name):
-        return ["--glob", name], True
-    return ["--type-add", f"{RG_GLOB_TYPE}:{name}", "--type", RG_GLOB_TYPE], False
+        return RgFilter(("--glob", name), recheck_ignored=True, exact=exact)
+    return RgFilter(("--type-add", f"{RG_GLOB_TYPE}:{name}", "--type", RG_GLOB_TYPE), exact=exact)
 
 
 def _last_component(glob: str) -> str | None:
@@ -257,6 +270,12 @@ class IgnoreFile:
         # honours. Folders see every rule; files only those without a trailing '/'.
         self._for_dirs = _alternation([(i, rx) for i, (rx, _, _) in enumerate(rules)])
         self._for_files = _alternation([(i, rx) for i, (rx, _, d) in enumerate(rules) if not d])
+        # For checking many files quickly: the file alternation and, by group name,
+        # whether the line it stands for keeps (re-includes) the file.
+        self.file_rules: tuple[re.Pattern[str], dict[str, bool]] | None = None
+        if self._for_files is not None:
+            keeps = {f"r{i}": neg for i, neg in enumerate(self.negated)}
+            self.file_rules = (self._for_files, keeps)
 
     def match(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored; False: re-included by a ``!`` line; None: no line matches."""
@@ -439,9 +458,9 @@ class IgnoreChecker:
                git_active: bool) -> tuple[tuple[_Level, ...], bool]:
         # os.access answers without raising, unlike a failed stat or open: this runs
         # for every folder holding a result.
-        if os.access(os.path.join(folder, ".git"), os.F_OK):
+        if os.access(folder + "/.git", os.F_OK):
             levels, git_active = (), True
-        gitignore = os.path.join(folder, ".gitignore")
+        gitignore = folder + "/.gitignore"
         if git_active and os.access(gitignore, os.F_OK):
             rules = _read_ignore_file(gitignore)
             if rules is not None:
@@ -477,15 +496,38 @@ class IgnoreChecker:
 
     def visible(self, rel: str) -> bool:
         """Whether the file at ``rel`` (relative to root, '/'-separated) would be walked."""
-        parent, _, name = rel.rpartition("/")
-        if name == ".git" or not self._folder_visible(parent):
-            return False
-        levels, _ = self._folders.get(parent) or self._rules_inside(parent)
-        for level in levels:
-            verdict = level.match(rel, False)
-            if verdict is not None:
-                return not verdict
-        return True
+        return self.visible_many([rel])[0]
+
+    def visible_many(self, rels: list[str]) -> list[bool]:
+        """:meth:`visible` for each path; quickest when paths of a folder are adjacent
+        (sorted), since a folder's rules are looked up once per run of its files."""
+        # This runs on every result of a search, so _Level.match is unrolled here:
+        # per folder, the file rules that apply, as (regex, keeps, prefix, strip),
+        # strip -1 meaning "match the file name only".
+        verdicts: list[bool] = []
+        last_folder: str | None = None
+        folder_ok = False
+        checks: list[tuple[re.Pattern[str], dict[str, bool], str, int]] = []
+        for rel in rels:
+            folder, _, name = rel.rpartition("/")
+            if folder != last_folder:
+                last_folder = folder
+                folder_ok = self._folder_visible(folder)
+                checks = []
+                if folder_ok:
+                    for level in self._rules_inside(folder)[0]:
+                        if level.rules.file_rules is not None:
+                            rx, keeps = level.rules.file_rules
+                            checks.append((rx, keeps, level.prefix, -1 if level.name_only else level.strip))
+            verdict = folder_ok and name != ".git"
+            if verdict:
+                for rx, keeps, prefix, strip in checks:
+                    m = rx.fullmatch(prefix + (name if strip < 0 else rel[strip:]))
+                    if m is not None and m.lastgroup is not None:
+                        verdict = keeps[m.lastgroup]
+                        break
+            verdicts.append(verdict)
+        return verdicts
 
 
 def walk_files(root: Path | str, cancelled: Callable[[], bool] | None = None) -> list[str]:
@@ -516,6 +558,10 @@ class RgRun:
     truncated: bool  # stdout passed max_bytes and rg was stopped
 
 
+# How often a running search's output size is checked against its cap.
+OUTPUT_CHECK_INTERVAL = 0.05
+
+
 class SearchCancelled(Exception):
     """The run was aborted while rg was searching."""
 
@@ -527,47 +573,110 @@ async def run_rg(
     cancel: CancelToken,
     max_bytes: int = 64 * 1024 * 1024,
 ) -> RgRun:
-    """Run rg, reading at most ``max_bytes`` of its output; killed on abort."""
-    proc = await asyncio.create_subprocess_exec(
-        rg, *args, cwd=os.fspath(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    """Run rg, keeping at most ``max_bytes`` of its output; killed on abort.
+
+    rg writes into an unnamed temporary file rather than a pipe: a pipe wakes the
+    event loop for each of the thousands of small writes rg makes (one per file),
+    which cost more than the search itself on a large result. The file's size is
+    watched so that a runaway search is still stopped early.
+    """
+    with tempfile.TemporaryFile(prefix="loom-rg-") as out:
+        proc = await asyncio.create_subprocess_exec(
+            rg, *args, cwd=os.fspath(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        exited = asyncio.ensure_future(proc.wait())
+        errors = asyncio.ensure_future(proc.stderr.read())
+        aborted = asyncio.ensure_future(cancel.wait())
+        truncated = False
+        try:
+            while not exited.done():
+                await asyncio.wait({exited, aborted}, timeout=OUTPUT_CHECK_INTERVAL,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if aborted.done() and not exited.done():
+                    raise SearchCancelled(cancel.reason)
+                if not exited.done() and os.fstat(out.fileno()).st_size > max_bytes:
+                    truncated = True
+                    _kill(proc)
+                    await exited
+            stderr = await errors
+            returncode = exited.result()
+        except BaseException:
+            _kill(proc)
+            errors.cancel()
+            await proc.wait()
+            raise
+        finally:
+            aborted.cancel()
+        out.seek(0)
+        stdout = out.read(max_bytes + 1)
+    truncated = truncated or len(stdout) > max_bytes
+    return RgRun(returncode, stdout[:max_bytes] if truncated else stdout,
+                 stderr.decode("utf-8", "replace"), truncated)
+
+
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
+def rg_path(raw: bytes) -> str:
+    """A path as rg prints it, relative and without rg's ``./`` prefix.
+
+    os.fsdecode, minus its Python-level overhead: this runs once per result."""
+    return (raw[2:] if raw.startswith(b"./") else raw).decode(_FS_ENCODING, _FS_ERRORS)
+
+
+def rg_paths(output: bytes) -> list[str]:
+    """The NUL-separated paths of complete rg output, as :func:`rg_path` gives them.
+    (Decoded in one piece: the split points are NULs, which no path contains.)"""
+    text = output.decode(_FS_ENCODING, _FS_ERRORS)
+    return [p[2:] if p.startswith("./") else p for p in text.split("\0") if p]
+
+
+async def stream_rg_paths(
+    rg: str,
+    args: list[str],
+    cwd: Path | str,
+    cancel: CancelToken,
+    consume: Callable[[list[str]], None],
+) -> int:
+    """Run rg printing NUL-separated paths, handing each batch to ``consume`` in a
+    worker thread while rg is still walking, so that per-file work (a stat for each
+    glob result) overlaps the walk. Returns rg's exit code; killed on abort."""
+    proc = subprocess.Popen(
+        [rg, *args], cwd=os.fspath(cwd),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout is not None
+    output = proc.stdout
 
-    async def collect() -> tuple[bytes, bool]:
-        assert proc.stdout is not None
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := await proc.stdout.read(1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > max_bytes:
-                return b"".join(chunks), True
-        return b"".join(chunks), False
+    def pump() -> int:
+        rest = b""
+        while chunk := os.read(output.fileno(), 1 << 16):
+            complete, _, rest = (rest + chunk).rpartition(b"\0")
+            if complete:
+                consume(rg_paths(complete))
+        if rest:
+            consume(rg_paths(rest))
+        return proc.wait()
 
-    reading = asyncio.ensure_future(collect())
-    errors = asyncio.ensure_future(proc.stderr.read())
+    pumping = asyncio.ensure_future(asyncio.to_thread(pump))
     aborted = asyncio.ensure_future(cancel.wait())
     try:
-        await asyncio.wait({reading, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        if not reading.done():
+        await asyncio.wait({pumping, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        if not pumping.done():
             raise SearchCancelled(cancel.reason)
-        stdout, truncated = reading.result()
-        if truncated:
-            _kill(proc)
-        stderr = await errors
-        returncode = await proc.wait()
-    except BaseException:
-        _kill(proc)
-        for task in (reading, errors):
-            task.cancel()
-        await proc.wait()
-        raise
     finally:
         aborted.cancel()
-    return RgRun(returncode, stdout, stderr.decode("utf-8", "replace"), truncated)
+        if proc.poll() is None:
+            proc.kill()  # which also ends the worker's read
+        if not pumping.done():
+            await asyncio.wait({pumping})  # never close the pipe under a reading thread
+        output.close()
+        proc.wait()  # reaps rg; immediate once it has exited or been killed
+    return pumping.result()
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

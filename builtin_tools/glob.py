@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -19,7 +20,7 @@ from ._walk import (
     SearchCancelled,
     find_rg,
     rg_filter_args,
-    run_rg,
+    stream_rg_paths,
     walk,
 )
 
@@ -92,43 +93,63 @@ class GlobTool(BaseTool):
     async def find(self, root: Path, glob: PathGlob, ctx: ToolContext) -> list[str]:
         """Matching files relative to ``root``, newest first (ties by path)."""
         if self.rg is not None:
-            narrowing, recheck_ignored = rg_filter_args(glob)
-            args = ["--files", *RG_WALK_ARGS, "--null", *narrowing, "--", "."]
-            try:
-                run = await run_rg(self.rg, args, root, ctx.cancel)
-            except OSError:
-                self.rg = None  # the binary cannot run here: use the walker from now on
-            else:
-                listed = [os.fsdecode(p) for p in run.stdout.split(b"\0") if p]
-                listed = [p[2:] if p.startswith("./") else p for p in listed]
-                return await asyncio.to_thread(_select, root, glob, listed, recheck_ignored)
+            narrowing = rg_filter_args(glob)
+            args = ["--files", *RG_WALK_ARGS, "--null", *narrowing.args, "--", "."]
+            with _Selection(root, None if narrowing.exact else glob,
+                            recheck_ignored=narrowing.recheck_ignored) as selection:
+                try:
+                    await stream_rg_paths(self.rg, args, root, ctx.cancel, selection.add)
+                except OSError:
+                    self.rg = None  # the binary cannot run here: use the walker from now on
+                else:
+                    return selection.newest_first()
         return await asyncio.to_thread(_walk_and_select, root, glob, lambda: ctx.cancel.cancelled)
 
 
-def _walk_and_select(root: Path, glob: PathGlob, cancelled) -> list[str]:  # type: ignore[no-untyped-def]
-    return _select(root, glob, [e.rel for e in walk(root, cancelled=cancelled)])
+def _walk_and_select(root: Path, glob: PathGlob, cancelled: Callable[[], bool]) -> list[str]:
+    with _Selection(root, glob) as selection:
+        selection.add([e.rel for e in walk(root, cancelled=cancelled)])
+        return selection.newest_first()
 
 
-def _select(root: Path, glob: PathGlob, rels: list[str], recheck_ignored: bool = False) -> list[str]:
-    matching = [rel for rel in rels if glob.matches(rel)]
-    if recheck_ignored:  # rg's --glob let ignored files through
-        checker = IgnoreChecker(root)
-        matching = [rel for rel in matching if checker.visible(rel)]
-    stamped: list[tuple[int, str]] = []
-    # Relative to an open folder the kernel resolves only the path below it: the stat
-    # of every match is most of glob's own cost.
-    folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
+class _Selection:
+    """Listed files that match the glob, with their modification times.
+
+    Files arrive in batches as rg lists them: the stat of every match is most of
+    glob's own cost, and it overlaps rg's walk this way.
+    """
+
+    def __init__(self, root: Path, glob: PathGlob | None, *, recheck_ignored: bool = False) -> None:
+        self._glob = glob  # None: every file listed matches
+        # rg's --glob lets ignored files through; they are checked again here.
+        self._checker = IgnoreChecker(root) if recheck_ignored else None
+        # Relative to an open folder the kernel resolves only the path below it.
+        self._folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        self._stamped: list[tuple[int, str]] = []
+
+    def __enter__(self) -> _Selection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._folder)
+
+    def add(self, rels: list[str]) -> None:
+        glob = self._glob
+        matching = rels if glob is None else [rel for rel in rels if glob.matches(rel)]
+        if self._checker is not None:
+            matching.sort()  # a folder's files side by side: its rules are looked up once
+            verdicts = self._checker.visible_many(matching)
+            matching = [rel for rel, visible in zip(matching, verdicts) if visible]
         for rel in matching:
             try:
-                mtime = os.stat(rel, dir_fd=folder, follow_symlinks=False).st_mtime_ns
+                mtime = os.stat(rel, dir_fd=self._folder, follow_symlinks=False).st_mtime_ns
             except OSError:
                 continue  # deleted since it was listed
-            stamped.append((-mtime, rel))
-    finally:
-        os.close(folder)
-    stamped.sort()
-    return [rel for _, rel in stamped]
+            self._stamped.append((-mtime, rel))
+
+    def newest_first(self) -> list[str]:
+        self._stamped.sort()
+        return [rel for _, rel in self._stamped]
 
 
 def _move_literal_prefix(root: Path, pattern: str) -> tuple[Path, str]:

@@ -14,7 +14,6 @@ import bisect
 import codecs
 import os
 import re
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from ._walk import (
     SearchCancelled,
     find_rg,
     rg_filter_args,
+    rg_path,
     run_rg,
     walk,
 )
@@ -176,12 +176,13 @@ class Query:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class FileMatches:
     rel: str  # relative to the searched folder; the file name when a file was searched
-    count: int = 0  # matching lines
-    # (line number, is a match, text) in content mode; rg's text stays bytes until shown
-    lines: list[tuple[int, bool, str | bytes]] = field(default_factory=list)
+    count: int = 0  # matching lines (count mode; content mode need not fill it)
+    # Content mode: "<number>:<text>" for a matching line, "<number>-<text>" for a
+    # context line, as rg prints them. rg's stay bytes: most are never shown.
+    lines: list[str] | list[bytes] = field(default_factory=list)
     binary: bool = False
 
 
@@ -210,12 +211,14 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
         # mode rg would also change what `$` means mid-text; Python's re cannot follow.)
         args.append("--crlf")
     recheck_ignored = False
+    glob_is_exact = False  # rg's narrowing selects exactly the glob's files
     if not explicit_file:
         if query.type_name:
             args += ["--type", query.type_name]
         elif query.glob is not None:
-            narrowing, recheck_ignored = rg_filter_args(query.glob)
-            args += narrowing
+            narrowing = rg_filter_args(query.glob)
+            recheck_ignored, glob_is_exact = narrowing.recheck_ignored, narrowing.exact
+            args += narrowing.args
     # Matching lines in multiline mode are counted from content output: rg's own
     # --count counts multi-line match blocks, not lines.
     mode = "content" if query.mode == "count" and query.multiline else query.mode
@@ -239,23 +242,23 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     if run.truncated:  # drop the record rg was writing when it was stopped
         stdout = stdout[:stdout.rfind(b"\0" if mode == "files_with_matches" else b"\n") + 1]
     if mode == "files_with_matches":
-        files = [FileMatches(_rg_path(p)) for p in stdout.split(b"\0") if p]
+        files = [FileMatches(rg_path(p)) for p in stdout.split(b"\0") if p]
     elif mode == "count":
         files = []
         for line in stdout.split(b"\n"):
             path, sep, num = line.partition(b"\0")
             if sep and num.strip().isdigit():
-                files.append(FileMatches(_rg_path(path), count=int(num)))
+                files.append(FileMatches(rg_path(path), count=int(num)))
     else:
-        files = _parse_rg_lines(stdout, keep_lines=query.mode == "content")
+        files = _parse_rg_lines(stdout, count_only=query.mode == "count")
 
-    if query.glob is not None and not explicit_file:
+    if query.glob is not None and not explicit_file and not glob_is_exact:
         files = [f for f in files if query.glob.matches(f.rel)]
+    files = [f for f in files if f.count or f.lines or f.binary or query.mode == "files_with_matches"]
+    files.sort(key=_by_rel)
     if recheck_ignored:
-        checker = IgnoreChecker(root)
-        files = [f for f in files if checker.visible(f.rel)]
-    files = [f for f in files if f.count or f.binary or query.mode == "files_with_matches"]
-    files.sort(key=lambda f: f.rel)
+        verdicts = IgnoreChecker(root).visible_many([f.rel for f in files])
+        files = [f for f, visible in zip(files, verdicts) if visible]
     result = SearchResult(files)
     if run.truncated:
         result.notes.append("The search produced too much output and was stopped early; "
@@ -266,34 +269,35 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     return result
 
 
-# One output line of `rg --null --line-number`: path NUL number (':' match | '-' context) text.
-_RG_LINE = re.compile(rb"^([^\x00\n]*)\x00(\d+)([:-])([^\n]*)$", re.MULTILINE)
 # Lines without a NUL: rg's notes about binary files, "path: <note>".
 _RG_NOTE = re.compile(rb"^([^\x00\n]*?): ((?:binary file matches|WARNING: stopped searching binary file)[^\n]*)$",
                       re.MULTILINE)
 
 
-_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+def _by_rel(f: FileMatches) -> str:
+    return f.rel
 
 
-def _rg_path(raw: bytes) -> str:
-    # os.fsdecode, minus its Python-level overhead: this runs once per matching file.
-    return (raw[2:] if raw.startswith(b"./") else raw).decode(_FS_ENCODING, _FS_ERRORS)
-
-
-def _parse_rg_lines(stdout: bytes, keep_lines: bool) -> list[FileMatches]:
-    by_path: dict[bytes, FileMatches] = {}
-    for m in _RG_LINE.finditer(stdout):
-        raw_path, number, kind, text = m.groups()
-        entry = by_path.get(raw_path)
-        if entry is None:
-            entry = by_path[raw_path] = FileMatches(_rg_path(raw_path))
-        is_match = kind == b":"
-        if is_match:
-            entry.count += 1
-        if keep_lines:
-            entry.lines.append((int(number), is_match, text))
-    partial: set[bytes] = set()
+def _parse_rg_lines(stdout: bytes, count_only: bool) -> list[FileMatches]:
+    """Files and their lines from `rg --null --line-number` output, where each line is
+    path NUL number (':' match | '-' context) text. Only the path is split off here:
+    a search may print far more lines than will be shown."""
+    by_path: dict[bytes, list[bytes]] = {}
+    current_path: bytes | None = None
+    current: list[bytes] = []
+    for line in stdout.split(b"\n"):
+        path, sep, rest = line.partition(b"\0")
+        if not sep:
+            continue  # a note about a binary file (below), or the end of the output
+        if path != current_path:  # rg prints a file's lines together
+            current_path = path
+            current = by_path.setdefault(path, [])
+        current.append(rest)
+    files = {
+        path: FileMatches(rg_path(path), count=len(lines)) if count_only
+        else FileMatches(rg_path(path), lines=lines)
+        for path, lines in by_path.items()
+    }
     if b"binary file" in stdout:
         # An explicit binary file is reported as "binary file matches"; a walked one rg
         # stopped reading at a NUL is dropped (skipped, as in the fallback, rather than
@@ -301,12 +305,12 @@ def _parse_rg_lines(stdout: bytes, keep_lines: bool) -> list[FileMatches]:
         for m in _RG_NOTE.finditer(stdout):
             raw_path, note = m.groups()
             if note.startswith(b"binary file matches"):
-                entry = by_path.setdefault(raw_path, FileMatches(_rg_path(raw_path)))
+                entry = files.setdefault(raw_path, FileMatches(rg_path(raw_path)))
                 entry.binary = True
                 entry.count = max(entry.count, 1)
             else:
-                partial.add(raw_path)
-    return [f for p, f in by_path.items() if p not in partial]
+                files.pop(raw_path, None)
+    return list(files.values())
 
 
 def _raise_rg_error(stderr: str, query: Query) -> None:
@@ -454,7 +458,7 @@ def _search_text(text: str, rx: re.Pattern[str], query: Query, rel: str) -> File
             for j in range(max(0, i - query.before), min(len(lines), i + query.after + 1)):
                 shown.setdefault(j, False)
             shown[i] = True
-        result.lines = [(j + 1, shown[j], lines[j].removesuffix("\r")) for j in sorted(shown)]
+        result.lines = [f"{j + 1}{':' if shown[j] else '-'}{lines[j]}" for j in sorted(shown)]
     return result
 
 
@@ -522,15 +526,15 @@ def _content_lines(files: list[FileMatches], display: Callable[[str], str], quer
             yield f"Binary file {shown} matches"
             continue
         previous = None
-        for number, is_match, raw in f.lines:
+        for raw in f.lines:
+            line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            digits = len(line) - len(line.lstrip("0123456789"))
+            number, mark, text = int(line[:digits]), line[digits], line[digits + 1:].removesuffix("\r")
             if has_context and previous is not None and number > previous + 1:
                 yield "--"
             previous = number
-            # rg's lines stay bytes until shown.
-            text = raw.decode("utf-8", "replace").removesuffix("\r") if isinstance(raw, bytes) else raw
             if len(text) > MAX_LINE_CHARS:
                 text = text[:MAX_LINE_CHARS] + f"… [{len(text) - MAX_LINE_CHARS} more characters]"
-            mark = ":" if is_match else "-"
             yield f"{shown}{mark}{number}{mark}{text}"
 
 
@@ -589,8 +593,10 @@ class GrepTool(BaseTool):
         if ctx.cancel.cancelled:
             return ToolOutput("Search aborted.", is_error=True)
 
+        searched_file = root.is_file()
+
         def display(rel: str) -> str:
-            if root.is_file():
+            if searched_file:
                 return _printable(where)
             return _printable(rel if where == "." else f"{where}/{rel}")
 

@@ -16,6 +16,7 @@ from builtin_tools._walk import (
     IgnoreChecker,
     IgnoreFile,
     PathGlob,
+    RgFilter,
     find_rg,
     glob_to_regex,
     rg_filter_args,
@@ -151,13 +152,23 @@ def test_path_glob_prefilter_is_the_file_name_part() -> None:
 
 
 def test_rg_filter_uses_glob_only_for_extensions() -> None:
-    assert rg_filter_args(PathGlob.compile("**/*.py")) == (["--glob", "*.py"], True)
-    assert rg_filter_args(PathGlob.compile("*.{ts,tsx}")) == (["--glob", "*.{ts,tsx}"], True)
+    assert rg_filter_args(PathGlob.compile("**/*.py")) == RgFilter(
+        ("--glob", "*.py"), recheck_ignored=True, exact=True)
+    assert rg_filter_args(PathGlob.compile("*.{ts,tsx}")) == RgFilter(
+        ("--glob", "*.{ts,tsx}"), recheck_ignored=True, exact=True)
     # `*` would send rg into every ignored folder: a type never does.
-    assert rg_filter_args(PathGlob.compile("**/*")) == (
-        ["--type-add", "loomglob:*", "--type", "loomglob"], False)
-    assert rg_filter_args(PathGlob.compile("test_*.py"))[1] is False
-    assert rg_filter_args(PathGlob.compile("src/**")) == ([], False)
+    assert rg_filter_args(PathGlob.compile("**/*")) == RgFilter(
+        ("--type-add", "loomglob:*", "--type", "loomglob"), exact=True)
+    assert rg_filter_args(PathGlob.compile("test_*.py")).recheck_ignored is False
+    assert rg_filter_args(PathGlob.compile("src/**")) == RgFilter()
+
+
+def test_rg_filter_is_exact_only_for_a_file_name_at_any_depth() -> None:
+    # A folder part in the glob must still be matched after rg's name filter.
+    assert rg_filter_args(PathGlob.compile("src/**/*.py")).exact is False
+    assert rg_filter_args(PathGlob.compile("pkg1*/sub/*.md")).exact is False
+    assert rg_filter_args(PathGlob.compile("/*.py")).exact is False  # anchored to the top
+    assert rg_filter_args(PathGlob.compile("**/test_*.py")).exact is True
 
 
 def test_empty_glob_is_rejected() -> None:
