@@ -10,15 +10,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from loom_engine.permissions.targets import FileAccess, PermissionTarget
-from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.base import ToolContext, ToolOutput
 
+from ._search_tool import RgSearchTool
 from ._walk import (
     RG_WALK_ARGS,
     IgnoreChecker,
     PathGlob,
     SearchCancelled,
-    find_rg,
     rg_filter_args,
     stream_rg_paths,
     walk,
@@ -38,7 +37,7 @@ class GlobInput(BaseModel):
         "Folder to search, absolute or relative to the workspace root."))
 
 
-class GlobTool(BaseTool):
+class GlobTool(RgSearchTool):
     name = "glob"
     description = (
         "Find files by name or path pattern (e.g. `**/*.py`, `src/**/*.{ts,tsx}`). Returns "
@@ -47,16 +46,6 @@ class GlobTool(BaseTool):
         "inside an ignored folder is still listed). Use grep to search file contents."
     )
     input_model = GlobInput
-    is_concurrency_safe = True
-    is_read_only = True
-
-    def __init__(self, rg_path: str | None = None, *, use_rg: bool = True) -> None:
-        self.rg: str | None = (rg_path or find_rg()) if use_rg else None
-
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, GlobInput)
-        return FileAccess(paths=(args.path,), write=False)
-
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GlobInput)
         root = ctx.workspace.resolve(args.path)

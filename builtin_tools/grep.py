@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import codecs
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -23,15 +22,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from loom_engine.execution import CancelToken
-from loom_engine.permissions.targets import FileAccess, PermissionTarget
-from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.base import ToolContext, ToolOutput
 
+from ._search_tool import RgSearchTool
 from ._walk import (
     RG_WALK_ARGS,
     IgnoreChecker,
     PathGlob,
     SearchCancelled,
-    find_rg,
     rg_filter_args,
     rg_path,
     run_rg,
@@ -545,7 +543,7 @@ def _printable(path: str) -> str:
 
 # --------------------------------------------------------------------------- tool
 
-class GrepTool(BaseTool):
+class GrepTool(RgSearchTool):
     name = "grep"
     description = (
         "Search file contents with a regular expression (ripgrep). Skips files ignored by "
@@ -555,16 +553,6 @@ class GrepTool(BaseTool):
         "head_limit. Prefer this over running grep or rg through bash."
     )
     input_model = GrepInput
-    is_concurrency_safe = True
-    is_read_only = True
-
-    def __init__(self, rg_path: str | None = None, *, use_rg: bool = True) -> None:
-        self.rg: str | None = (rg_path or find_rg()) if use_rg else None
-
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, GrepInput)
-        return FileAccess(paths=(args.path,), write=False)
-
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GrepInput)
         root = ctx.workspace.resolve(args.path)

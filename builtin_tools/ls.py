@@ -11,9 +11,9 @@ from pathlib import Path
 import pathspec
 from pydantic import BaseModel, Field
 
-from loom_engine.permissions.targets import FileAccess, PermissionTarget
-from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.base import ToolContext, ToolOutput
 
+from ._search_tool import FolderReadTool
 from ._walk import walk
 
 MAX_ENTRIES = 1000
@@ -37,7 +37,7 @@ class _Node:
     link_target: str | None = None
 
 
-class LsTool(BaseTool):
+class LsTool(FolderReadTool):
     name = "ls"
     description = (
         "List a folder as a tree (folders end with '/', symlinks show their target). Hides "
@@ -46,13 +46,6 @@ class LsTool(BaseTool):
         "by pattern and grep to search contents."
     )
     input_model = LsInput
-    is_concurrency_safe = True
-    is_read_only = True
-
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, LsInput)
-        return FileAccess(paths=(args.path,), write=False)
-
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, LsInput)
         root = ctx.workspace.resolve(args.path)

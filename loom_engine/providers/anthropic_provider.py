@@ -13,8 +13,6 @@ tool, the system prompt and the last block of the newest message (3 of the 4 all
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +20,15 @@ from typing import Any
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
-from .sdk_stream import relay
+from .sdk_stream import (
+    LoopClient,
+    client_options,
+    one_line,
+    parse_tool_input,
+    relay,
+    status_error,
+    transport_error,
+)
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -43,26 +49,6 @@ _EPHEMERAL = {"type": "ephemeral"}
 # Models on which the SDK asks for adaptive thinking instead of a fixed budget.
 _ADAPTIVE_THINKING_PREFIXES = ("claude-opus-4-6", "claude-opus-4-7", "claude-mythos")
 _MIN_THINKING_BUDGET = 1024
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def describe_cause(exc: BaseException) -> str:
-    """The most telling line of a transport failure (e.g. "Connection refused")."""
-    current: BaseException | None = exc
-    seen: set[int] = set()
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.strerror:
-            # asyncio words refusals as "Connect call failed (...)"; the errno says it plainly.
-            if isinstance(current.errno, int) and current.errno > 0:
-                return os.strerror(current.errno)
-            return current.strerror
-        current = current.__cause__ or current.__context__
-    return one_line(str(exc)) or type(exc).__name__
 
 
 # --- neutral messages -> wire format --------------------------------------------------
@@ -177,19 +163,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(name, default)
     return getattr(obj, name, default)
-
-
-def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any], str | None]:
-    """(input, raw_input): raw_input is kept only when the JSON did not parse to an object."""
-    if not raw.strip():
-        return (dict(start_input) if isinstance(start_input, dict) else {}), None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}, raw
-    if not isinstance(value, dict):
-        return {}, raw
-    return value, None
 
 
 class StreamAccumulator:
@@ -349,36 +322,25 @@ class AnthropicProvider:
         self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         self._explicit_base_url = base_url
         self._timeout = timeout
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._clients = LoopClient(self._new_client)
 
     @property
     def base_url(self) -> str:
         return (self._explicit_base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
 
-    def _get_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        # httpx connection pools belong to one event loop.
-        if self._client is None or self._client_loop is not loop:
-            if not self._api_key:
-                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or pass an API key")
-            from anthropic import AsyncAnthropic
+    def _new_client(self) -> Any:
+        if not self._api_key:
+            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or pass an API key")
+        from anthropic import AsyncAnthropic
 
-            kwargs: dict[str, Any] = {"api_key": self._api_key, "base_url": self.base_url, "max_retries": 0}
-            if self._timeout is not None:
-                kwargs["timeout"] = self._timeout
-            self._client = AsyncAnthropic(**kwargs)
-            self._client_loop = loop
-        return self._client
+        return AsyncAnthropic(**client_options(self._api_key, self.base_url, self._timeout))
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        await self._clients.aclose()
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request)
-        client = self._get_client()
+        client = self._clients.get()
         acc = StreamAccumulator()
         events = relay(lambda: client.messages.create(**params, stream=True), acc, finished=lambda: acc.stop_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
@@ -391,48 +353,19 @@ class AnthropicProvider:
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
         import anthropic
-        import httpx2
 
-        base = self.base_url
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code if exc.status_code and exc.status_code >= 400 else None
             etype = exc.type
             detail = one_line(exc.api_message or str(exc))
-            kind = _classify_status(status, etype, detail)
-            where = f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error"))
-            retry_after = parse_retry_after(exc.response.headers) if status else None
-            messages = {
-                "auth": f"Anthropic rejected the API key ({where}: {detail}); check {API_KEY_ENV}",
-                "permission": f"Anthropic refused the request ({where}: {detail})",
-                "not_found": f"model '{request.model}' not found at {base} ({where}: {detail})",
-                "context_length": f"the conversation is too long for model '{request.model}' ({detail})",
-                "bad_request": f"Anthropic rejected the request ({where}: {detail})",
-                "rate_limit": f"rate limited by Anthropic ({where}: {detail})",
-                "overloaded": f"Anthropic is overloaded ({where}: {detail})",
-                "timeout": f"Anthropic timed out ({where}: {detail})",
-                "server": f"Anthropic server error ({where}: {detail})",
-            }
-            text = messages[kind]
-            if retry_after is not None:
-                text += f"; retry after {retry_after:g}s"
-            return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
-        if isinstance(exc, anthropic.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
-            return ProviderError("timeout", f"the request to Anthropic at {base} timed out",
-                                 partial_output=partial)
-        if isinstance(exc, anthropic.APIConnectionError):
-            cause = describe_cause(exc.__cause__ or exc)
-            if partial:
-                return ProviderError("stream_broken",
-                                     f"the connection to Anthropic at {base} broke mid-answer ({cause})",
-                                     partial_output=True)
-            return ProviderError("connection", f"cannot connect to Anthropic at {base} ({cause})")
-        if isinstance(exc, httpx2.TransportError):
-            # Raised by the body iterator: the response had started, then the connection broke.
-            return ProviderError("stream_broken",
-                                 f"the connection to Anthropic at {base} broke mid-answer ({one_line(str(exc))})",
-                                 partial_output=partial)
-        if isinstance(exc, (anthropic.AnthropicError, httpx2.HTTPError, ValueError)):
-            return ProviderError("stream_broken",
-                                 f"unreadable response from Anthropic at {base} ({one_line(str(exc))})",
-                                 partial_output=partial)
-        return None
+            return status_error(
+                _classify_status(status, etype, detail), service="Anthropic",
+                where=f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error")),
+                detail=detail, model=request.model, base_url=self.base_url,
+                key_hint=f"check {API_KEY_ENV}", status=status,
+                retry_after=parse_retry_after(exc.response.headers) if status else None, partial=partial)
+        return transport_error(
+            exc, at=f"Anthropic at {self.base_url}", partial=partial,
+            timeout=isinstance(exc, anthropic.APITimeoutError),
+            connection=isinstance(exc, anthropic.APIConnectionError),
+            unreadable=isinstance(exc, anthropic.AnthropicError))

@@ -12,7 +12,6 @@ as thinking.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import uuid
@@ -23,8 +22,15 @@ from urllib.parse import urlsplit
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
-from .anthropic_provider import describe_cause, one_line, parse_tool_input
-from .sdk_stream import relay
+from .sdk_stream import (
+    LoopClient,
+    client_options,
+    one_line,
+    parse_tool_input,
+    relay,
+    status_error,
+    transport_error,
+)
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -290,8 +296,7 @@ class OpenAIProvider:
             key = PLACEHOLDER_KEY
         self._api_key = key
         self._timeout = timeout
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._clients = LoopClient(self._new_client)
 
     @property
     def base_url(self) -> str:
@@ -301,29 +306,20 @@ class OpenAIProvider:
     def official(self) -> bool:
         return is_official_openai(self.base_url)
 
-    def _get_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            if not self._api_key:
-                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it, or set {BASE_URL_ENV} "
-                                              "to a local OpenAI-compatible server")
-            from openai import AsyncOpenAI
+    def _new_client(self) -> Any:
+        if not self._api_key:
+            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it, or set {BASE_URL_ENV} "
+                                          "to a local OpenAI-compatible server")
+        from openai import AsyncOpenAI
 
-            kwargs: dict[str, Any] = {"api_key": self._api_key, "base_url": self.base_url, "max_retries": 0}
-            if self._timeout is not None:
-                kwargs["timeout"] = self._timeout
-            self._client = AsyncOpenAI(**kwargs)
-            self._client_loop = loop
-        return self._client
+        return AsyncOpenAI(**client_options(self._api_key, self.base_url, self._timeout))
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        await self._clients.aclose()
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         params = build_params(request, official=self.official)
-        client = self._get_client()
+        client = self._clients.get()
         acc = ChunkAccumulator()
         events = relay(lambda: client.chat.completions.create(**params), acc, finished=lambda: acc.finish_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
@@ -335,11 +331,9 @@ class OpenAIProvider:
             await events.aclose()  # closes the HTTP stream now, not at garbage collection
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
-        import httpx2
         import openai
 
         base = self.base_url
-        label = "OpenAI" if self.official else f"the server at {base}"
         if isinstance(exc, openai.APIStatusError) or (
                 isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIConnectionError)):
             status = getattr(exc, "status_code", None)
@@ -347,41 +341,18 @@ class OpenAIProvider:
             etype = str(exc.type or body.get("type") or "")
             code = str(exc.code or body.get("code") or "")
             detail = one_line(str(body.get("message") or exc.message or exc))
-            kind = _classify(status, etype, code, detail)
-            where = str(status) if status else "in-stream error"
-            if code:
-                where += f" {code}"
             response = getattr(exc, "response", None)
-            retry_after = parse_retry_after(response.headers) if response is not None and status else None
-            key_hint = f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}"
-            messages = {
-                "auth": f"{label} rejected the API key ({where}: {detail}); {key_hint}",
-                "permission": f"{label} refused the request ({where}: {detail})",
-                "not_found": f"model '{request.model}' not found at {base} ({where}: {detail})",
-                "context_length": f"the conversation is too long for model '{request.model}' ({detail})",
-                "bad_request": f"{label} rejected the request ({where}: {detail})",
-                "rate_limit": f"rate limited by {label} ({where}: {detail})",
-                "overloaded": f"{label} is overloaded ({where}: {detail})",
-                "timeout": f"{label} timed out ({where}: {detail})",
-                "server": f"{label} server error ({where}: {detail})",
-            }
-            text = messages[kind]
-            if retry_after is not None:
-                text += f"; retry after {retry_after:g}s"
-            return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
-        if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
-            return ProviderError("timeout", f"the request to {base} timed out", partial_output=partial)
-        if isinstance(exc, openai.APIConnectionError):
-            cause = describe_cause(exc.__cause__ or exc)
-            if partial:
-                return ProviderError("stream_broken", f"the connection to {base} broke mid-answer ({cause})",
-                                     partial_output=True)
-            return ProviderError("connection", f"cannot connect to {base} ({cause})")
-        if isinstance(exc, httpx2.TransportError):
-            return ProviderError("stream_broken",
-                                 f"the connection to {base} broke mid-answer ({one_line(str(exc))})",
-                                 partial_output=partial)
-        if isinstance(exc, (openai.OpenAIError, httpx2.HTTPError, ValueError)):
-            return ProviderError("stream_broken", f"unreadable response from {base} ({one_line(str(exc))})",
-                                 partial_output=partial)
-        return None
+            return status_error(
+                _classify(status, etype, code, detail),
+                service="OpenAI" if self.official else f"the server at {base}",
+                where=(str(status) if status else "in-stream error") + (f" {code}" if code else ""),
+                detail=detail, model=request.model, base_url=base,
+                key_hint=f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}",
+                status=status,
+                retry_after=parse_retry_after(response.headers) if response is not None and status else None,
+                partial=partial)
+        return transport_error(
+            exc, at=base, partial=partial,
+            timeout=isinstance(exc, openai.APITimeoutError),
+            connection=isinstance(exc, openai.APIConnectionError),
+            unreadable=isinstance(exc, openai.OpenAIError))

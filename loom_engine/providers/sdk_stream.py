@@ -1,11 +1,46 @@
-"""The part of streaming that both SDK adapters share: relay, map errors, close."""
+"""What both SDK adapters share: the per-loop client, the stream relay (map errors,
+close), tool-input parsing, and the wording of errors."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from .base import ProviderError, ProviderEvent, StreamCompleted
+
+
+class LoopClient:
+    """An SDK client, made on first use in each event loop: httpx connection pools
+    belong to the loop that opened them."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._make()
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+
+def client_options(api_key: str, base_url: str, timeout: float | None) -> dict[str, Any]:
+    """Keyword arguments for either SDK's async client. The SDK never retries on its
+    own: :mod:`loom_engine.providers.retry` does, with the partial-output rules."""
+    options: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "max_retries": 0}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options
 
 
 class Accumulator(Protocol):
@@ -44,3 +79,85 @@ async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, 
     if not finished():
         raise ProviderError("stream_broken", incomplete, partial_output=acc.has_output)
     yield acc.completed()
+
+
+def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any], str | None]:
+    """(input, raw_input): raw_input is kept only when the JSON did not parse to an object."""
+    if not raw.strip():
+        return (dict(start_input) if isinstance(start_input, dict) else {}), None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, raw
+    if not isinstance(value, dict):
+        return {}, raw
+    return value, None
+
+
+# --- errors -------------------------------------------------------------------------
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe_cause(exc: BaseException) -> str:
+    """The most telling line of a transport failure (e.g. "Connection refused")."""
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.strerror:
+            # asyncio words refusals as "Connect call failed (...)"; the errno says it plainly.
+            if isinstance(current.errno, int) and current.errno > 0:
+                return os.strerror(current.errno)
+            return current.strerror
+        current = current.__cause__ or current.__context__
+    return one_line(str(exc)) or type(exc).__name__
+
+
+def status_error(kind: str, *, service: str, where: str, detail: str, model: str, base_url: str,
+                 key_hint: str, status: int | None, retry_after: float | None,
+                 partial: bool) -> ProviderError:
+    """The ProviderError for an HTTP error status (or an error event in the stream),
+    ``kind`` being its classification and ``service`` who answered ("Anthropic")."""
+    messages = {
+        "auth": f"{service} rejected the API key ({where}: {detail}); {key_hint}",
+        "permission": f"{service} refused the request ({where}: {detail})",
+        "not_found": f"model '{model}' not found at {base_url} ({where}: {detail})",
+        "context_length": f"the conversation is too long for model '{model}' ({detail})",
+        "bad_request": f"{service} rejected the request ({where}: {detail})",
+        "rate_limit": f"rate limited by {service} ({where}: {detail})",
+        "overloaded": f"{service} is overloaded ({where}: {detail})",
+        "timeout": f"{service} timed out ({where}: {detail})",
+        "server": f"{service} server error ({where}: {detail})",
+    }
+    text = messages[kind]
+    if retry_after is not None:
+        text += f"; retry after {retry_after:g}s"
+    return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
+
+
+def transport_error(exc: Exception, *, at: str, partial: bool, timeout: bool, connection: bool,
+                    unreadable: bool) -> ProviderError | None:
+    """The ProviderError for a failure below HTTP statuses, or None when ``exc`` is none
+    of these. ``at`` names the endpoint ("Anthropic at https://…"); the flags say what
+    the SDK classed ``exc`` as (its exception types differ per SDK)."""
+    import httpx2
+
+    if timeout or isinstance(exc, httpx2.TimeoutException):
+        return ProviderError("timeout", f"the request to {at} timed out", partial_output=partial)
+    if connection:
+        cause = describe_cause(exc.__cause__ or exc)
+        if partial:
+            return ProviderError("stream_broken", f"the connection to {at} broke mid-answer ({cause})",
+                                 partial_output=True)
+        return ProviderError("connection", f"cannot connect to {at} ({cause})")
+    if isinstance(exc, httpx2.TransportError):
+        # Raised by the body iterator: the response had started, then the connection broke.
+        return ProviderError("stream_broken", f"the connection to {at} broke mid-answer ({one_line(str(exc))})",
+                             partial_output=partial)
+    if unreadable or isinstance(exc, (httpx2.HTTPError, ValueError)):
+        return ProviderError("stream_broken", f"unreadable response from {at} ({one_line(str(exc))})",
+                             partial_output=partial)
+    return None

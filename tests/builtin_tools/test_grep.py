@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import codecs
-import stat
 import subprocess
 from pathlib import Path
 
@@ -12,7 +10,6 @@ import pytest
 
 from builtin_tools._walk import find_rg
 from builtin_tools.grep import FILE_TYPES, MAX_LINE_CHARS, GrepInput, GrepTool
-from loom_engine.execution import CancelToken
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import ToolOutput
 

@@ -94,7 +94,7 @@ async def test_streamed_paths_arrive_whole_across_writes(tmp_path):
 async def test_streaming_is_killed_on_abort_and_on_cancel(tmp_path):
     for how in ("abort", "cancel"):
         pid_file = tmp_path / f"pid-{how}"
-        rg = fake_rg(tmp_path, f'printf "./a\\0"\n' + SLEEPER.format(pid=pid_file))
+        rg = fake_rg(tmp_path, 'printf "./a\\0"\n' + SLEEPER.format(pid=pid_file))
         token = CancelToken()
         seen: list[str] = []
         task = asyncio.ensure_future(stream_rg_paths(rg, [], tmp_path, token, seen.extend))

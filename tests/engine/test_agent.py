@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig

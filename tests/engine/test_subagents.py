@@ -11,7 +11,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.context.prompts import SUBAGENT_INSTRUCTIONS
-from loom_engine.events import Aborted, Finished, ToolCallStarted, ToolFinished
+from loom_engine.events import Aborted, Finished
 from loom_engine.messages import Message, TextPart, ToolUsePart
 from loom_engine.providers.base import ProviderRequest, StreamCompleted, StreamText
 from loom_engine.usage import Usage
