@@ -38,6 +38,13 @@ class RetryPolicy:
     # A server asking for a longer pause than this is not waited for: the error is
     # raised at once (waiting silently for minutes helps nobody).
     max_retry_after: float = 120.0
+    # A server that cannot be reached at all (refused, unknown host) is most often not
+    # running - a local model server - or a wrong URL: a couple of quick retries cover
+    # a blip without keeping the user waiting the whole backoff before saying so.
+    max_connection_retries: int = 2
+
+    def retries_for(self, kind: str) -> int:
+        return min(self.max_retries, self.max_connection_retries) if kind == "connection" else self.max_retries
 
     def delay(self, attempt: int, retry_after: float | None = None,
               rng: Callable[[], float] = random.random) -> float:
@@ -120,7 +127,7 @@ async def stream_with_retries(
             await _close(stream)
         # A failure that raced with an abort is not worth retrying.
         cancel.raise_if_cancelled()
-        if not failure.retryable or attempt >= policy.max_retries:
+        if not failure.retryable or attempt >= policy.retries_for(failure.kind):
             raise failure
         if failure.retry_after is not None and failure.retry_after > policy.max_retry_after:
             raise failure

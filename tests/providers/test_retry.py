@@ -137,6 +137,26 @@ async def test_non_retryable_errors_are_raised_at_once(fake_llm: FakeLLMServer,
     assert info.value.kind == "auth" and seen == [] and len(fake_llm.requests) == 1
 
 
+async def test_an_unreachable_server_gets_only_a_couple_of_quick_retries(unused_tcp_port: int) -> None:
+    provider = OpenAIProvider(api_key="k", base_url=f"http://127.0.0.1:{unused_tcp_port}/v1")
+    seen: list[ProviderEvent | RetryNotice] = []
+    policy = RetryPolicy(base_delay=0.001, jitter=0.0)  # default counts: 4 retries, 2 for connections
+    try:
+        with pytest.raises(ProviderError) as info:
+            async for event in stream_with_retries(provider, req("gpt-4o"), policy, CancelToken()):
+                seen.append(event)
+    finally:
+        await provider.aclose()
+    assert info.value.kind == "connection" and "Connection refused" in info.value.message
+    assert [n.attempt for n in seen if isinstance(n, RetryNotice)] == [1, 2]
+
+
+def test_connection_retries_never_exceed_the_overall_limit() -> None:
+    assert RetryPolicy(max_retries=1).retries_for("connection") == 1
+    assert RetryPolicy().retries_for("connection") == 2
+    assert RetryPolicy().retries_for("server") == 4
+
+
 async def test_retry_after_beyond_the_limit_is_not_waited_for() -> None:
     provider = ScriptedProvider([{"error": {"kind": "rate_limit", "message": "wait an hour", "retry_after": 3600}},
                                  {"text": "unused"}])
