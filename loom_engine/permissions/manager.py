@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import tomli_w
+import tomlkit
 
 from ..workspace import Workspace
 from .paths import PathPattern, compile_path_pattern, rule_path
@@ -761,12 +761,21 @@ def load_rule_layers(workspace: Workspace, user_config_file: Path | None) -> lis
 
 
 def _append_allow_rules(path: Path, rules: Sequence[str]) -> None:
-    """Add rules to ``[permissions] allow`` in ``path``, keeping everything else there."""
-    data: dict[str, object] = _read_toml(path) if path.exists() else {}
-    perms = data.setdefault("permissions", {})
+    """Add rules to ``[permissions] allow`` in ``path``, keeping everything else there
+    as the user wrote it (comments, order, formatting)."""
+    text = ""
+    if path.exists():
+        _read_toml(path)  # the same one-line errors as when settings are loaded
+        text = path.read_text(encoding="utf-8")
+    document = tomlkit.parse(text)
+    perms = document.get("permissions")
+    if perms is None:
+        perms = document["permissions"] = tomlkit.table()
     if not isinstance(perms, dict):
         raise ValueError(f"{path}: 'permissions' must be a table ([permissions])")
-    allow = perms.setdefault("allow", [])
+    allow = perms.get("allow")
+    if allow is None:
+        allow = perms["allow"] = tomlkit.array()
     if not isinstance(allow, list):
         raise ValueError(f"{path}: [permissions] allow must be a list of strings")
     for rule in rules:
@@ -776,8 +785,8 @@ def _append_allow_rules(path: Path, rules: Sequence[str]) -> None:
     # Write beside the file and rename, so a crash never leaves half a settings file.
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            tomli_w.dump(data, fh)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(tomlkit.dumps(document))
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)

@@ -106,6 +106,27 @@ def test_allow_for_project_keeps_existing_content(env: Env) -> None:
     assert data["permissions"]["allow"] == ["bash(ls:*)", "bash(make test)"]
 
 
+def test_allow_for_project_keeps_comments_and_layout(env: Env) -> None:
+    original = ('# my project rules\n[permissions]\n# reviewed by the team\n'
+                'allow = ["bash(ls:*)"]  # listing is harmless\n\n[ui]\ntheme = "dark"  # easier on the eyes\n')
+    path = _write(env.root / ".loom" / "settings.local.toml", original)
+    PermissionManager(env.ws).allow_for_project(["bash(make test)"])
+    text = path.read_text()
+    for comment in ("# my project rules", "# reviewed by the team", "# listing is harmless",
+                    "# easier on the eyes"):
+        assert comment in text
+    assert text.index("[permissions]") < text.index("[ui]")
+    assert tomllib.loads(text)["permissions"]["allow"] == ["bash(ls:*)", "bash(make test)"]
+
+
+def test_allow_for_project_adds_the_table_to_a_file_without_one(env: Env) -> None:
+    path = _write(env.root / ".loom" / "settings.local.toml", '# just a model\nmodel = "x"\n')
+    PermissionManager(env.ws).allow_for_project(["bash(make test)"])
+    text = path.read_text()
+    assert text.startswith('# just a model\nmodel = "x"\n')
+    assert tomllib.loads(text) == {"model": "x", "permissions": {"allow": ["bash(make test)"]}}
+
+
 def test_allow_for_project_refuses_bad_input_without_touching_the_file(env: Env) -> None:
     pm = PermissionManager(env.ws)
     path = env.root / ".loom" / "settings.local.toml"
