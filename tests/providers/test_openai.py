@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 
 import pytest
 
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from loom_engine.providers.base import (
-    ProviderError,
-    ProviderEvent,
     ProviderRequest,
-    StreamCompleted,
     StreamText,
     StreamThinking,
     StreamToolUseStart,
@@ -23,33 +20,15 @@ from loom_engine.providers.openai_provider import (
     build_params,
     to_wire_messages,
 )
-from loom_engine.tools.base import ToolSpec
 from loom_engine.usage import Usage
 from tests.fakellm.server import FakeLLMServer, Reply, ToolCall, free_port, validate_openai
+from tests.providers.helpers import READ, collect, failure, make_request
 
 MODEL = "gpt-4o"
-READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
-BASH = ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}})
 
 
-def request(*messages: Message, tools: Sequence[ToolSpec] = (READ, BASH), **kw: object) -> ProviderRequest:
-    return ProviderRequest(model=str(kw.pop("model", MODEL)), system=str(kw.pop("system", "You are Loom.")),
-                           messages=tuple(messages), tools=tuple(tools), **kw)  # type: ignore[arg-type]
-
-
-async def collect(provider: OpenAIProvider, req: ProviderRequest) -> tuple[list[ProviderEvent], StreamCompleted]:
-    events = [e async for e in provider.stream(req)]
-    assert isinstance(events[-1], StreamCompleted)
-    assert sum(isinstance(e, StreamCompleted) for e in events) == 1
-    return events, events[-1]
-
-
-async def failure(provider: OpenAIProvider, req: ProviderRequest) -> tuple[list[ProviderEvent], ProviderError]:
-    events: list[ProviderEvent] = []
-    with pytest.raises(ProviderError) as info:
-        async for event in provider.stream(req):
-            events.append(event)
-    return events, info.value
+def request(*messages: Message, **kw: object) -> ProviderRequest:
+    return make_request(MODEL, *messages, **kw)
 
 
 @pytest.fixture
