@@ -52,9 +52,10 @@ def root(ctx: typer.Context,
                                                help="Print the version and exit.")] = False,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
          resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
-         model: Annotated[Optional[str], typer.Option("--model", "-m")] = None,
-         provider: Annotated[Optional[ProviderName], typer.Option("--provider")] = None,
-         permission_mode: Annotated[Optional[Mode], typer.Option("--permission-mode")] = None) -> None:
+         model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
+         provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
+         permission_mode: Annotated[Optional[Mode], typer.Option(
+             "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from .tui_entry import open_tui
@@ -68,12 +69,16 @@ def root(ctx: typer.Context,
 def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from standard input.")],
         provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
         model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
-        output_format: Annotated[OutputFormat, typer.Option("--output-format", "-o")] = OutputFormat.text,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1)] = None,
-        max_budget_usd: Annotated[Optional[float], typer.Option("--max-budget-usd", min=0.0)] = None,
+        output_format: Annotated[OutputFormat, typer.Option(
+            "--output-format", "-o", help="text: the answer; json: one result object; stream-json: every event.")
+        ] = OutputFormat.text,
+        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
+        max_budget_usd: Annotated[Optional[float], typer.Option(
+            "--max-budget-usd", min=0.0, help="Stop once the run has cost this much (exit 3).")] = None,
         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
         resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
-        permission_mode: Annotated[Optional[Mode], typer.Option("--permission-mode")] = None,
+        permission_mode: Annotated[Optional[Mode], typer.Option(
+            "--permission-mode", help="What may run without asking; a question is a denial here.")] = None,
         allow: Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
         deny: Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
         add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another folder the tools may use.")] = None,
