@@ -78,41 +78,48 @@ class ToolPipeline:
     async def run(self, call: ToolUsePart) -> ToolResultPart:
         started = time.monotonic()
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
-        output = await self._stages(call)
+        output, waited_s = await self._stages(call)
         content = output.content
         if self.redact:
             content = redact_secrets(content)
         content = cap_text(content) or ("(no output)" if not output.is_error else "Tool failed without a message.")
-        duration_ms = (time.monotonic() - started) * 1000
+        # The call's own time: a question to the user is not the tool being slow.
+        duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
                                duration_ms=duration_ms, display=output.display, **self.stamp()))
         return ToolResultPart(call.id, content, output.is_error)
 
-    async def _stages(self, call: ToolUsePart) -> ToolOutput:
+    async def _stages(self, call: ToolUsePart) -> tuple[ToolOutput, float]:
+        """The call's output, and the seconds spent waiting for the user's answer."""
         # 1. discover
         tool = self.registry.get(call.name)
         if tool is None:
             available = ", ".join(self.registry.names) or "none"
-            return ToolOutput(f"Unknown tool '{call.name}'. Available tools: {available}.", is_error=True)
+            return ToolOutput(f"Unknown tool '{call.name}'. Available tools: {available}.", is_error=True), 0.0
         # 2. validate
         if call.raw_input is not None:
             return ToolOutput(
                 f"The arguments for {call.name} were not valid JSON (possibly cut off): "
-                f"{call.raw_input[:200]!r}. Send a complete JSON object.", is_error=True)
+                f"{call.raw_input[:200]!r}. Send a complete JSON object.", is_error=True), 0.0
         try:
             args = tool.input_model.model_validate(dict(call.input))
         except ValidationError as error:
-            return ToolOutput(format_validation_error(call.name, error), is_error=True)
+            return ToolOutput(format_validation_error(call.name, error), is_error=True), 0.0
         ctx = self.make_context(call.id)
         # 3. authorize
+        asked_at = time.monotonic()
         denial = await self._authorize(tool, args, ctx, call)
+        waited_s = time.monotonic() - asked_at
         if denial is not None:
-            return denial
+            return denial, waited_s
         # 4. check cancel
         if ctx.cancel.cancelled:
-            return ToolOutput("Interrupted by user before the tool ran.", is_error=True)
+            return ToolOutput("Interrupted by user before the tool ran.", is_error=True), waited_s
         # 5. execute
+        return await self._execute(tool, args, ctx, call), waited_s
+
+    async def _execute(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart) -> ToolOutput:
         try:
             return await asyncio.wait_for(tool.run(args, ctx), timeout=self.timeout_s)
         except ToolError as error:

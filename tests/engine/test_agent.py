@@ -221,11 +221,14 @@ async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
     async for event in agent.run("go"):
         events.append(event)
         if isinstance(event, PermissionRequested):
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
             assert agent.is_running
             agent.answer_permission(event.request_id, PermissionAnswer("allow_session"))
     assert [e.content for e in events if isinstance(e, ToolFinished)] == ["slept"]
     assert agent.permissions.session == ("slow",)
+    # The user's 0.3 s of thought is not counted as the tool's time.
+    (finished,) = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished.duration_ms < 250
 
 
 async def test_arguments_that_are_not_json_become_an_error_result(tmp_path: Path) -> None:
