@@ -158,8 +158,9 @@ class ToolView(StripView):
             strips.extend(Strip.join([pad, line]) for line in body)
             return strips
         if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
-            if data.status == "error" and not self.expanded and "\n" not in data.content.strip():
-                return strips  # the header already shows the one-line error
+            if not self.expanded and "\n" not in data.content.strip() and (
+                    data.status == "error" or self._summary() == data.content.strip()):
+                return strips  # the header already shows the whole one-line result
             lines = data.content.rstrip("\n").splitlines()
             if data.name == "read_file" and not self.expanded:
                 return strips

@@ -129,3 +129,24 @@ async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
         [block] = list(app.transcript.query(ToolBlock))
         assert block.data.status == "denied"
         assert "ctx 25%" in screen_text(app)
+
+
+async def test_a_one_line_result_is_shown_once_and_longer_ones_below_the_header(tmp_path: Path) -> None:
+    agent = EventAgent([
+        ToolCallStarted(call_id="c1", name="grep", input={"pattern": "def add"}),
+        ToolFinished(call_id="c1", name="grep", content="calc.py:1:def add(a, b):", is_error=False,
+                     duration_ms=3.0),
+        ToolCallStarted(call_id="c2", name="bash", input={"command": "ls"}),
+        ToolFinished(call_id="c2", name="bash", content="calc.py\ntest_calc.py\nExit code: 0", is_error=False,
+                     duration_ms=3.0),
+    ])
+    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
+                             permission_guard_s=0.0, manage_gc=False))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_idle(pilot, app)
+        shown = screen_text(app)
+        assert shown.count("calc.py:1:def add(a, b):") == 1
+        assert "✓ bash  ls  · 3 lines" in shown
+        assert "⎿ calc.py" in shown and "test_calc.py" in shown
