@@ -9,7 +9,7 @@ from loom_engine.tools.base import BaseTool, Tool
 
 # The order is the order the model sees them in; it never changes within a session.
 TOOL_MODULES = ("read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
-                "bash", "todo_write", "task", "skill")
+                "bash", "todo_write", "task", "skill", "web_fetch")
 
 
 def default_tools() -> list[Tool]:

@@ -44,6 +44,8 @@ def describe_request(request: PermissionRequested) -> str:
         return f"{request.tool} wants to run a command"
     if kind == "path":
         return f"{request.tool} wants to access {preview.get('path', '')} (outside the workspace)"
+    if kind == "url":
+        return f"{request.tool} wants to fetch a web page"
     return f"{request.tool} needs your permission"
 
 
@@ -114,6 +116,8 @@ class PermissionModal(ModalScreen[PermissionAnswer]):
                           id="command")
         if kind == "path":
             return Static(Text(str(preview.get("path", "")), style="bold"), id="path")
+        if kind == "url":
+            return Static(Text(str(preview.get("url", "")), style="bold"), id="url")
         if kind == "diff":
             return Static(Text(f"{preview.get('path', '')} (no changes shown)"), id="path")
         body = json.dumps(dict(self.request.input), indent=2, ensure_ascii=False, default=str)

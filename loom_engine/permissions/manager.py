@@ -48,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import tomlkit
 
@@ -74,7 +75,7 @@ from .shell import (
     runs_hidden_code,
     strip_wrappers,
 )
-from .targets import CommandRun, FileAccess, PermissionTarget
+from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
 
 __all__ = [
     "DEFAULT_LAYER",
@@ -299,6 +300,8 @@ class PermissionManager:
             verdict = self._check_files(tool, target, cwd)
         elif isinstance(target, CommandRun):
             verdict = self._check_command(tool, target, cwd)
+        elif isinstance(target, UrlFetch):
+            verdict = self._check_url(tool, target)
         else:  # pragma: no cover - PermissionTarget is a closed union
             verdict = _Verdict("ask", f"unknown permission target {type(target).__name__}")
         return PermissionDecision(verdict.behavior, _one_line(verdict.reason),
@@ -322,6 +325,30 @@ class PermissionManager:
                             hint="--permission-mode default")
         allow = self._bare_rule(tool, "allow")
         return _Verdict("allow", allow.label if allow else f"{tool} needs no permission")
+
+    # -- network ----------------------------------------------------------------------
+
+    def _check_url(self, tool: str, target: UrlFetch) -> _Verdict:
+        """Fetching asks in every mode but bypass (what is sent out in a URL cannot be
+        taken back), unless a rule names the host."""
+        try:
+            parts = urlsplit(target.url)
+            host = (parts.hostname or "").lower().rstrip(".")
+        except ValueError:
+            host = ""
+        if not host:
+            return _Verdict("ask", f"cannot tell which host {target.url!r} names")
+        behavior: Behavior
+        for behavior in ("deny", "ask", "allow"):
+            hit = next((c for c in self._rules_for(tool, behavior) if c.rule.matches_host(host)), None)
+            if hit:
+                return _Verdict(behavior, f"fetching from {host} is {behavior_word(behavior)} by {hit.label}",
+                                True, hint=_remove_hint(hit))
+        if self.mode == "bypass":
+            return _Verdict("allow", "bypass mode: everything is allowed")
+        rule = f"{tool}(domain:{host})"
+        return _Verdict("ask", f"fetching from {host} needs approval", suggestions=(rule,),
+                        hint=f"--allow {shlex.quote(rule)}")
 
     # -- files ------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@
 * ``read`` names every tool that reads files (read_file, glob, grep, ls) and ``edit``
   (alias ``write``) every tool that writes them (write_file, edit_file, multi_edit,
   apply_patch), so ``edit(src/**)`` covers them all.
+* ``web_fetch(domain:docs.python.org)`` allows fetching from that host;
+  ``web_fetch(domain:*.python.org)`` from its subdomains (not the domain itself).
 * Tool names are case-insensitive (``Bash(...)`` works too).
 """
 
@@ -29,8 +31,11 @@ FILE_TOOLS: frozenset[str] = READ_TOOLS | WRITE_TOOLS
 READ_GROUP = "read"
 WRITE_GROUPS: frozenset[str] = frozenset({"edit", "write"})
 COMMAND_TOOLS: frozenset[str] = frozenset({"bash"})
+URL_TOOLS: frozenset[str] = frozenset({"web_fetch"})
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
+# A host name, optionally behind `*.` for "any subdomain of".
+_DOMAIN = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Rule:
     words: tuple[str, ...] = ()
     prefix: bool = False
     path_rule: bool = False       # the specifier is a valid path pattern
+    domain: str = ""              # for URL rules: a host, or `*.` and a domain
 
     @property
     def text(self) -> str:
@@ -57,6 +63,14 @@ class Rule:
         if write is None:
             return False
         return self.tool in WRITE_GROUPS if write else self.tool == READ_GROUP
+
+    def matches_host(self, host: str) -> bool:
+        """Whether this URL rule covers fetching from ``host`` (lower case)."""
+        if self.specifier is None:
+            return True
+        if self.domain.startswith("*."):
+            return host.endswith(self.domain[1:])
+        return bool(self.domain) and host == self.domain
 
     def matches_words(self, words: Sequence[str]) -> bool:
         """Whether this command rule covers a command with these words."""
@@ -103,6 +117,12 @@ def parse_rule(text: str) -> Rule:
         except ValueError as exc:
             raise bad(str(exc)) from None
         return Rule(tool, spec, words, prefix)
+    if tool in URL_TOOLS:
+        kind, _, domain = spec.partition(":")
+        domain = domain.strip().lower().rstrip(".")
+        if kind.strip() != "domain" or not _DOMAIN.fullmatch(domain):
+            raise bad(f"write {tool}(domain:example.com) or {tool}(domain:*.example.com)")
+        return Rule(tool, spec, domain=domain)
     if tool in FILE_TOOLS or tool == READ_GROUP or tool in WRITE_GROUPS:
         try:
             validate_path_spec(spec)

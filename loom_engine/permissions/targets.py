@@ -21,4 +21,11 @@ class CommandRun:
     cwd: str
 
 
-PermissionTarget = FileAccess | CommandRun
+@dataclass(frozen=True)
+class UrlFetch:
+    """The call fetches ``url`` from the network."""
+
+    url: str
+
+
+PermissionTarget = FileAccess | CommandRun | UrlFetch

@@ -150,3 +150,29 @@ async def test_a_one_line_result_is_shown_once_and_longer_ones_below_the_header(
         assert shown.count("calc.py:1:def add(a, b):") == 1
         assert "✓ bash  ls  · 3 lines" in shown
         assert "⎿ calc.py" in shown and "test_calc.py" in shown
+
+
+async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_path: Path) -> None:
+    url = "https://docs.python.org/3/library/asyncio.html"
+    agent = EventAgent([
+        ToolCallStarted(call_id="c1", name="web_fetch", input={"url": url}),
+        PermissionRequested(request_id="perm_1", call_id="c1", tool="web_fetch", input={"url": url},
+                            reason="fetching from docs.python.org needs approval",
+                            preview={"kind": "url", "url": url},
+                            suggested_rules=("web_fetch(domain:docs.python.org)",)),
+        ToolFinished(call_id="c1", name="web_fetch", content=f"{url} · 200 · text/html · 10 characters\n\nasyncio",
+                     is_error=False, duration_ms=3.0),
+    ])
+    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
+                             permission_guard_s=0.0, manage_gc=False))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        shown = screen_text(app)
+        assert "web_fetch wants to fetch a web page" in shown
+        assert url in shown and "web_fetch(domain:docs.python.org)" in shown
+        await pilot.press("a")
+        await wait_idle(pilot, app)
+        assert agent.answers == [("perm_1", PermissionAnswer("allow_session"))]
+        assert f"✓ web_fetch  {url}" in screen_text(app)

@@ -1,0 +1,53 @@
+"""A local web site for web_fetch tests: fixed routes on 127.0.0.1, in a thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# path -> (status, headers, body)
+Routes = Mapping[str, tuple[int, Mapping[str, str], bytes]]
+SLOW_PATH = "/slow"  # answers after SLOW_SECONDS, for cancellation tests
+SLOW_SECONDS = 5.0
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a slow handler must not hold up the next test
+    routes: Routes = {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
+        if self.path == SLOW_PATH:
+            time.sleep(SLOW_SECONDS)
+        status, headers, body = self.server.routes.get(
+            self.path, (404, {"Content-Type": "text/plain"}, b"no such page"))
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def local_site(routes: Routes) -> Iterator[str]:
+    """Serve ``routes``; yields the base URL (``http://127.0.0.1:PORT``)."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.routes = routes
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
