@@ -139,6 +139,11 @@ TOOL_GUIDANCE: dict[str, str] = {
         "skill(name) loads the full instructions of one of the skills listed under Skills. When "
         "a task matches a skill's description, call skill first and follow what it says; read "
         "the files it lists with read_file only when you need them."),
+    "web_fetch": (
+        "web_fetch reads a web page as Markdown: documentation, an issue or a changelog the user "
+        "points to or that the task needs. Long pages come in windows; read on with offset only "
+        "when the part you need is further down. Each new host asks the user, so fetch only what "
+        "helps, and never put secrets or private code in a URL."),
 }
 
 
