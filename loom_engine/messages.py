@@ -110,8 +110,8 @@ class Message:
         return cls("assistant", tuple(parts), meta=meta)
 
     @classmethod
-    def tool_results(cls, results: list[ToolResultPart] | tuple[ToolResultPart, ...]) -> Message:
-        return cls("tool", tuple(results))
+    def tool_results(cls, results: list[ToolResultPart] | tuple[ToolResultPart, ...], **meta: Any) -> Message:
+        return cls("tool", tuple(results), meta=meta)
 
     @property
     def text(self) -> str:

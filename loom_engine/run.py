@@ -14,6 +14,9 @@ from .tools.pipeline import ToolPipeline
 from .tools.scheduler import Scheduler
 from .usage import Usage
 
+# A diff bigger than this (a whole generated file, say) is shown live but not saved.
+MAX_SAVED_DISPLAY_CHARS = 100_000
+
 if TYPE_CHECKING:
     from .agent import Agent
     from .turn import TurnState
@@ -26,6 +29,9 @@ class Scratch:
     text: list[str] = field(default_factory=list)
     streaming: bool = False
     completed_results: dict[str, ToolResultPart] = field(default_factory=dict)
+    # The UI's rendering hints (diffs) of this turn's calls, kept with the results so a
+    # resumed session can show them again.
+    displays: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     running_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     last_call_signature: str = ""
     repeat_count: int = 0
@@ -95,8 +101,11 @@ class RunContext:
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
         self.scratch.running_tools[call.id] = call.name
         try:
-            result = await self.pipeline.run(call)
+            outcome = await self.pipeline.run(call)
         finally:
             self.scratch.running_tools.pop(call.id, None)
+        result = outcome.result
         self.scratch.completed_results[call.id] = result
+        if outcome.display is not None and len(repr(outcome.display)) <= MAX_SAVED_DISPLAY_CHARS:
+            self.scratch.displays[call.id] = outcome.display
         return result

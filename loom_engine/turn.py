@@ -126,8 +126,11 @@ async def tt(state: TurnState, run: RunContext) -> TurnState:
 
     results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
     results, loop_error = _guard_loops(run, calls, results)
-    run.commit(Message.tool_results(results))
+    displays = {r.tool_use_id: run.scratch.displays[r.tool_use_id] for r in results
+                if r.tool_use_id in run.scratch.displays}
+    run.commit(Message.tool_results(results, **({"displays": displays} if displays else {})))
     run.scratch.completed_results.clear()
+    run.scratch.displays.clear()
     if loop_error:
         run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))
         return state.next_turn().finish("error")

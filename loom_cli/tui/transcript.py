@@ -147,10 +147,14 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
     """Transcript entries for a saved conversation (resume)."""
     entries: list[Entry] = []
     results: dict[str, ToolResultPart] = {}
+    displays: dict[str, Any] = {}  # the diffs the engine kept with the results
     for message in messages:
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 results[part.tool_use_id] = part
+        saved = message.meta.get("displays")
+        if isinstance(saved, Mapping):
+            displays.update(saved)
     for message in messages:
         if message.role == "user":
             text = message.text
@@ -172,9 +176,11 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
                         status = "interrupted"
                     elif result.is_error:
                         status = "error"
+                    display = displays.get(part.id)
                     entries.append(Entry("tool", tool=ToolCallData(
                         call_id=part.id, name=part.name, input=dict(part.input), status=status,
-                        content=result.content if result else "")))
+                        content=result.content if result else "",
+                        display=display if isinstance(display, Mapping) else None)))
         elif message.role == "system" and message.meta.get("summary"):
             entries.append(Entry("notice", "earlier conversation compacted into a summary"))
     return entries

@@ -717,7 +717,7 @@ def suggest_command_rule(cmd: SimpleCommand, tool: str = "bash") -> str:
             and not words[0].quoted:
         return f"{tool}({quote_words(texts[:2])}:*)"
     full = [w.text for w in cmd.assignments] + texts
-    return f"{tool}({quote_words(full)})"
+    return f"{tool}({quote_words(full, assignments=len(cmd.assignments))})"
 
 
 def _looks_like_subcommand(word: str) -> bool:

@@ -127,8 +127,15 @@ def rule_words(spec: str) -> tuple[str, ...]:
     return tuple(w.text for w in words)
 
 
-def quote_words(words: Sequence[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)
+def quote_words(words: Sequence[str], assignments: int = 0) -> str:
+    """Words joined so that a shell reads them back as the same words. The first word
+    after the ``assignments`` leading ``NAME=value`` words is the command: quoted when it
+    would otherwise read as one more assignment (shlex leaves ``a=`` bare)."""
+    quoted = [shlex.quote(w) for w in words]
+    command = assignments
+    if command < len(words) and quoted[command] == words[command] and _ASSIGNMENT.match(words[command]):
+        quoted[command] = f"'{words[command]}'"  # bare, so it holds no quote to escape
+    return " ".join(quoted)
 
 
 # ---------------------------------------------------------------------------------------

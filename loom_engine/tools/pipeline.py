@@ -55,6 +55,14 @@ def format_validation_error(tool_name: str, error: ValidationError) -> str:
     return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Fix the arguments and call again."
 
 
+@dataclass(frozen=True)
+class ToolRun:
+    """What one call gives back: the result for the model and the UI's rendering hint."""
+
+    result: ToolResultPart
+    display: Mapping[str, Any] | None = None
+
+
 @dataclass
 class ToolPipeline:
     registry: ToolRegistry
@@ -75,7 +83,7 @@ class ToolPipeline:
         tool = self.registry.get(call.name)
         return bool(tool and tool.is_concurrency_safe)
 
-    async def run(self, call: ToolUsePart) -> ToolResultPart:
+    async def run(self, call: ToolUsePart) -> ToolRun:
         started = time.monotonic()
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
         output, waited_s = await self._stages(call)
@@ -88,7 +96,7 @@ class ToolPipeline:
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
                                duration_ms=duration_ms, display=output.display, **self.stamp()))
-        return ToolResultPart(call.id, content, output.is_error)
+        return ToolRun(ToolResultPart(call.id, content, output.is_error), output.display)
 
     async def _stages(self, call: ToolUsePart) -> tuple[ToolOutput, float]:
         """The call's output, and the seconds spent waiting for the user's answer."""

@@ -297,3 +297,36 @@ async def test_files_changed_on_disk_are_reported_at_the_end_once(tmp_path: Path
     assert provider.requests[2].messages[: len(provider.requests[1].messages)] == provider.requests[1].messages
     await collect(agent, "and now?")
     assert not provider.requests[3].messages[-1].meta.get("reminder")
+
+
+async def test_edit_diffs_are_kept_with_the_results_saved_and_never_sent(tmp_path: Path) -> None:
+    from builtin_tools import default_tools
+    from loom_engine.sessions.store import SessionStore
+
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(tmp_path, provider="replay", model="test-model")
+    provider = ReplayProvider([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "r1"}]},
+        {"tool_calls": [{"name": "edit_file", "id": "e1", "input": {
+            "path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
+        {"text": "fixed"},
+    ])
+    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=default_tools(),
+                  workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
+    await collect(agent, "fix add")
+    writer.close()
+    edit_results = agent.messages[4]
+    assert edit_results.role == "tool"
+    assert set(edit_results.meta["displays"]) == {"e1"}
+    assert "+    return a + b" in edit_results.meta["displays"]["e1"]["diff"]
+    assert "displays" not in agent.messages[2].meta  # read_file shows no diff
+    loaded = store.load(writer.id)
+    assert loaded.messages[4].meta == edit_results.meta
+    # Meta is for Loom's UIs only: neither wire format carries it to the model.
+    from loom_engine.providers import anthropic_provider, openai_provider
+
+    sent = provider.requests[-1].messages
+    assert edit_results in sent
+    for wire in (anthropic_provider.to_wire_messages(sent), openai_provider.to_wire_messages("s", sent)):
+        assert "displays" not in repr(wire) and "+++ b/calc.py" not in repr(wire)

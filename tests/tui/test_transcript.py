@@ -39,6 +39,18 @@ def test_entries_from_messages() -> None:
     assert entries[5].interrupted
 
 
+def test_resumed_edits_get_their_saved_diffs_back() -> None:
+    diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    display = {"kind": "diff", "path": "calc.py", "diff": diff}
+    messages = (Message.user("fix"),
+                Message.assistant(ToolUsePart("e1", "edit_file", {"path": "calc.py"}),
+                                  ToolUsePart("b1", "bash", {"command": "pytest"})),
+                Message.tool_results([ToolResultPart("e1", "edited"), ToolResultPart("b1", "1 passed")],
+                                     displays={"e1": display}))
+    tools = [e.tool for e in entries_from_messages(messages) if e.kind == "tool"]
+    assert tools[0].display == display and tools[1].display is None
+
+
 async def test_resume_mounts_only_the_last_blocks_and_loads_more(harness: Harness) -> None:
     harness.messages = conversation(200)
     app = harness.app(continue_session=True, resume_window=40)

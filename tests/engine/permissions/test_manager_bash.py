@@ -286,6 +286,17 @@ def test_cd_inside_the_workspace(env: Env) -> None:
 # -- suggestions and hints ----------------------------------------------------------
 
 
+def test_a_command_word_that_looks_like_an_assignment_is_quoted_in_its_rule(env: Env) -> None:
+    # `a''=` runs a command named "a=": its rule must read back as that command, not as
+    # an assignment with no command (found by the property test).
+    pm = env.manager("default")
+    for command, rule in (("a''=", "bash('a=')"), ("X=1 'y=2' z", "bash(X=1 'y=2' z)")):
+        decision = bash(pm, command)
+        assert decision.suggested_rules == (rule,)
+        pm.allow_for_session(decision.suggested_rules)
+        assert bash(pm, command).behavior == "allow"
+
+
 def test_always_allow_on_a_compound_command_saves_one_rule_per_part(env: Env) -> None:
     pm = env.manager("default")
     decision = bash(pm, "npm test && python -m pytest -q && make")
