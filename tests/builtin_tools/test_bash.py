@@ -12,17 +12,9 @@ from pydantic import ValidationError
 from builtin_tools.bash import MAX_OUTPUT_CHARS, BashInput, BashTool
 from loom_engine.permissions.targets import CommandRun
 from loom_engine.tools.base import ToolContext, ToolOutput
+from tests.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
-
-
-def alive(pid: int) -> bool:
-    """Running or stopped; a zombie (dead, not yet reaped by its new parent) is dead."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def read_pids(path: Path) -> list[int]:

@@ -13,6 +13,7 @@ import pytest
 
 from builtin_tools._walk import SearchCancelled, rg_paths, run_rg, stream_rg_paths
 from loom_engine.execution import CancelToken
+from tests.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 
@@ -22,14 +23,6 @@ def fake_rg(folder: Path, script: str) -> str:
     path.write_text("#!/bin/sh\n" + script)
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return str(path)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 async def started_pid(pid_file: Path) -> int:

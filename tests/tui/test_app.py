@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice, UserMessage
+from tests.processes import alive
 from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
 
 ANSWER = ("# Plan\n\nThe greeting lives in **src/app.py**; here is the fix:\n\n"
@@ -232,23 +232,11 @@ async def test_esc_during_bash_kills_the_process(harness: Harness, repo: Path) -
         assert not app.running and bash.data.status == "interrupted"
         await wait_idle(pilot, app)
         pid = int((repo / "pid.txt").read_text())
-        await wait_for(pilot, lambda: not _alive(pid))
+        await wait_for(pilot, lambda: not alive(pid))
         assert not (repo / "after.txt").exists()
         assert bash.data.status == "interrupted"
         results = [p for m in harness.agent.messages for p in m.tool_results_parts]
         assert results and results[-1].is_error
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 async def test_shift_tab_cycles_permission_mode(harness: Harness) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from loom_cli.tui.app import LoomApp, TuiOptions
 from loom_cli.tui.markdown_stream import MarkdownStream
@@ -92,6 +95,17 @@ class EventAgent:
                                          decision=answer.decision, note=answer.note)
 
 
+@asynccontextmanager
+async def prompted(agent: EventAgent, tmp_path: Path, size: tuple[int, int]) -> AsyncIterator[tuple[LoomApp, Pilot]]:
+    """The app running ``agent``, with a prompt sent: the agent is playing its events."""
+    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
+                             permission_guard_s=0.0, manage_gc=False))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        yield app, pilot
+
+
 async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
     agent = EventAgent([
         TurnStarted(turn=1),
@@ -108,11 +122,7 @@ async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
                      duration_ms=3.0),
         MaxTurnsReached(max_turns=1, num_turns=1),
     ])
-    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
-                             permission_guard_s=0.0, manage_gc=False))
-    async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: app.agent is not None)
-        await pilot.press(*"go", "enter")
+    async with prompted(agent, tmp_path, size=(100, 40)) as (app, pilot):
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         shown = screen_text(app)
         assert "read_file wants to access /etc/hosts (outside the workspace)" in shown
@@ -140,11 +150,7 @@ async def test_a_one_line_result_is_shown_once_and_longer_ones_below_the_header(
         ToolFinished(call_id="c2", name="bash", content="calc.py\ntest_calc.py\nExit code: 0", is_error=False,
                      duration_ms=3.0),
     ])
-    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
-                             permission_guard_s=0.0, manage_gc=False))
-    async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: app.agent is not None)
-        await pilot.press(*"go", "enter")
+    async with prompted(agent, tmp_path, size=(100, 40)) as (app, pilot):
         await wait_idle(pilot, app)
         shown = screen_text(app)
         assert shown.count("calc.py:1:def add(a, b):") == 1
@@ -163,11 +169,7 @@ async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_pat
         ToolFinished(call_id="c1", name="web_fetch", content=f"{url} · 200 · text/html · 10 characters\n\nasyncio",
                      is_error=False, duration_ms=3.0),
     ])
-    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
-                             permission_guard_s=0.0, manage_gc=False))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await wait_for(pilot, lambda: app.agent is not None)
-        await pilot.press(*"go", "enter")
+    async with prompted(agent, tmp_path, size=(110, 40)) as (app, pilot):
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         shown = screen_text(app)
         assert "web_fetch wants to fetch a web page" in shown
