@@ -25,8 +25,8 @@ import asyncio
 import os
 import re
 import shutil
-import sys
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from collections.abc import Callable, Iterator
