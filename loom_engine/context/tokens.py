@@ -314,11 +314,27 @@ class ContextTracker:
         self.last_usage: Usage | None = None
         self._anchor: _Anchor | None = None
         self._pending: _Pending | None = None
+        # The history only grows between compactions: its estimate is kept as a running
+        # total, (message count, first id, last id, tokens), so each turn counts only
+        # what it added instead of walking the whole conversation again.
+        self._running: tuple[int, str | None, str | None, int] = (0, None, None, 0)
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """Our own (unscaled) estimate of ``messages``, counting only what is new."""
+        count, first_id, last_id, total = self._running
+        if count and count <= len(messages) and messages[0].id == first_id \
+                and messages[count - 1].id == last_id:
+            total += self.counter.count_messages(messages[count:])
+        else:
+            total = self.counter.count_messages(messages)
+        if messages:
+            self._running = (len(messages), messages[0].id, messages[-1].id, total)
+        return total
 
     def before_request(self, messages: Sequence[Message]) -> None:
         """Call when a request carrying ``messages`` is sent."""
         self._pending = _Pending(len(messages), messages[-1].id if messages else None,
-                                 self.fixed_tokens + self.counter.count_messages(messages))
+                                 self.fixed_tokens + self.estimate(messages))
 
     def observe(self, usage: Usage) -> None:
         """Call with the usage the provider reported for the request just sent."""
@@ -338,6 +354,7 @@ class ContextTracker:
         """The history was replaced: nothing reported so far describes it."""
         self._anchor = None
         self._pending = None
+        self._running = (0, None, None, 0)
 
     def tokens_in_use(self, messages: Sequence[Message]) -> int:
         """Tokens the next request carrying ``messages`` will use (system and tools included)."""
@@ -347,7 +364,7 @@ class ContextTracker:
             if new and new[0].role == "assistant":
                 new = new[1:]  # the answer to the anchored request: counted as its output
             return anchor.tokens + self._scaled(self.counter.count_messages(new))
-        return self._scaled(self.fixed_tokens + self.counter.count_messages(messages))
+        return self._scaled(self.fixed_tokens + self.estimate(messages))
 
     def fraction_used(self, messages: Sequence[Message], window: int) -> float:
         """Share of a ``window``-token context the next request will fill."""

@@ -219,6 +219,38 @@ def test_a_replaced_history_is_estimated_again() -> None:
     assert tracker.tokens_in_use(sent) < 1000
 
 
+class _CountingCounter(TokenCounter):
+    def __init__(self) -> None:
+        super().__init__(allow_tiktoken=False)
+        self.counted = 0
+
+    def count_messages(self, messages):  # type: ignore[no-untyped-def]
+        self.counted += len(messages)
+        return super().count_messages(messages)
+
+
+def test_a_growing_history_is_counted_once_per_message() -> None:
+    # Without usage reports (a server that sends none) every turn estimates the whole
+    # history; only the messages added since the last turn may be walked.
+    counter = _CountingCounter()
+    tracker = ContextTracker(counter, system="s")
+    history: list[Message] = []
+    for i in range(200):
+        history += [Message.user(f"question {i}"), Message.assistant(TextPart(f"answer {i}"))]
+        tracker.before_request(history)
+        assert tracker.tokens_in_use(history) == tracker.fixed_tokens + TokenCounter(
+            allow_tiktoken=False).count_messages(history)
+    assert counter.counted == 400
+
+
+def test_a_different_history_of_the_same_length_is_counted_afresh() -> None:
+    tracker = _tracker()
+    first = [Message.user("short"), Message.user("also short")]
+    second = [Message.user("short"), Message.user(SAMPLES["prose"])]
+    assert tracker.tokens_in_use(first) < tracker.tokens_in_use(second)
+    assert tracker.tokens_in_use(first) == tracker.fixed_tokens + tracker.counter.count_messages(first)
+
+
 def test_usage_without_numbers_is_ignored() -> None:
     tracker = _tracker()
     sent = [Message.user("hello")]
