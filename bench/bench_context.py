@@ -191,8 +191,11 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
                       tools=default_tools(), workspace=Workspace.at(root))
 
         async def go() -> None:
-            async for _ in agent.run("read every module"):
-                pass
+            try:
+                async for _ in agent.run("read every module"):
+                    pass
+            finally:
+                await provider.aclose()  # its connections belong to this event loop
         asyncio.run(go())
         bodies = []
         for request in server.requests:

@@ -14,6 +14,15 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO = sys.stdout,
                        err: TextIO = sys.stderr) -> int:
+    try:
+        return await _run(agent, prompt, output_format, out, err)
+    finally:
+        close = getattr(agent, "aclose", None)
+        if close is not None:
+            await close()  # the provider's connections belong to this event loop
+
+
+async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
     from loom_engine.events import (
         Aborted,
         BudgetExceeded,

@@ -99,6 +99,13 @@ class Agent:
     def abort(self, reason: str = "interrupted by user") -> None:
         self.bus.abort(reason)
 
+    async def aclose(self) -> None:
+        """Close the provider's connections; call it on the event loop that used them,
+        before that loop ends. The agent can run again afterwards (a new client is made)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
     def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
         return self.bus.respond(request_id, answer)
 

@@ -830,6 +830,20 @@ class LoomApp(App[int]):
         if callable(close):
             close()
 
+    async def _close_provider(self) -> None:
+        close = getattr(self.agent, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # noqa: BLE001 - a failed close must not block quitting or switching
+                pass
+
+    async def on_unmount(self) -> None:
+        # The provider's connections belong to this event loop, which ends with the app.
+        # (A run cut short by quitting still owns its stream; the process exit ends it.)
+        if not self.running and not self._worker_active:
+            await self._close_provider()
+
     async def _new_agent(self, options: TuiOptions, announce: str) -> None:
         # An interrupted run still closes its turn in the old session; let it finish.
         for _ in range(500):
@@ -837,6 +851,7 @@ class LoomApp(App[int]):
                 break
             await asyncio.sleep(0.01)
         self._close_session()
+        await self._close_provider()
         await self.transcript.clear()
         self.todos.set_todos(())
         self._tool_blocks.clear()
