@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,14 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from tests.fakellm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
+
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same thousands of inputs on every run, so CI is repeatable;
+# HYPOTHESIS_PROFILE=explore draws fresh ones each run to hunt for new counterexamples.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture
