@@ -97,7 +97,9 @@ class TuiOptions:
     permission_guard_s: float = 1.0
     max_mounted_blocks: int = 150
     resume_window: int = 40  # transcript entries mounted when a session is resumed (about 10 turns)
-    max_fps: float = 12.0  # streamed text refreshes at most this often
+    # Streamed text refreshes at most this often: 10 a second reads as smooth, and each
+    # frame re-composes the scrolled screen, so more would cost CPU for nothing seen.
+    max_fps: float = 10.0
     # Move the transcript's long-lived objects out of the cyclic GC's way between runs
     # (a full collection over a long session stalls the UI for a quarter second).
     manage_gc: bool = True

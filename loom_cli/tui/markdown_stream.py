@@ -391,7 +391,7 @@ class MarkdownStream(StripView):
     }
     """
 
-    def __init__(self, text: str = "", *, max_fps: float = 12.0, id: str | None = None,
+    def __init__(self, text: str = "", *, max_fps: float = 10.0, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._splitter = BlockSplitter()
