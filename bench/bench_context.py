@@ -154,15 +154,6 @@ def run() -> list[dict[str, Any]]:
     return _prompt_rows(counter) + _compaction_rows(counter) + _estimate_rows() + prefix_reuse_rows()
 
 
-def _strip_cache_control(value: Any) -> Any:
-    # cache_control marks where the cache ends; it is not part of the cached content.
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
-
-
 def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
     """Share of each request's predecessor that it repeats byte for byte, as a prefix."""
     import json
@@ -177,7 +168,7 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
     from loom_engine.config import AgentConfig
     from loom_engine.providers.factory import create_provider
     from loom_engine.workspace import Workspace
-    from tests.fakellm.server import FakeLLMServer, Reply
+    from tests.fakellm.server import FakeLLMServer, Reply, without_cache_control
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:
         root = Path(tmp)
@@ -199,7 +190,7 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
         asyncio.run(go())
         bodies = []
         for request in server.requests:
-            body = _strip_cache_control(request.body)
+            body = without_cache_control(request.body)
             bodies.append(json.dumps({k: body.get(k) for k in ("tools", "system", "messages")}))
     ratios = []
     for before, after in zip(bodies, bodies[1:]):

@@ -158,6 +158,16 @@ def _text_reply(cls: type[Reply], text: str, **kw: Any) -> Reply:
 Reply.text = classmethod(_text_reply)  # type: ignore[assignment,method-assign]
 
 
+def without_cache_control(value: Any) -> Any:
+    """A request body without its cache_control marks: they say where the cached prefix
+    ends (on the newest message, so they move every turn), not what it holds."""
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     index: int

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from builtin_tools import default_tools
 from loom_engine.agent import Agent
@@ -12,16 +11,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import Finished
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
-
-
-def _strip_cache_control(value: Any) -> Any:
-    # Only the newest message carries a breakpoint; it moves every turn by design.
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
+from tests.fakellm.server import FakeLLMServer, Reply, without_cache_control
 
 
 async def test_ten_turns_keep_the_prefix(workspace: Path, fake_llm: FakeLLMServer) -> None:
@@ -39,8 +29,8 @@ async def test_ten_turns_keep_the_prefix(workspace: Path, fake_llm: FakeLLMServe
     for before, after in zip(bodies, bodies[1:]):
         assert json.dumps(before["tools"]) == json.dumps(after["tools"])
         assert json.dumps(before["system"]) == json.dumps(after["system"])
-        old = _strip_cache_control(before["messages"])
-        new = _strip_cache_control(after["messages"])
+        old = without_cache_control(before["messages"])
+        new = without_cache_control(after["messages"])
         assert json.dumps(new[: len(old)]) == json.dumps(old)
     for body in bodies:
         marks = json.dumps(body).count('"cache_control"')
