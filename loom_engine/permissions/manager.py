@@ -61,6 +61,7 @@ from .rules import (
     WRITE_TOOLS,
     Behavior,
     Rule,
+    is_rule_domain,
     parse_rule,
 )
 from .shell import (
@@ -331,11 +332,7 @@ class PermissionManager:
     def _check_url(self, tool: str, target: UrlFetch) -> _Verdict:
         """Fetching asks in every mode but bypass (what is sent out in a URL cannot be
         taken back), unless a rule names the host."""
-        try:
-            parts = urlsplit(target.url)
-            host = (parts.hostname or "").lower().rstrip(".")
-        except ValueError:
-            host = ""
+        host = url_host(target.url)
         if not host:
             return _Verdict("ask", f"cannot tell which host {target.url!r} names")
         behavior: Behavior
@@ -346,6 +343,8 @@ class PermissionManager:
                                 True, hint=_remove_hint(hit))
         if self.mode == "bypass":
             return _Verdict("allow", "bypass mode: everything is allowed")
+        if not is_rule_domain(host):
+            return _Verdict("ask", f"fetching from {host!r} needs approval (no rule can name that host)")
         rule = f"{tool}(domain:{host})"
         return _Verdict("ask", f"fetching from {host} needs approval", suggestions=(rule,),
                         hint=f"--allow {shlex.quote(rule)}")
@@ -664,6 +663,16 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except OSError:  # a name too long, say: not a folder we could add
         return False
+
+
+def url_host(url: str) -> str:
+    """The host a URL names, as URL rules spell it (lower case, an international name in
+    its ASCII xn-- form), or "" when there is none."""
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        return host.encode("idna").decode("ascii") if not host.isascii() else host
+    except (ValueError, UnicodeError):
+        return ""
 
 
 def behavior_word(behavior: str) -> str:

@@ -34,8 +34,10 @@ COMMAND_TOOLS: frozenset[str] = frozenset({"bash"})
 URL_TOOLS: frozenset[str] = frozenset({"web_fetch"})
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
-# A host name, optionally behind `*.` for "any subdomain of".
-_DOMAIN = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+# A host name (ASCII: an international name in its xn-- form), optionally behind `*.`
+# for "any subdomain of", or an IPv6 address.
+_DOMAIN = re.compile(r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*"
+                     r"|[0-9a-f:.]*:[0-9a-f:.]*")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,11 @@ class Rule:
         return tuple(words) == self.words
 
 
+def is_rule_domain(host: str) -> bool:
+    """Whether a URL rule can name ``host`` (see :func:`parse_rule`)."""
+    return _DOMAIN.fullmatch(host) is not None
+
+
 def parse_rule(text: str) -> Rule:
     """Parse ``Tool`` or ``Tool(specifier)``; ValueError with a one-line reason otherwise."""
     original = text
@@ -120,7 +127,7 @@ def parse_rule(text: str) -> Rule:
     if tool in URL_TOOLS:
         kind, _, domain = spec.partition(":")
         domain = domain.strip().lower().rstrip(".")
-        if kind.strip() != "domain" or not _DOMAIN.fullmatch(domain):
+        if kind.strip() != "domain" or not is_rule_domain(domain):
             raise bad(f"write {tool}(domain:example.com) or {tool}(domain:*.example.com)")
         return Rule(tool, spec, domain=domain)
     if tool in FILE_TOOLS or tool == READ_GROUP or tool in WRITE_GROUPS:

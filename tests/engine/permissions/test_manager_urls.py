@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from loom_engine.permissions.rules import parse_rule
 from loom_engine.permissions.targets import UrlFetch
@@ -65,3 +67,30 @@ def test_an_always_allow_answer_covers_the_host_from_then_on(env: Env) -> None:
 def test_a_url_without_a_host_asks_without_a_rule(env: Env) -> None:
     decision = fetch(env.manager(allow=("web_fetch(domain:x.org)",)), "mailto:someone")
     assert decision.behavior == "ask" and decision.suggested_rules == ()
+
+
+@pytest.mark.parametrize(("url", "rule"), [
+    ("http://bücher.de/katalog", "web_fetch(domain:xn--bcher-kva.de)"),
+    ("http://[::1]:8080/", "web_fetch(domain:::1)"),
+    ("http://my_host.local/", "web_fetch(domain:my_host.local)"),
+    ("http://EXAMPLE.com./", "web_fetch(domain:example.com)"),
+    ("http://user:secret@host.com/", "web_fetch(domain:host.com)"),
+])
+def test_every_suggested_rule_reads_back_and_allows_the_url(env: Env, url: str, rule: str) -> None:
+    pm = env.manager()
+    decision = fetch(pm, url)
+    assert decision.suggested_rules == (rule,)
+    parse_rule(rule)
+    pm.allow_for_session(decision.suggested_rules)
+    assert fetch(pm, url).behavior == "allow"
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(url=st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda host, rest: f"https://{host}/{rest}", st.text(min_size=1, max_size=20), st.text(max_size=10))))
+def test_any_url_gets_an_answer_whose_suggestions_parse(env: Env, url: str) -> None:
+    decision = fetch(env.manager(), url)
+    assert decision.behavior in ("ask", "deny", "allow") and "\n" not in decision.reason
+    for rule in decision.suggested_rules:
+        parse_rule(rule)
