@@ -23,7 +23,7 @@ DEFAULT_LIMIT = 20_000
 MAX_BYTES = 5 * 1024 * 1024
 MAX_REDIRECTS = 5
 TIMEOUT_S = 30.0
-USER_AGENT = "Loom (terminal coding assistant; +https://github.com/loom)"
+USER_AGENT = "Loom (a terminal coding assistant)"
 
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
                "application/x-yaml", "application/yaml", "application/toml")
