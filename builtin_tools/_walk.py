@@ -264,28 +264,23 @@ class IgnoreFile:
             parsed = _parse_ignore_line(raw)
             if parsed is not None:
                 rules.append(parsed)
-        self.negated = [neg for _, neg, _ in rules]
+        # By regex group name: whether that line re-includes (a `!` line) what it matches.
+        self.keeps = {f"r{i}": negated for i, (_, negated, _) in enumerate(rules)}
         # One alternation per file, last line first: the first alternative that
         # matches the whole path is the last matching line, which is the one git
         # honours. Folders see every rule; files only those without a trailing '/'.
-        self._for_dirs = _alternation([(i, rx) for i, (rx, _, _) in enumerate(rules)])
-        self._for_files = _alternation([(i, rx) for i, (rx, _, d) in enumerate(rules) if not d])
-        # For checking many files quickly: the file alternation and, by group name,
-        # whether the line it stands for keeps (re-includes) the file.
-        self.file_rules: tuple[re.Pattern[str], dict[str, bool]] | None = None
-        if self._for_files is not None:
-            keeps = {f"r{i}": neg for i, neg in enumerate(self.negated)}
-            self.file_rules = (self._for_files, keeps)
+        self.for_dirs = _alternation([(i, rx) for i, (rx, _, _) in enumerate(rules)])
+        self.for_files = _alternation([(i, rx) for i, (rx, _, d) in enumerate(rules) if not d])
 
     def match(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored; False: re-included by a ``!`` line; None: no line matches."""
-        rx = self._for_dirs if is_dir else self._for_files
+        rx = self.for_dirs if is_dir else self.for_files
         if rx is None:
             return None
         m = rx.fullmatch(rel)
         if m is None or m.lastgroup is None:
             return None
-        return not self.negated[int(m.lastgroup[1:])]
+        return not self.keeps[m.lastgroup]
 
 
 def _parse_ignore_line(raw: str) -> tuple[str, bool, bool] | None:
@@ -341,7 +336,7 @@ def _read_ignore_file(path: str) -> IgnoreFile | None:
     except OSError:
         return None
     rules = IgnoreFile(text)
-    return rules if rules.negated else None
+    return rules if rules.keeps else None
 
 
 def _ancestor_levels(root: str) -> tuple[tuple[_Level, ...], bool]:
@@ -516,9 +511,9 @@ class IgnoreChecker:
                 checks = []
                 if folder_ok:
                     for level in self._rules_inside(folder)[0]:
-                        if level.rules.file_rules is not None:
-                            rx, keeps = level.rules.file_rules
-                            checks.append((rx, keeps, level.prefix, -1 if level.name_only else level.strip))
+                        if level.rules.for_files is not None:
+                            checks.append((level.rules.for_files, level.rules.keeps, level.prefix,
+                                           -1 if level.name_only else level.strip))
             verdict = folder_ok and name != ".git"
             if verdict:
                 for rx, keeps, prefix, strip in checks:

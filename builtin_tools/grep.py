@@ -32,6 +32,7 @@ from ._walk import (
     SearchCancelled,
     rg_filter_args,
     rg_path,
+    rg_paths,
     run_rg,
     walk,
 )
@@ -240,7 +241,7 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     if run.truncated:  # drop the record rg was writing when it was stopped
         stdout = stdout[:stdout.rfind(b"\0" if mode == "files_with_matches" else b"\n") + 1]
     if mode == "files_with_matches":
-        files = [FileMatches(rg_path(p)) for p in stdout.split(b"\0") if p]
+        files = [FileMatches(rel) for rel in rg_paths(stdout)]
     elif mode == "count":
         files = []
         for line in stdout.split(b"\n"):

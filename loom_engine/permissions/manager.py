@@ -50,8 +50,6 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-import tomlkit
-
 from ..workspace import Workspace
 from .paths import PathPattern, compile_path_pattern, rule_path
 from .rules import (
@@ -744,14 +742,23 @@ def _check_mode(mode: str) -> PermissionMode:
 
 
 def _read_toml(path: Path) -> dict[str, object]:
+    return _parse_toml(path, _read_text(path))
+
+
+def _read_text(path: Path) -> str:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _parse_toml(path: Path, text: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from None
 
 
 def _rules_from(path: Path, data: dict[str, object], source: str) -> RuleLayer:
@@ -799,10 +806,10 @@ def load_rule_layers(workspace: Workspace, user_config_file: Path | None) -> lis
 def _append_allow_rules(path: Path, rules: Sequence[str]) -> None:
     """Add rules to ``[permissions] allow`` in ``path``, keeping everything else there
     as the user wrote it (comments, order, formatting)."""
-    text = ""
-    if path.exists():
-        _read_toml(path)  # the same one-line errors as when settings are loaded
-        text = path.read_text(encoding="utf-8")
+    import tomlkit  # only when a rule is saved: it is not needed to start
+
+    text = _read_text(path) if path.exists() else ""
+    _parse_toml(path, text)  # the same one-line errors as when settings are loaded
     document = tomlkit.parse(text)
     perms = document.get("permissions")
     if perms is None:

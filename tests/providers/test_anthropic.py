@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
+from functools import partial
 
 import pytest
 
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from loom_engine.providers.anthropic_provider import AnthropicProvider, build_params, to_wire_messages
 from loom_engine.providers.base import (
-    ProviderRequest,
     StreamText,
     StreamThinking,
     StreamToolUseStart,
@@ -20,10 +20,7 @@ from tests.fakellm.server import FakeLLMServer, Reply, ToolCall, free_port, vali
 from tests.providers.helpers import collect, failure, make_request
 
 MODEL = "claude-haiku-4-5"
-
-
-def request(*messages: Message, **kw: object) -> ProviderRequest:
-    return make_request(MODEL, *messages, **kw)
+request = partial(make_request, MODEL)
 
 
 def api_key_sent(headers: Mapping[str, str]) -> str:

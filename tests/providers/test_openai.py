@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from functools import partial
 
 import pytest
 
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from loom_engine.providers.base import (
-    ProviderRequest,
     StreamText,
     StreamThinking,
     StreamToolUseStart,
@@ -25,10 +25,7 @@ from tests.fakellm.server import FakeLLMServer, Reply, ToolCall, free_port, vali
 from tests.providers.helpers import READ, collect, failure, make_request
 
 MODEL = "gpt-4o"
-
-
-def request(*messages: Message, **kw: object) -> ProviderRequest:
-    return make_request(MODEL, *messages, **kw)
+request = partial(make_request, MODEL)
 
 
 @pytest.fixture
