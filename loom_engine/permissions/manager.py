@@ -62,18 +62,14 @@ from .rules import (
     is_rule_domain,
     parse_rule,
 )
-from .shell import (
-    ShellDoubt,
-    SimpleCommand,
-    Word,
-    analyze,
+from .commands import (
     cd_target,
     deny_candidates,
-    quote_words,
     read_only_command,
     runs_hidden_code,
     strip_wrappers,
 )
+from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
 from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
 
 __all__ = [

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from loom_engine.permissions.shell import (
-    ShellDoubt,
-    Word,
-    analyze,
+from loom_engine.permissions.commands import (
     cd_target,
     deny_candidates,
     read_only_command,
-    rule_words,
     runs_hidden_code,
     strip_wrappers,
 )
+from loom_engine.permissions.shell import ShellDoubt, Word, analyze, rule_words
 
 
 def commands(line: str) -> list[list[str]]:
