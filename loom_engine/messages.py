@@ -6,9 +6,10 @@ the provider adapters; everything else in the engine speaks this shape.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, Union
 
 Role = Literal["user", "assistant", "tool", "system"]
@@ -86,6 +87,58 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
         raise ValueError(f"unknown message part type: {kind!r}")
     fields = {k: v for k, v in data.items() if k != "type" and k in cls.__dataclass_fields__}
     return cls(**fields)
+
+
+# --- lone surrogates -------------------------------------------------------------------
+#
+# JSON may spell half of a UTF-16 pair ("\ud83d"); Python decodes it to a lone surrogate,
+# a str no UTF-8 encoder accepts. One in the transcript would fail the session write and
+# every later request body, so whatever enters the transcript is scrubbed: each lone
+# surrogate becomes U+FFFD. (Paired surrogates never reach a str: json joins them.)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def scrub_value(value: Any) -> Any:
+    """A JSON-like value (str, list, dict, ...) with lone surrogates scrubbed in every
+    string, keys included; anything else is returned as it is."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, Mapping):
+        return {scrub_text(k) if isinstance(k, str) else k: scrub_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_value(v) for v in value]
+    return value
+
+
+def _scrub_part(part: Part) -> Part:
+    changes: dict[str, Any] = {}
+    for item in fields(part):
+        if item.name == "type":
+            continue
+        value = getattr(part, item.name)
+        clean = scrub_value(value) if isinstance(value, (str, Mapping)) else value
+        if clean != value:
+            changes[item.name] = clean
+    return replace(part, **changes) if changes else part
+
+
+def scrub_message(message: Message) -> Message:
+    """``message`` with no lone surrogate in any part or annotation (the same object
+    when there was none)."""
+    parts = tuple(_scrub_part(p) for p in message.parts)
+    meta = scrub_value(message.meta) if message.meta else message.meta
+    if all(a is b for a, b in zip(parts, message.parts)) and meta == message.meta:
+        return message
+    return replace(message, parts=parts, meta=meta)
 
 
 def new_message_id() -> str:

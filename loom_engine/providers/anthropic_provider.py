@@ -23,8 +23,8 @@ from ..usage import Usage
 from .sdk_stream import (
     LoopClient,
     client_options,
-    one_line,
     parse_tool_input,
+    readable_detail,
     relay,
     status_error,
     transport_error,
@@ -36,6 +36,7 @@ from .base import (
     StreamCompleted,
     StreamText,
     StreamThinking,
+    StreamTimeouts,
     StreamToolUseStart,
 )
 from .models import lookup
@@ -303,7 +304,11 @@ def _classify_status(status: int | None, etype: str | None, message: str) -> str
         return "permission"
     if etype == "not_found_error" or status == 404:
         return "not_found"
-    if etype == "request_too_large" or status == 413 or "prompt is too long" in lowered:
+    if etype == "request_too_large" or status == 413:
+        # The body exceeded a size limit (the API's or a proxy's): compacting the
+        # conversation for the model's window is not what fixes that.
+        return "request_too_large"
+    if "prompt is too long" in lowered:
         return "context_length"
     if etype == "invalid_request_error" or (status is not None and 400 <= status < 500):
         return "bad_request"
@@ -318,10 +323,11 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, stream_timeouts: StreamTimeouts | None = None) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         self._explicit_base_url = base_url
         self._timeout = timeout
+        self._stalls = stream_timeouts or StreamTimeouts()
         self._clients = LoopClient(self._new_client)
 
     @property
@@ -333,7 +339,7 @@ class AnthropicProvider:
             raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or pass an API key")
         from anthropic import AsyncAnthropic
 
-        return AsyncAnthropic(**client_options(self._api_key, self.base_url, self._timeout))
+        return AsyncAnthropic(**client_options(self._api_key, self.base_url, self._timeout, self._stalls))
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -344,7 +350,8 @@ class AnthropicProvider:
         acc = StreamAccumulator()
         events = relay(lambda: client.messages.create(**params, stream=True), acc, finished=lambda: acc.stop_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
-                       incomplete=f"the Anthropic stream from {self.base_url} ended before the answer was complete")
+                       incomplete=f"the Anthropic stream from {self.base_url} ended before the answer was complete",
+                       stalls=self._stalls, where=f"Anthropic at {self.base_url}")
         try:
             async for event in events:
                 yield event
@@ -357,7 +364,7 @@ class AnthropicProvider:
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code if exc.status_code and exc.status_code >= 400 else None
             etype = exc.type
-            detail = one_line(exc.api_message or str(exc))
+            detail = readable_detail(exc.api_message or str(exc))
             return status_error(
                 _classify_status(status, etype, detail), service="Anthropic",
                 where=f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error")),

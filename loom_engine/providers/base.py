@@ -23,6 +23,24 @@ class ProviderRequest:
     thinking_budget: int | None = None
 
 
+@dataclass(frozen=True)
+class StreamTimeouts:
+    """How long a stream may stay silent before it counts as stalled and is retried.
+
+    ``first_event_s`` runs from sending the request to the first stream event (the model
+    may think before it answers); ``idle_s`` is the longest gap between two events after
+    that. A server that accepts a request and never answers, or goes quiet mid-answer,
+    would otherwise hold the run for the SDK's 10-minute read timeout per attempt.
+    """
+
+    first_event_s: float = 60.0
+    idle_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not (self.first_event_s > 0 and self.idle_s > 0):
+            raise ValueError("stream timeouts must be positive numbers of seconds")
+
+
 # --- normalised stream events -------------------------------------------------------
 
 
@@ -61,7 +79,8 @@ class ProviderError(Exception):
     """A failed request, classified so the engine knows whether to retry.
 
     ``kind`` is one of: auth, permission, not_found, bad_request, context_length,
-    rate_limit, overloaded, server, connection, timeout, stream_broken, config.
+    request_too_large, rate_limit, overloaded, server, connection, timeout,
+    stream_broken, config.
     """
 
     RETRYABLE = frozenset({"rate_limit", "overloaded", "server", "connection", "timeout", "stream_broken"})
@@ -82,6 +101,14 @@ class ProviderError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class StreamStalled(ProviderError):
+    """No stream event arrived within the first-event or idle timeout; retried like a
+    dropped stream."""
+
+    def __init__(self, message: str, *, partial_output: bool) -> None:
+        super().__init__("timeout", message, partial_output=partial_output)
 
 
 @runtime_checkable

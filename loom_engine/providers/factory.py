@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from .base import Provider, ProviderError
+from .base import Provider, ProviderError, StreamTimeouts
 from .scripted import ScriptSource
 
 PROVIDERS = ("anthropic", "openai", "scripted")
@@ -32,8 +32,11 @@ def check_base_url(url: str, source: str) -> str:
 
 def create_provider(name: str, *, api_key: str | None = None, base_url: str | None = None,
                     script: ScriptSource | None = None, timeout: float | None = None,
+                    stream_timeouts: StreamTimeouts | None = None,
                     env: Mapping[str, str] | None = None) -> Provider:
-    """A ready provider; ``ProviderError(kind="config")`` with a one-line reason otherwise."""
+    """A ready provider; ``ProviderError(kind="config")`` with a one-line reason otherwise.
+
+    ``stream_timeouts`` says when a silent stream counts as stalled (and is retried)."""
     environ = os.environ if env is None else env
     key = (name or "").strip().lower()
     if key == "anthropic":
@@ -44,7 +47,8 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
         if not secret:
             raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or put the key in the "
                                           "config (or use --provider scripted to try Loom without one)")
-        return AnthropicProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout)
+        return AnthropicProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout,
+                                 stream_timeouts=stream_timeouts)
     if key == "openai":
         from .openai_provider import (
             API_KEY_ENV,
@@ -63,7 +67,8 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
                                               "to a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, "
                                               "LM Studio)")
             secret = PLACEHOLDER_KEY
-        return OpenAIProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout)
+        return OpenAIProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout,
+                              stream_timeouts=stream_timeouts)
     if key == "scripted":
         from .scripted import ScriptedProvider
 

@@ -25,8 +25,8 @@ from ..usage import Usage
 from .sdk_stream import (
     LoopClient,
     client_options,
-    one_line,
     parse_tool_input,
+    readable_detail,
     relay,
     status_error,
     transport_error,
@@ -38,6 +38,7 @@ from .base import (
     StreamCompleted,
     StreamText,
     StreamThinking,
+    StreamTimeouts,
     StreamToolUseStart,
 )
 from .retry import parse_retry_after
@@ -259,6 +260,8 @@ class ChunkAccumulator:
 
 def _classify(status: int | None, etype: str, code: str, message: str) -> str:
     lowered = message.lower()
+    if status == 413:
+        return "request_too_large"
     if (code == "context_length_exceeded" or "exceed_context_size" in etype
             or "context length" in lowered or "context size" in lowered):
         return "context_length"
@@ -283,19 +286,27 @@ def _classify(status: int | None, etype: str, code: str, message: str) -> str:
     return "server"
 
 
+def _response_text(response: Any) -> str:
+    try:
+        return str(response.text)
+    except Exception:  # a streamed or undecodable body: the status line will have to do
+        return ""
+
+
 class OpenAIProvider:
     """Streams requests to OpenAI Chat Completions or an OpenAI-compatible server."""
 
     name = "openai"
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, stream_timeouts: StreamTimeouts | None = None) -> None:
         self._explicit_base_url = base_url
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         if not key and not is_official_openai(self.base_url):
             key = PLACEHOLDER_KEY
         self._api_key = key
         self._timeout = timeout
+        self._stalls = stream_timeouts or StreamTimeouts()
         self._clients = LoopClient(self._new_client)
 
     @property
@@ -312,7 +323,7 @@ class OpenAIProvider:
                                           "to a local OpenAI-compatible server")
         from openai import AsyncOpenAI
 
-        return AsyncOpenAI(**client_options(self._api_key, self.base_url, self._timeout))
+        return AsyncOpenAI(**client_options(self._api_key, self.base_url, self._timeout, self._stalls))
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -323,7 +334,8 @@ class OpenAIProvider:
         acc = ChunkAccumulator()
         events = relay(lambda: client.chat.completions.create(**params), acc, finished=lambda: acc.finish_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
-                       incomplete=f"the stream from {self.base_url} ended before the answer was complete")
+                       incomplete=f"the stream from {self.base_url} ended before the answer was complete",
+                       stalls=self._stalls, where=self.base_url)
         try:
             async for event in events:
                 yield event
@@ -340,8 +352,11 @@ class OpenAIProvider:
             body = exc.body if isinstance(exc.body, dict) else {}
             etype = str(exc.type or body.get("type") or "")
             code = str(exc.code or body.get("code") or "")
-            detail = one_line(str(body.get("message") or exc.message or exc))
             response = getattr(exc, "response", None)
+            # A body that is not the API's JSON (a proxy's HTML page) is only in the response.
+            page = exc.body if isinstance(exc.body, str) else (
+                _response_text(response) if not body and response is not None else "")
+            detail = readable_detail(str(body.get("message") or page or exc.message or exc))
             return status_error(
                 _classify(status, etype, code, detail),
                 service="OpenAI" if self.official else f"the server at {base}",

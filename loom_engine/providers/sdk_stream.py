@@ -4,12 +4,30 @@ close), tool-input parsing, and the wording of errors."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+import re
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from dataclasses import replace
 from typing import Any, Protocol
 
-from .base import ProviderError, ProviderEvent, StreamCompleted
+from ..messages import scrub_message, scrub_text
+from .base import (
+    ProviderError,
+    ProviderEvent,
+    StreamCompleted,
+    StreamStalled,
+    StreamText,
+    StreamThinking,
+    StreamTimeouts,
+)
+
+# Connecting is quick or not happening: the SDKs' own default.
+CONNECT_TIMEOUT_S = 5.0
+# Added to the stall timeouts for the SDK's socket read timeout, which only backs them
+# up (a stall is reported by the relay, with its own wording, first).
+_READ_TIMEOUT_MARGIN_S = 5.0
 
 
 class LoopClient:
@@ -34,12 +52,22 @@ class LoopClient:
             await client.close()
 
 
-def client_options(api_key: str, base_url: str, timeout: float | None) -> dict[str, Any]:
+def client_options(api_key: str, base_url: str, timeout: float | None,
+                   stalls: StreamTimeouts | None = None) -> dict[str, Any]:
     """Keyword arguments for either SDK's async client. The SDK never retries on its
-    own: :mod:`loom_engine.providers.retry` does, with the partial-output rules."""
+    own: :mod:`loom_engine.providers.retry` does, with the partial-output rules.
+
+    ``timeout`` (seconds) replaces the SDK's timeouts outright; without it the socket
+    read timeout follows ``stalls`` instead of the SDKs' 600 s default."""
+    import httpx2
+
     options: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "max_retries": 0}
     if timeout is not None:
         options["timeout"] = timeout
+    else:
+        limits = stalls or StreamTimeouts()
+        read = max(limits.first_event_s, limits.idle_s) + _READ_TIMEOUT_MARGIN_S
+        options["timeout"] = httpx2.Timeout(read, connect=CONNECT_TIMEOUT_S)
     return options
 
 
@@ -51,21 +79,48 @@ class Accumulator(Protocol):
     def completed(self) -> StreamCompleted: ...
 
 
+_END = object()
+
+
 async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, finished: Callable[[], bool],
                 map_error: Callable[[Exception, bool], ProviderError | None],
-                incomplete: str) -> AsyncIterator[ProviderEvent]:
+                incomplete: str, stalls: StreamTimeouts | None = None,
+                where: str = "the server") -> AsyncGenerator[ProviderEvent, None]:
     """Yield ``acc``'s events for every raw SDK event, then the completed message.
 
     SDK and transport failures become ProviderErrors (``map_error`` gets whether output
     had already streamed); the SDK stream is always closed, which closes the HTTP
     response when the caller stops early or is cancelled.
+
+    The stall watch is on raw SDK events, not on what ``acc`` yields: a tool call's
+    arguments stream as many raw events that yield nothing. Only the waits are timed;
+    time the caller spends between our yields does not count.
     """
+    limits = stalls or StreamTimeouts()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limits.first_event_s
+    got_event = False
     sdk_stream: Any = None
     try:
-        sdk_stream = await open_stream()
-        async for raw_event in sdk_stream:
-            for event in acc.feed(raw_event):
-                yield event
+        try:
+            async with asyncio.timeout_at(deadline):
+                sdk_stream = await open_stream()
+            events = aiter(sdk_stream)
+            while True:
+                async with asyncio.timeout_at(deadline):
+                    raw_event = await anext(events, _END)
+                if raw_event is _END:
+                    break
+                got_event = True
+                deadline = loop.time() + limits.idle_s
+                for event in acc.feed(raw_event):
+                    yield _scrubbed(event)
+        except TimeoutError:
+            if got_event:
+                raise StreamStalled(f"the stream from {where} stalled: nothing arrived for {limits.idle_s:g} s",
+                                    partial_output=acc.has_output) from None
+            raise StreamStalled(f"{where} did not answer within {limits.first_event_s:g} s",
+                                partial_output=acc.has_output) from None
     except ProviderError:
         raise
     except Exception as exc:  # SDK, transport and decoding failures
@@ -78,7 +133,17 @@ async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, 
             await sdk_stream.close()
     if not finished():
         raise ProviderError("stream_broken", incomplete, partial_output=acc.has_output)
-    yield acc.completed()
+    completed = acc.completed()
+    yield replace(completed, message=scrub_message(completed.message))
+
+
+def _scrubbed(event: ProviderEvent) -> ProviderEvent:
+    """Deltas without lone surrogates: the UI prints them and cannot encode one."""
+    if isinstance(event, (StreamText, StreamThinking)) and not event.text.isascii():
+        clean = scrub_text(event.text)
+        if clean != event.text:
+            return type(event)(clean)
+    return event
 
 
 def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any], str | None]:
@@ -99,6 +164,19 @@ def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any],
 def one_line(text: str, limit: int = 300) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_TAG = re.compile(r"<[^>]*>")
+_TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def readable_detail(text: str) -> str:
+    """An error body fit for one line: an HTML error page (a proxy's) gives its title."""
+    if "<" in text and ">" in text and re.search(r"<(html|head|body|title|h1)\b", text, re.IGNORECASE):
+        title = _TITLE.search(text)
+        text = title.group(1) if title else _TAG.sub(" ", text)
+        text = html.unescape(text)
+    return one_line(text)
 
 
 def describe_cause(exc: BaseException) -> str:
@@ -126,6 +204,8 @@ def status_error(kind: str, *, service: str, where: str, detail: str, model: str
         "permission": f"{service} refused the request ({where}: {detail})",
         "not_found": f"model '{model}' not found at {base_url} ({where}: {detail})",
         "context_length": f"the conversation is too long for model '{model}' ({detail})",
+        "request_too_large": (f"request too large ({status or 413} from the server or a proxy: {detail}); "
+                              "try /compact, or send fewer or smaller files and images"),
         "bad_request": f"{service} rejected the request ({where}: {detail})",
         "rate_limit": f"rate limited by {service} ({where}: {detail})",
         "overloaded": f"{service} is overloaded ({where}: {detail})",

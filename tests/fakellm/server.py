@@ -34,14 +34,19 @@ Reply kinds: ``Reply.text``, ``Reply.tool`` / ``Reply.tools`` (parallel calls),
 ``Reply(thinking=..., signature=...)``, ``Reply.error(status, retry_after=...)``,
 ``Reply.prompt_too_long()``, ``Reply.broken(text, after=N)`` (connection cut after N
 stream events), ``Reply(stream_error=(type, message))`` (an in-stream error event),
-``Reply.raw(path_or_bytes)`` (a recorded body, byte for byte); ``chunk_size`` and
-``chunk_delay`` shape the stream.
+``Reply.raw(path_or_bytes)`` (a recorded body, byte for byte), ``Reply.silent()`` (accepts
+the request and never answers), ``Reply.stall(text, after=N)`` (N stream events, then
+silence), ``Reply.proxy_error(413, "Request Entity Too Large")`` (an HTML error page, as
+nginx sends); ``chunk_size`` and ``chunk_delay`` shape the stream. A silent or stalled
+answer hangs until the client hangs up (counted in ``client_disconnects``) or the
+server stops.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import select
 import socket
 import threading
 import time
@@ -88,6 +93,10 @@ class Reply:
     chunk_delay: float = 0.0
     # Cut the connection after this many stream events (mid-chunked body).
     break_after: int | None = None
+    # Send this many stream events, then nothing more (a stalled upstream).
+    stall_after: int | None = None
+    # Accept the request and never send a byte (not even the status line).
+    silent: bool = False
     # An in-stream error after the content: (error type, message).
     stream_error: tuple[str, str] | None = None
     status: int = 200
@@ -142,6 +151,24 @@ class Reply:
             data = body
         return cls(raw_body=data, content_type=content_type, status=status, chunk_size=chunk_size, **kw)
 
+    @classmethod
+    def silent_reply(cls) -> Reply:
+        """Accepts the request and never answers."""
+        return cls(silent=True)
+
+    @classmethod
+    def stall(cls, text: str, *, after: int, **kw: Any) -> Reply:
+        """Streams ``text`` but goes quiet, connection open, after ``after`` events."""
+        return cls(text=text, stall_after=after, **kw)
+
+    @classmethod
+    def proxy_error(cls, status: int, title: str) -> Reply:
+        """An HTML error page with ``status``, as a reverse proxy (nginx) answers."""
+        page = (f"<html>\r\n<head><title>{status} {title}</title></head>\r\n<body>\r\n"
+                f"<center><h1>{status} {title}</h1></center>\r\n<hr><center>nginx</center>\r\n"
+                "</body>\r\n</html>\r\n")
+        return cls.raw(page, content_type="text/html", status=status)
+
     def held(self) -> tuple[Reply, threading.Event]:
         """This reply, held until the returned event is set."""
         gate = threading.Event()
@@ -152,6 +179,8 @@ def _text_reply(cls: type[Reply], text: str, **kw: Any) -> Reply:
     return cls(text=text, **kw)
 
 
+# ``Reply.silent()`` likewise: the dataclass field ``silent`` keeps its name.
+Reply.silent = Reply.silent_reply  # type: ignore[assignment,method-assign]
 # ``Reply.text("hi")`` reads best in tests. Installed after the class is built so the
 # dataclass field of the same name keeps its default; on instances the field value wins
 # (a classmethod is a non-data descriptor), so ``reply.text`` is still the text.
@@ -732,12 +761,32 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def _hang(self) -> None:
+        """Send nothing until the client hangs up (counted) or the server stops."""
+        fake = self.server.fake
+        self.close_connection = True
+        while not fake._stopping.wait(0.02):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable:
+                try:
+                    gone = self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    gone = True
+                if gone:
+                    fake._note_disconnect()
+                    return
+        self._cut()
+
     def _stream(self, events: Iterator[bytes], reply: Reply, headers: Mapping[str, str]) -> None:
         fake = self.server.fake
         self._start_chunked(200, "text/event-stream; charset=utf-8", headers)
         for n, event in enumerate(events):
             if reply.break_after is not None and n >= reply.break_after:
                 self._cut()
+                return
+            if reply.stall_after is not None and n >= reply.stall_after:
+                self.wfile.flush()
+                self._hang()
                 return
             if n and reply.chunk_delay and fake._stopping.wait(reply.chunk_delay):
                 self._cut()
@@ -780,6 +829,9 @@ class _Handler(BaseHTTPRequestHandler):
                 message = (f"fake LLM server: no reply queued for request #{serial} (POST {path}); "
                            "enqueue a Reply before calling the model")
                 self._error(api, 500, None, message, None, serial, body=body)
+                return
+            if reply.silent:
+                self._hang()
                 return
             if reply.gate is not None:
                 while not reply.gate.wait(0.05):
@@ -829,6 +881,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, api: str, reply: Reply, body: Any, raw: bytes, serial: int) -> None:
         headers = dict(reply.headers)
+        if reply.raw_body is not None and reply.status != 200:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.raw_body)))
+            self.end_headers()
+            self.wfile.write(reply.raw_body)
+            return
         if reply.status != 200 or reply.error_type or reply.context_too_long:
             kind, message, code = reply.error_type, reply.error_message, reply.error_code
             if reply.context_too_long:

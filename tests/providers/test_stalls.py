@@ -1,0 +1,171 @@
+"""Stalled streams and oversized requests, through the real SDKs and the fake server.
+
+A server that accepts a request and never answers, or goes quiet mid-answer, must not
+hold the run for the SDK's 10-minute read timeout: after the first-event or idle
+timeout the attempt counts as a dropped stream and is retried. A 413 (the API's or a
+proxy's) is reported as a request that is too large, once, without retrying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from loom_engine.execution import CancelToken
+from loom_engine.messages import Message
+from loom_engine.providers.anthropic_provider import AnthropicProvider
+from loom_engine.providers.base import (
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    StreamCompleted,
+    StreamStalled,
+    StreamText,
+    StreamTimeouts,
+)
+from loom_engine.providers.openai_provider import OpenAIProvider
+from loom_engine.providers.retry import RetryNotice, RetryPolicy, stream_with_retries
+from loom_engine.providers.sdk_stream import client_options
+from tests.fakellm.server import FakeLLMServer, Reply, ToolCall
+from tests.providers.helpers import failure
+
+FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
+QUICK = StreamTimeouts(first_event_s=0.3, idle_s=0.3)
+KINDS = ["anthropic", "openai"]
+
+
+def req(kind: str) -> ProviderRequest:
+    return ProviderRequest(model="claude-haiku-4-5" if kind == "anthropic" else "gpt-4o", system="sys",
+                           messages=(Message.user("hi"),))
+
+
+@pytest.fixture
+async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[..., Provider]]:
+    made: list[AnthropicProvider | OpenAIProvider] = []
+
+    def build(kind: str, stalls: StreamTimeouts = QUICK) -> Provider:
+        provider: AnthropicProvider | OpenAIProvider
+        if kind == "anthropic":
+            provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url, stream_timeouts=stalls)
+        else:
+            provider = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url, stream_timeouts=stalls)
+        made.append(provider)
+        return provider
+
+    yield build
+    for provider in made:
+        await provider.aclose()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_server_that_never_answers_times_out_before_the_first_byte(
+        kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.silent())
+    started = time.monotonic()
+    events, err = await failure(make(kind), req(kind))
+    assert time.monotonic() - started < 5
+    assert isinstance(err, StreamStalled) and err.kind == "timeout" and err.retryable
+    assert events == [] and err.partial_output is False
+    assert "did not answer within 0.3 s" in err.message and "\n" not in err.message
+    # The connection is closed, not left hanging on the server.
+    assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_stream_that_stalls_mid_answer_times_out(kind: str, fake_llm: FakeLLMServer,
+                                                         make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.stall("abcdefghijklmnopqrstuvwxyz", after=5, chunk_size=4))
+    started = time.monotonic()
+    events, err = await failure(make(kind), req(kind))
+    assert time.monotonic() - started < 5
+    assert "".join(e.text for e in events if isinstance(e, StreamText))  # some text had streamed
+    assert isinstance(err, StreamStalled) and err.partial_output is True and err.retryable
+    assert "stalled: nothing arrived for 0.3 s" in err.message
+    assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_stalls_are_retried_like_dropped_streams(kind: str, fake_llm: FakeLLMServer,
+                                                       make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.silent(), Reply.stall("lost words " * 5, after=5, chunk_size=4),
+                     Reply.text("third time lucky"))
+    events = [e async for e in stream_with_retries(make(kind), req(kind), FAST, CancelToken())]
+    notices = [e for e in events if isinstance(e, RetryNotice)]
+    assert [n.discard_partial for n in notices] == [False, True]
+    assert "did not answer" in notices[0].reason and "stalled" in notices[1].reason
+    after = events[events.index(notices[1]) + 1:]
+    assert "".join(e.text for e in after if isinstance(e, StreamText)) == "third time lucky"
+    assert isinstance(events[-1], StreamCompleted) and len(fake_llm.requests) == 3
+
+
+async def test_the_run_ends_with_the_stall_once_retries_are_spent(fake_llm: FakeLLMServer,
+                                                                  make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(*[Reply.silent()] * 3, Reply.text("never reached"))
+    policy = RetryPolicy(max_retries=2, base_delay=0.001, jitter=0.0)
+    seen: list[object] = []
+    with pytest.raises(StreamStalled) as info:
+        async for event in stream_with_retries(make("anthropic"), req("anthropic"), policy, CancelToken()):
+            seen.append(event)
+    assert [n.attempt for n in seen if isinstance(n, RetryNotice)] == [1, 2]
+    assert len(fake_llm.requests) == 3
+    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 0.3 s"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_slow_steady_stream_is_not_a_stall(kind: str, fake_llm: FakeLLMServer,
+                                                   make: Callable[..., Provider]) -> None:
+    # Every gap (0.1 s) is under the idle timeout though the whole answer takes longer
+    # than it; a tool call's arguments stream as events that yield nothing upward.
+    fake_llm.enqueue(Reply(text="slow but sure", tool_calls=(ToolCall("write_file", {"content": "x" * 60}),),
+                           chunk_size=4, chunk_delay=0.1))
+    provider = make(kind, StreamTimeouts(first_event_s=0.5, idle_s=0.5))
+    started = time.monotonic()
+    events = [e async for e in provider.stream(req(kind))]
+    assert time.monotonic() - started > 0.5
+    done = events[-1]
+    assert isinstance(done, StreamCompleted)
+    assert done.message.text == "slow but sure" and done.message.tool_uses[0].input == {"content": "x" * 60}
+
+
+def test_the_sdk_read_timeout_follows_the_stall_timeouts_not_600_s() -> None:
+    options = client_options("k", "http://127.0.0.1:1", None, StreamTimeouts(first_event_s=60, idle_s=30))
+    timeout = options["timeout"]
+    assert timeout.read == 65 and timeout.connect == 5
+    assert client_options("k", "http://127.0.0.1:1", None)["timeout"].read == 65
+    assert client_options("k", "http://127.0.0.1:1", 0.3)["timeout"] == 0.3  # an explicit timeout wins
+
+
+def test_stream_timeouts_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        StreamTimeouts(first_event_s=0)
+    with pytest.raises(ValueError, match="positive"):
+        StreamTimeouts(idle_s=-1)
+
+
+# --- 413 -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_413_from_a_proxy_is_reported_as_too_large_and_not_retried(
+        kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.proxy_error(413, "Request Entity Too Large"), Reply.text("unused"))
+    with pytest.raises(ProviderError) as info:
+        async for _ in stream_with_retries(make(kind), req(kind), FAST, CancelToken()):
+            pass
+    err = info.value
+    assert err.kind == "request_too_large" and not err.retryable and err.status == 413
+    assert err.message == ("request too large (413 from the server or a proxy: 413 Request Entity Too Large); "
+                           "try /compact, or send fewer or smaller files and images")
+    assert len(fake_llm.requests) == 1
+
+
+async def test_anthropics_own_413_is_worded_the_same(fake_llm: FakeLLMServer,
+                                                     make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.error(413, "Request exceeds the maximum size", type="request_too_large"))
+    _, err = await failure(make("anthropic"), req("anthropic"))
+    assert err.kind == "request_too_large"
+    assert err.message.startswith("request too large (413 from the server or a proxy: Request exceeds the "
+                                  "maximum size); try /compact")
