@@ -106,9 +106,13 @@ def test_deny_rules_see_through_launchers(env: Env) -> None:
 
 def test_deny_rules_and_code_the_check_cannot_see(env: Env) -> None:
     deny = ("bash(rm:*)",)
-    for command in ("eval 'rm -rf x'", "bash -c 'rm -rf x'", "sh -c \"rm x\"", "source ./x.sh"):
+    for command in ("eval 'rm -rf x'", "source ./x.sh", "bash -c \"$X\""):
         assert behavior(env, command, "bypass", deny=deny) == "ask", command
         assert behavior(env, command, "default", deny=deny, allow=("bash",)) == "ask", command
+    # The literal script of bash -c / sh -c is parsed too: the deny rule sees its rm.
+    for command in ("bash -c 'rm -rf x'", "sh -c \"rm x\""):
+        assert behavior(env, command, "bypass", deny=deny) == "deny", command
+        assert behavior(env, command, "default", deny=deny, allow=("bash",)) == "deny", command
     # Without deny or ask rules, bypass lets them run.
     assert behavior(env, "eval 'ls'", "bypass") == "allow"
 

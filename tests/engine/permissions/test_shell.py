@@ -122,6 +122,13 @@ def test_here_documents_are_skipped_when_quoted_or_plain() -> None:
     assert commands("cat <<-EOF\n\thello $USER\n\tEOF\nls") == [["cat"], ["ls"]]
 
 
+def test_substitutions_in_an_expanding_here_document_are_commands() -> None:
+    # An unquoted delimiter: bash runs the $(...) in the body (the old scanner asked).
+    assert commands("cat <<EOF\n$(rm -rf ~)\nEOF") == [["rm", "-rf", "~"], ["cat"]]
+    # A backquote there is not parsed by the grammar: a doubt, never a miss.
+    assert "backquote" in analyze("cat <<EOF\n`rm -rf ~`\nEOF").doubt
+
+
 @pytest.mark.parametrize("line, fragment", [
     ('echo "unterminated', "double quote"),
     ("echo 'unterminated", "single quote"),
@@ -136,7 +143,6 @@ def test_here_documents_are_skipped_when_quoted_or_plain() -> None:
     ("(( x = 1 ))", "arithmetic"),
     ("[[ -f x ]] && ls", "[["),
     ("echo ${x:-$(rm -rf ~)}", "parameter expansion"),
-    ("cat <<EOF\n$(rm -rf ~)\nEOF", "here-document"),
     ("cat <<EOF\nno end", "here-document"),
     ("ls >", "target"),
     ("ls > | x", "target"),
