@@ -1,11 +1,8 @@
-"""Per-run shared state: the workspace, the cancel token and a correlation id."""
+"""Cancellation: the token an abort sets, awaited and checked at every await point."""
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from dataclasses import dataclass, field
-from pathlib import Path
 
 
 class Cancelled(Exception):
@@ -45,10 +42,3 @@ class CancelToken:
 
     def child(self) -> CancelToken:
         return CancelToken(self)
-
-
-@dataclass(frozen=True)
-class ExecutionContext:
-    workspace: Path
-    cancel: CancelToken
-    correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])

@@ -1,25 +1,46 @@
-"""RunContext: what one turn needs, wired from an Agent for the length of one run."""
+"""Run: what the turns of one ``Agent.run`` share.
+
+It holds small typed pieces — the transcript, the model client, the tool pipeline and
+scheduler, the metrics, the bus — and the scratch of the turn in flight, so that an
+abort can keep what was already done. None of them knows about :class:`Agent`; the
+turn function reads top to bottom against them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .bus import EventBus
+from .config import AgentConfig
+from .context.compaction import compact_history
 from .events import AgentEvent
-from .execution import CancelToken, ExecutionContext
-from .messages import Message, ToolResultPart, ToolUsePart
-from .providers.base import ProviderRequest
+from .execution import CancelToken
+from .messages import ToolResultPart, ToolUsePart
+from .metrics import RunMetrics
+from .model_client import ModelClient
+from .tools.base import ToolContext
 from .tools.pipeline import ToolPipeline
+from .tools.registry import ToolRegistry
 from .tools.scheduler import Scheduler
-from .usage import Usage
+from .transcript import Transcript
+from .turn_state import TurnState
+
+if TYPE_CHECKING:
+    from .permissions.manager import PermissionManager
 
 # A diff bigger than this (a whole generated file, say) is shown live but not saved.
 MAX_SAVED_DISPLAY_CHARS = 100_000
 
-if TYPE_CHECKING:
-    from .agent import Agent
-    from .turn import TurnState
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Who produces a run's events: every event carries these, so a UI can draw the tree."""
+
+    agent_id: str
+    parent_tool_use_id: str | None = None
+    depth: int = 0
 
 
 @dataclass
@@ -40,63 +61,45 @@ class Scratch:
         self.text.clear()
         self.streaming = True
 
+    def end_turn(self) -> None:
+        self.completed_results.clear()
+        self.displays.clear()
 
-class RunContext:
-    def __init__(self, agent: Agent, emit: Callable[[AgentEvent], None], cancel: CancelToken,
-                 first_turn: int) -> None:
-        self.agent = agent
-        self.config = agent.config
-        self.bus = agent.bus
-        self.metrics = agent.metrics
-        # Shared by every turn of the run (and handed to sub-agents as their parent's).
-        self.execution = ExecutionContext(workspace=agent.workspace.root, cancel=cancel)
-        self.first_turn = first_turn
+
+class Run:
+    def __init__(self, *, config: AgentConfig, identity: AgentIdentity, transcript: Transcript,
+                 client: ModelClient, registry: ToolRegistry, permissions: PermissionManager | None,
+                 bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
+                 cancel: CancelToken, state: TurnState,
+                 make_tool_context: Callable[[Run, str], ToolContext]) -> None:
+        self.config = config
+        self.identity = identity
+        self.transcript = transcript
+        self.client = client
+        self.bus = bus
+        self.metrics = metrics
         self.emit = emit
+        self.cancel = cancel
+        self.state = state
+        self.first_turn = state.turn
         self.scratch = Scratch()
-        self.state: TurnState | None = None
-        self.scheduler = Scheduler(self.config.max_parallel_tools)
+        self.scheduler = Scheduler(config.max_parallel_tools)
         self.pipeline = ToolPipeline(
-            registry=agent.registry, bus=agent.bus, metrics=agent.metrics,
-            make_context=agent._tool_context_factory(cancel, emit), emit=emit, stamp=self.stamp,
-            permissions=agent.permissions, interactive=self.config.interactive,
-            redact=self.config.redact_secrets, timeout_s=self.config.tool_timeout_s)
-
-    @property
-    def cancel(self) -> CancelToken:
-        return self.execution.cancel
+            registry=registry, bus=bus, metrics=metrics,
+            make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
+            permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
+            timeout_s=config.tool_timeout_s)
 
     def stamp(self) -> Mapping[str, Any]:
-        return self.agent._stamp(self.state.turn_id if self.state else "")
+        """The ids every event of this run carries."""
+        return {"turn_id": self.state.turn_id, "agent_id": self.identity.agent_id,
+                "parent_tool_use_id": self.identity.parent_tool_use_id,
+                "parent_turn_id": self.state.parent_turn_id, "depth": self.identity.depth}
 
-    # --- transcript --------------------------------------------------------------------
-
-    def commit(self, message: Message) -> None:
-        self.agent._append(message)
-
-    def end_turn(self, state: TurnState) -> None:
-        self.agent._save_turn_state(state)
-
-    # --- model -------------------------------------------------------------------------
-
-    def build_request(self) -> ProviderRequest:
-        return self.agent._build_request()
-
-    def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
-        return self.agent._stream(request, self.cancel)
-
-    def cost_of(self, usage: Usage) -> float:
-        return self.agent._cost_of(usage)
-
-    def observe_usage(self, usage: Usage) -> None:
-        self.agent._observe_usage(usage)
-
-    def context_usage(self) -> tuple[int, int]:
-        return self.agent.context_usage()
-
-    async def maybe_compact(self, force: bool = False, reason: str = "auto") -> bool:
-        return await self.agent._maybe_compact(self, force=force, reason=reason)
-
-    # --- tools -------------------------------------------------------------------------
+    async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
+        return await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
+                                     emit=self.emit, stamp=self.stamp, force=force, reason=reason,
+                                     focus=focus)
 
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
         self.scratch.running_tools[call.id] = call.name
@@ -109,3 +112,12 @@ class RunContext:
         if outcome.display is not None and len(repr(outcome.display)) <= MAX_SAVED_DISPLAY_CHARS:
             self.scratch.displays[call.id] = outcome.display
         return result
+
+    def close_interrupted(self, reason: str) -> tuple[str, str]:
+        """Make the transcript valid after an abort or crash mid-turn; returns the partial
+        text that was streaming and what was cut off, in words."""
+        partial = "".join(self.scratch.text) if self.scratch.streaming else ""
+        what = self.transcript.close_interrupted_turn(
+            partial_text=partial, completed=self.scratch.completed_results,
+            running=dict(self.scratch.running_tools), reason=reason)
+        return partial, what

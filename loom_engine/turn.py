@@ -10,9 +10,8 @@ cost of an event independent of how many turns came before it.
 from __future__ import annotations
 
 import json
-import uuid
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Sequence
+from dataclasses import replace
 
 from .events import (
     AssistantMessage,
@@ -27,66 +26,21 @@ from .events import (
     TurnStarted,
     UsageUpdated,
 )
-from .messages import Message, TextPart, ToolResultPart
+from .messages import Message, ToolResultPart, ToolUsePart
 from .providers.base import ProviderError, StreamCompleted, StreamText, StreamThinking
-
-if TYPE_CHECKING:
-    from .run import RunContext
-
-
-def new_turn_id() -> str:
-    return "turn_" + uuid.uuid4().hex[:12]
+from .providers.retry import RetryNotice
+from .run import Run
+from .turn_state import TurnState
 
 
-@dataclass(frozen=True)
-class TurnState:
-    """Everything about the conversation's position besides its messages."""
-
-    turn: int  # turns taken in this session
-    turn_id: str
-    parent_turn_id: str | None = None  # the parent agent's turn, for sub-agents
-    compacted: bool = False  # a compaction happened during this turn
-    stop_reason: str | None = None  # set on the final state of a run
-
-    @classmethod
-    def initial(cls, parent_turn_id: str | None = None) -> TurnState:
-        return cls(turn=0, turn_id=new_turn_id(), parent_turn_id=parent_turn_id)
-
-    def next_turn(self) -> TurnState:
-        return TurnState(turn=self.turn + 1, turn_id=new_turn_id(), parent_turn_id=self.parent_turn_id)
-
-    def resumed(self) -> TurnState:
-        """The state a new run starts from after this one ended."""
-        if not self.is_final:
-            return self
-        return replace(self, turn_id=new_turn_id(), compacted=False, stop_reason=None)
-
-    def finish(self, reason: str) -> TurnState:
-        return replace(self, stop_reason=reason)
-
-    @property
-    def is_final(self) -> bool:
-        return self.stop_reason is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"turn": self.turn, "turn_id": self.turn_id, "parent_turn_id": self.parent_turn_id,
-                "compacted": self.compacted, "stop_reason": self.stop_reason}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TurnState:
-        return cls(turn=int(data.get("turn", 0)), turn_id=str(data.get("turn_id") or new_turn_id()),
-                   parent_turn_id=data.get("parent_turn_id"), compacted=bool(data.get("compacted", False)),
-                   stop_reason=data.get("stop_reason"))
-
-
-async def drive(state: TurnState, run: RunContext) -> TurnState:
+async def drive(state: TurnState, run: Run) -> TurnState:
     """The trampoline: run turns until one returns a final state."""
     while not state.is_final:
         state = await tt(state, run)
     return state
 
 
-async def tt(state: TurnState, run: RunContext) -> TurnState:
+async def tt(state: TurnState, run: Run) -> TurnState:
     """One turn. Returns the next turn's state, or a final state after a terminal event."""
     run.state = state
     config = run.config
@@ -106,7 +60,7 @@ async def tt(state: TurnState, run: RunContext) -> TurnState:
     await run.bus.wait_if_paused()
 
     # Context upkeep before the request.
-    if await run.maybe_compact():
+    if await run.compact():
         state = replace(state, compacted=True)
         run.state = state
 
@@ -116,7 +70,7 @@ async def tt(state: TurnState, run: RunContext) -> TurnState:
 
     message = completed.message
     if message.parts:
-        run.commit(message)
+        run.transcript.append(message)
         run.emit(AssistantMessage(message=message, **stamp()))
     calls = message.tool_uses
     if not calls:
@@ -128,41 +82,41 @@ async def tt(state: TurnState, run: RunContext) -> TurnState:
     results, loop_error = _guard_loops(run, calls, results)
     displays = {r.tool_use_id: run.scratch.displays[r.tool_use_id] for r in results
                 if r.tool_use_id in run.scratch.displays}
-    run.commit(Message.tool_results(results, **({"displays": displays} if displays else {})))
-    run.scratch.completed_results.clear()
-    run.scratch.displays.clear()
+    run.transcript.append(Message.tool_results(results, **({"displays": displays} if displays else {})))
+    run.scratch.end_turn()
     if loop_error:
         run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))
         return state.next_turn().finish("error")
-    run.end_turn(state.next_turn())
+    run.transcript.save_turn_state(state.next_turn())
     return state.next_turn()
 
 
-async def _call_model(run: RunContext) -> StreamCompleted | None:
+async def _call_model(run: Run) -> StreamCompleted | None:
     """The streamed LLM call with retries; None after an error event was emitted."""
     stamp = run.stamp
+    scratch = run.scratch
     compacted_for_length = False
     while True:
-        request = run.build_request()
-        scratch = run.scratch
+        request = run.client.build_request(run.transcript.messages)
         scratch.start_stream()
         try:
-            async for item in run.stream(request):
-                if isinstance(item, StreamText):
-                    scratch.text.append(item.text)
-                    run.emit(TextDelta(text=item.text, **stamp()))
-                elif isinstance(item, StreamThinking):
-                    run.emit(ThinkingDelta(text=item.text, **stamp()))
-                elif isinstance(item, StreamCompleted):
-                    scratch.streaming = False
-                    _record_usage(run, item)
-                    return item
-                elif hasattr(item, "attempt"):  # RetryNotice
-                    run.metrics.retries += 1
-                    if item.discard_partial:
-                        scratch.text.clear()
-                    run.emit(Retrying(attempt=item.attempt, delay_s=item.delay_s, reason=item.reason,
-                                      discard_partial=item.discard_partial, **stamp()))
+            async for item in run.client.stream(request, run.cancel):
+                match item:
+                    case StreamText(text=text):
+                        scratch.text.append(text)
+                        run.emit(TextDelta(text=text, **stamp()))
+                    case StreamThinking(text=text):
+                        run.emit(ThinkingDelta(text=text, **stamp()))
+                    case StreamCompleted():
+                        scratch.streaming = False
+                        _record_usage(run, item)
+                        return item
+                    case RetryNotice():
+                        run.metrics.retries += 1
+                        if item.discard_partial:
+                            scratch.text.clear()
+                        run.emit(Retrying(attempt=item.attempt, delay_s=item.delay_s, reason=item.reason,
+                                          discard_partial=item.discard_partial, **stamp()))
             raise ProviderError("stream_broken", "the provider stream ended without a final message")
         except ProviderError as error:
             scratch.streaming = False
@@ -171,23 +125,23 @@ async def _call_model(run: RunContext) -> StreamCompleted | None:
                 compacted_for_length = True
                 run.emit(Notice(level="warning", message="request too long for the model's window; compacting",
                                 **stamp()))
-                if await run.maybe_compact(force=True, reason="context_length"):
+                if await run.compact(force=True, reason="context_length"):
                     continue
             run.emit(Error(message=error.message, kind=error.kind, **stamp()))
             return None
 
 
-def _record_usage(run: RunContext, completed: StreamCompleted) -> None:
-    cost = run.cost_of(completed.usage)
+def _record_usage(run: Run, completed: StreamCompleted) -> None:
+    cost = run.client.cost_of(completed.usage)
     run.metrics.record_llm_call(completed.usage, cost)
-    run.observe_usage(completed.usage)
-    used, window = run.context_usage()
+    run.client.observe_usage(completed.usage)
+    used, window = run.client.context_usage(run.transcript.messages)
     run.emit(UsageUpdated(usage=completed.usage, total=run.metrics.usage, cost_usd=cost,
                           total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
                           **run.stamp()))
 
 
-def _guard_loops(run: RunContext, calls: tuple, results: list[ToolResultPart]
+def _guard_loops(run: Run, calls: Sequence[ToolUsePart], results: list[ToolResultPart]
                  ) -> tuple[list[ToolResultPart], str | None]:
     """Warn when the same call repeats N times in a row; stop the run at 2N."""
     limit = run.config.loop_guard
@@ -195,7 +149,7 @@ def _guard_loops(run: RunContext, calls: tuple, results: list[ToolResultPart]
         return results, None
     guarded: list[ToolResultPart] = []
     error: str | None = None
-    for call, result in zip(calls, results):
+    for call, result in zip(calls, results, strict=True):
         signature = call.name + json.dumps(dict(call.input), sort_keys=True, default=str)
         if signature == run.scratch.last_call_signature:
             run.scratch.repeat_count += 1
@@ -212,6 +166,3 @@ def _guard_loops(run: RunContext, calls: tuple, results: list[ToolResultPart]
                 "Repeating it will not give a different result; change approach.]"), result.is_error)
         guarded.append(result)
     return guarded, error
-
-
-__all__ = ["TurnState", "drive", "tt", "new_turn_id", "TextPart"]

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..messages import Message, Part, TextPart, ToolResultPart, ToolUsePart
+from ..transcript import interrupted_result_text
 
 
 def _is_results_message(message: Message) -> bool:
@@ -83,11 +84,6 @@ def transcript_problems(messages: Sequence[Message]) -> list[str]:
                     problems.append(f"{where}: tool call {use.id!r} ({use.name}) has no tool result in the "
                                     "next message")
     return problems
-
-
-def interrupted_result_text(note: str = "interrupted by user") -> str:
-    note = note.strip() or "interrupted"
-    return f"{note[0].upper()}{note[1:]}: the tool did not run or did not finish."
 
 
 def repair_transcript(messages: Sequence[Message], note: str = "interrupted by user") -> tuple[Message, ...]:

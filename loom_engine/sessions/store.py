@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..interruption import close_dangling
+from ..transcript import close_dangling
 from ..messages import Message
 from ..redact import redact_secrets
-from ..turn import TurnState
+from ..turn_state import TurnState
 
 FORMAT_VERSION = 1
 

@@ -24,7 +24,7 @@ from loom_engine.messages import Message, TextPart, ToolUsePart
 from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
 from loom_engine.tools.base import ToolContext
 from loom_engine.tools.function_tool import tool
-from loom_engine.turn import TurnState
+from loom_engine.turn_state import TurnState
 from loom_engine.usage import Usage
 from loom_engine.workspace import Workspace
 

@@ -5,7 +5,7 @@ import pytest
 
 from loom_engine.messages import Message, TextPart, ToolResultPart, ToolUsePart
 from loom_engine.sessions.store import SessionError, SessionStore
-from loom_engine.turn import TurnState
+from loom_engine.turn_state import TurnState
 
 
 def test_write_list_and_load(tmp_path: Path) -> None:

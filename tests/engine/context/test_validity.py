@@ -3,7 +3,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loom_engine.context.validity import interrupted_result_text, repair_transcript, transcript_problems
+from loom_engine.context.validity import repair_transcript, transcript_problems
+from loom_engine.transcript import interrupted_result_text
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 
 

@@ -1,0 +1,50 @@
+"""When and how the history is compacted, for a running agent.
+
+:class:`~.compressor.StructuredCompressor` knows how to shrink a history; this module
+decides when (the context use passed the threshold, or the user asked with
+``/compact``, or the provider said the request is too long), swaps the transcript for
+the compacted one and reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..events import AgentEvent, CompactionApplied, Notice
+from ..execution import CancelToken
+from ..metrics import RunMetrics
+from ..model_client import ModelClient
+from ..transcript import Transcript
+
+# Fewer messages than this hold nothing worth summarising.
+MIN_MESSAGES = 3
+
+
+async def compact_history(transcript: Transcript, client: ModelClient, metrics: RunMetrics, *,
+                          cancel: CancelToken, emit: Callable[[AgentEvent], None],
+                          stamp: Callable[[], Mapping[str, Any]], force: bool = False,
+                          reason: str = "auto", focus: str | None = None) -> bool:
+    """Compact when the context use passed the threshold (or ``force``); True if the
+    history changed."""
+    used, window = client.context_usage(transcript.messages)
+    if not force and used < client.config.compact_threshold * window:
+        return False
+    if len(transcript) < MIN_MESSAGES:
+        return False
+    from .compressor import StructuredCompressor
+
+    compressor = StructuredCompressor(client.provider, client.model, client.counter)
+    result = await compressor.compact(transcript.messages, focus=focus, cancel=cancel)
+    if result.error:
+        emit(Notice(level="warning", message=f"compaction fell back to {result.method}: {result.error}",
+                    **stamp()))
+    if result.messages == transcript.messages:
+        return False
+    transcript.replace(result.messages)
+    client.after_compaction()
+    metrics.compactions += 1
+    metrics.compaction_tokens_saved += max(0, result.tokens_before - result.tokens_after)
+    emit(CompactionApplied(tokens_before=result.tokens_before, tokens_after=result.tokens_after,
+                           method=result.method, reason=reason, **stamp()))
+    return True

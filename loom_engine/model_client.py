@@ -1,0 +1,95 @@
+"""The model client: one agent's requests to its model, and what they cost.
+
+It builds each request from the transcript (the system prompt and tools block are
+fixed for the session, so the provider's prompt cache keeps hitting), streams it with
+retries, prices the usage and tracks how full the context window is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .config import AgentConfig
+from .execution import CancelToken
+from .messages import Message
+from .providers.base import Provider, ProviderEvent, ProviderRequest
+from .tools.base import ToolSpec
+from .usage import Usage
+
+if TYPE_CHECKING:  # loaded on first use: they are not needed to start
+    from .context.tokens import ContextTracker, TokenCounter
+    from .providers.retry import RetryNotice, RetryPolicy
+
+
+class ModelClient:
+    def __init__(self, provider: Provider, config: AgentConfig, *, system: str,
+                 tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None) -> None:
+        self.provider = provider
+        self.config = config
+        self.system = system
+        self.tools = tuple(tools)
+        self.retry_policy = retry_policy
+        self._tracker = self._make_tracker()
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self._tracker.counter
+
+    def set_model(self, model: str) -> None:
+        self.config = replace(self.config, model=model)
+        self.forget_usage()
+
+    def forget_usage(self) -> None:
+        """Start counting the context afresh (a cleared conversation, a new model)."""
+        self._tracker = self._make_tracker()
+
+    def build_request(self, messages: Sequence[Message]) -> ProviderRequest:
+        return ProviderRequest(model=self.config.model, system=self.system, messages=tuple(messages),
+                               tools=self.tools, max_tokens=self.config.max_tokens,
+                               thinking_budget=self.config.thinking_budget)
+
+    def stream(self, request: ProviderRequest, cancel: CancelToken
+               ) -> AsyncIterator[ProviderEvent | RetryNotice]:
+        from .providers.retry import RetryPolicy, stream_with_retries
+
+        self._tracker.before_request(request.messages)
+        return stream_with_retries(self.provider, request, self.retry_policy or RetryPolicy(), cancel)
+
+    def cost_of(self, usage: Usage) -> float:
+        from .providers.models import cost_usd
+
+        return cost_usd(self.config.model, usage)
+
+    def observe_usage(self, usage: Usage) -> None:
+        self._tracker.observe(usage)
+
+    def after_compaction(self) -> None:
+        self._tracker.reset_after_compaction()
+
+    def context_usage(self, messages: Sequence[Message]) -> tuple[int, int]:
+        """(tokens the next request would use, the model's context window)."""
+        return self._tracker.tokens_in_use(messages), self.context_window
+
+    @property
+    def context_window(self) -> int:
+        if self.config.context_window:
+            return self.config.context_window
+        from .providers.models import lookup
+
+        return lookup(self.config.model).context_window
+
+    async def aclose(self) -> None:
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
+    def _make_tracker(self) -> ContextTracker:
+        from .context.tokens import ContextTracker, TokenCounter
+
+        return ContextTracker(TokenCounter(self.config.model), system=self.system, tools=self.tools)

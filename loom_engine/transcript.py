@@ -1,0 +1,120 @@
+"""The transcript: the conversation's messages, kept valid and saved as they change.
+
+Everything that adds to or rewrites the history goes through :class:`Transcript`, so
+the session file always matches what the next request will send. After any stop the
+transcript must satisfy both providers — every tool_use answered by exactly one
+tool_result in the next message, no empty text — and the model is told, in plain
+words, what was cut off instead of meeting a silent gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from .messages import Message, TextPart, ToolResultPart
+from .turn_state import TurnState
+
+
+class SessionLog(Protocol):
+    """Where a transcript is saved as it changes (the session store's writer)."""
+
+    id: str
+
+    def append_message(self, message: Message) -> None: ...
+
+    def append_turn_state(self, state: TurnState, run_end: str | None = None) -> None: ...
+
+    def append_compaction(self, messages: Sequence[Message]) -> None: ...
+
+
+class Transcript:
+    def __init__(self, messages: Sequence[Message] = (), session: SessionLog | None = None) -> None:
+        self._messages = list(messages)
+        self.session = session
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def append(self, message: Message) -> None:
+        self._messages.append(message)
+        if self.session is not None:
+            self.session.append_message(message)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        """The history after a compaction: saved as one record, not message by message."""
+        self._messages = list(messages)
+        if self.session is not None:
+            self.session.append_compaction(self._messages)
+
+    def save_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
+        if self.session is not None:
+            self.session.append_turn_state(state, run_end=run_end)
+
+    def clear(self) -> None:
+        self._messages.clear()
+
+    def close_interrupted_turn(self, *, partial_text: str, completed: Mapping[str, ToolResultPart],
+                               running: Mapping[str, str], reason: str) -> str:
+        """Append what makes a cut-off turn valid; returns what was cut off, in words."""
+        added, what = close_interrupted_turn(self._messages, partial_text=partial_text,
+                                             completed=completed, running=running, reason=reason)
+        for message in added:
+            self.append(message)
+        return what
+
+
+def interrupted_result_text(note: str = "interrupted by user") -> str:
+    """The result given to a tool call that never ran or never finished."""
+    note = note.strip() or "interrupted"
+    return f"{note[0].upper()}{note[1:]}: the tool did not run or did not finish."
+
+
+def close_interrupted_turn(messages: Sequence[Message], *, partial_text: str,
+                           completed: Mapping[str, ToolResultPart], running: Mapping[str, str],
+                           reason: str) -> tuple[list[Message], str]:
+    """Messages to append after ``messages`` and a short description of what was cut off."""
+    added: list[Message] = []
+    what: str
+    last = messages[-1] if messages else None
+    if partial_text.strip():
+        added.append(Message.assistant(TextPart(partial_text), interrupted=True))
+        what = "while streaming an answer"
+    elif last is not None and last.role == "assistant" and last.tool_uses:
+        missing = interrupted_result_text()
+        results = [completed.get(call.id) or ToolResultPart(call.id, missing, is_error=True)
+                   for call in last.tool_uses]
+        added.append(Message.tool_results(results))
+        cut = [c.name for c in last.tool_uses if c.id not in completed]
+        what = f"while running {', '.join(cut)}" if cut else "after the tools finished"
+    elif running:
+        what = f"while running {', '.join(running.values())}"
+    else:
+        what = "while waiting for the model"
+    note = (f"[The user interrupted the previous turn {what} ({reason}). Anything cut off above is "
+            "incomplete; do not assume it finished. Wait for the user's next instruction.]")
+    added.append(Message.user(note, interruption=True))
+    return added, what
+
+
+def close_dangling(messages: Sequence[Message]) -> list[Message]:
+    """What to append to a transcript loaded from a session cut off mid-turn (kill -9).
+
+    Empty when the transcript already ends cleanly.
+    """
+    if not messages:
+        return []
+    last = messages[-1]
+    if last.role == "assistant" and last.tool_uses:
+        added, _ = close_interrupted_turn(messages, partial_text="", completed={}, running={},
+                                          reason="the session was cut off")
+        return added
+    if last.role in ("user", "tool") and not last.meta.get("interruption"):
+        # A request was in flight when the session stopped: the model never answered.
+        return [Message.user("[The previous turn was cut off before you answered (the session was "
+                             "interrupted). Wait for the user's next instruction.]", interruption=True)]
+    return []
