@@ -1,13 +1,11 @@
-"""The Agent and its turn loop, driven by a provider double that replays turns."""
+"""The Agent and its turn loop, driven by the scripted provider (the engine's own replaying double)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
-
 
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
@@ -20,42 +18,11 @@ from loom_engine.events import (
     TextDelta,
     ToolFinished,
 )
-from loom_engine.messages import Message, TextPart, ToolUsePart
-from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
+from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.tools.base import ToolContext
 from loom_engine.tools.function_tool import tool
 from loom_engine.turn_state import TurnState
-from loom_engine.usage import Usage
 from loom_engine.workspace import Workspace
-
-Turn = dict[str, Any]
-
-
-class ReplayProvider:
-    """Replays turns; records every request it was sent."""
-
-    name = "replay"
-
-    def __init__(self, turns: list[Turn] | Callable[[int], Turn]) -> None:
-        self.turns = turns
-        self.requests: list[ProviderRequest] = []
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
-        index = len(self.requests)
-        self.requests.append(request)
-        turn = self.turns(index) if callable(self.turns) else self.turns[index]
-        if "error" in turn:
-            raise ProviderError(turn["error"], f"fake {turn['error']}")
-        for chunk in turn.get("chunks", [turn.get("text", "")]):
-            if turn.get("delay"):
-                await asyncio.sleep(turn["delay"])
-            if chunk:
-                yield StreamText(chunk)
-        parts: list[Any] = [TextPart(turn["text"])] if turn.get("text") else []
-        for i, call in enumerate(turn.get("tool_calls", [])):
-            parts.append(ToolUsePart(call.get("id", f"call_{index}_{i}"), call["name"], call.get("input", {})))
-        yield StreamCompleted(Message.assistant(*parts), "tool_use" if turn.get("tool_calls") else "end_turn",
-                              Usage(100, 10))
 
 
 @tool(read_only=True)
@@ -71,6 +38,11 @@ async def slow(seconds: float, ctx: ToolContext) -> str:
     return "slept"
 
 
+def replay(turns: Any) -> ScriptedProvider:
+    """A scripted provider that records the requests it was sent."""
+    return ScriptedProvider(turns, record_requests=True)
+
+
 def make_agent(tmp_path: Path, provider: Any, **config: Any) -> Agent:
     return Agent(config=AgentConfig(model="test-model", **config), provider=provider, tools=[echo, slow],
                  workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
@@ -81,7 +53,7 @@ async def collect(agent: Agent, prompt: str) -> list[Any]:
 
 
 async def test_text_answer_finishes(tmp_path: Path) -> None:
-    provider = ReplayProvider([{"chunks": ["Hel", "lo"], "text": "Hello"}])
+    provider = replay([{"text": "Hello", "chunk_size": 3}])
     agent = make_agent(tmp_path, provider)
     events = await collect(agent, "hi")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
@@ -90,7 +62,7 @@ async def test_text_answer_finishes(tmp_path: Path) -> None:
 
 
 async def test_tool_calls_then_answer_carries_whole_history(tmp_path: Path) -> None:
-    provider = ReplayProvider([
+    provider = replay([
         {"tool_calls": [{"name": "echo", "input": {"text": "a"}}, {"name": "echo", "input": {"text": "b"}}]},
         {"text": "done"},
     ])
@@ -105,7 +77,7 @@ async def test_tool_calls_then_answer_carries_whole_history(tmp_path: Path) -> N
 
 
 async def test_bad_tool_calls_become_error_results_and_the_run_goes_on(tmp_path: Path) -> None:
-    provider = ReplayProvider([
+    provider = replay([
         {"tool_calls": [{"name": "nope", "input": {}}, {"name": "echo", "input": {"wrong": 1}}]},
         {"text": "recovered"},
     ])
@@ -119,7 +91,7 @@ async def test_bad_tool_calls_become_error_results_and_the_run_goes_on(tmp_path:
 
 
 async def test_max_turns_stops_with_a_valid_transcript(tmp_path: Path) -> None:
-    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
+    provider = replay(lambda request, i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
     agent = make_agent(tmp_path, provider, max_turns=3)
     events = await collect(agent, "loop")
     assert isinstance(events[-1], MaxTurnsReached) and events[-1].num_turns == 3
@@ -128,21 +100,22 @@ async def test_max_turns_stops_with_a_valid_transcript(tmp_path: Path) -> None:
 
 
 async def test_provider_error_ends_with_error_event(tmp_path: Path) -> None:
-    agent = make_agent(tmp_path, ReplayProvider([{"error": "auth"}]))
+    agent = make_agent(tmp_path, replay([{"error": {"kind": "auth", "message": "fake auth"}}]))
     events = await collect(agent, "hi")
     assert isinstance(events[-1], Error) and events[-1].kind == "auth"
 
 
 async def test_abort_during_stream_keeps_partial_text_and_tells_the_model(tmp_path: Path) -> None:
-    provider = ReplayProvider([
-        {"chunks": ["one ", "two ", "three"] + ["more "] * 200, "delay": 0.01, "text": "x"},
+    provider = replay([
+        {"text": "one two three " + "more " * 200, "chunk_size": 4, "delay": 0.01},
         {"text": "ok"},
     ])
     agent = make_agent(tmp_path, provider)
     events: list[Any] = []
     async for event in agent.run("talk"):
         events.append(event)
-        if isinstance(event, TextDelta) and event.text == "three":
+        if isinstance(event, TextDelta) and "three" in "".join(
+                e.text for e in events if isinstance(e, TextDelta)):
             agent.abort()
     assert isinstance(events[-1], Aborted)
     roles = [m.role for m in agent.messages]
@@ -156,7 +129,7 @@ async def test_abort_during_stream_keeps_partial_text_and_tells_the_model(tmp_pa
 
 
 async def test_abort_during_tool_gives_synthetic_results(tmp_path: Path) -> None:
-    provider = ReplayProvider([
+    provider = replay([
         {"tool_calls": [{"name": "echo", "input": {"text": "a"}}, {"name": "slow", "input": {"seconds": 30}}]},
         {"text": "fine"},
     ])
@@ -174,7 +147,7 @@ async def test_abort_during_tool_gives_synthetic_results(tmp_path: Path) -> None
 
 
 async def test_thousand_turns_no_recursion_error(tmp_path: Path) -> None:
-    provider = ReplayProvider(lambda i: {"text": "end"} if i == 1000 else
+    provider = replay(lambda request, i: {"text": "end"} if i == 1000 else
                               {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
     agent = make_agent(tmp_path, provider, max_turns=2000, loop_guard=0)
     limit = sys.getrecursionlimit()
@@ -187,7 +160,7 @@ async def test_thousand_turns_no_recursion_error(tmp_path: Path) -> None:
 
 
 async def test_loop_guard_warns_then_stops(tmp_path: Path) -> None:
-    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": "same"}}]})
+    provider = replay(lambda request, i: {"tool_calls": [{"name": "echo", "input": {"text": "same"}}]})
     agent = make_agent(tmp_path, provider, loop_guard=2)
     events = await collect(agent, "loop")
     assert isinstance(events[-1], Error) and events[-1].kind == "loop_guard"
@@ -214,7 +187,7 @@ async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
         def allow_for_session(self, rules: Any) -> None:
             self.session = tuple(rules)
 
-    provider = ReplayProvider([{"tool_calls": [{"name": "slow", "input": {"seconds": 0}}]}, {"text": "ok"}])
+    provider = replay([{"tool_calls": [{"name": "slow", "input": {"seconds": 0}}]}, {"text": "ok"}])
     agent = make_agent(tmp_path, provider)
     agent.permissions = AskEverything()
     events = []
@@ -232,16 +205,10 @@ async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
 
 
 async def test_arguments_that_are_not_json_become_an_error_result(tmp_path: Path) -> None:
-    class CutOff(ReplayProvider):
-        async def stream(self, request: ProviderRequest) -> AsyncIterator[Any]:
-            self.requests.append(request)
-            if len(self.requests) == 1:
-                call = ToolUsePart("c1", "echo", {}, raw_input='{"text": "unfinish')
-                yield StreamCompleted(Message.assistant(call), "max_tokens", Usage(1, 1))
-            else:
-                yield StreamCompleted(Message.assistant(TextPart("ok")), "end_turn", Usage(1, 1))
-
-    provider = CutOff([])
+    provider = replay([
+        {"tool_calls": [{"name": "echo", "id": "c1", "input": '{"text": "unfinish'}], "stop_reason": "max_tokens"},
+        {"text": "ok"},
+    ])
     events = await collect(make_agent(tmp_path, provider), "go")
     result = provider.requests[1].messages[-1].tool_results_parts[0]
     assert result.is_error and "not valid JSON" in result.content and "unfinish" in result.content
@@ -251,7 +218,8 @@ async def test_arguments_that_are_not_json_become_an_error_result(tmp_path: Path
 async def test_budget_stops_the_run(tmp_path: Path) -> None:
     from loom_engine.events import BudgetExceeded
 
-    provider = ReplayProvider(lambda i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}]})
+    provider = ScriptedProvider(lambda request, i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}],
+                                                    "usage": {"input_tokens": 100, "output_tokens": 10}})
     agent = Agent(config=AgentConfig(model="claude-sonnet-4-6", max_budget_usd=0.0001, loop_guard=0),
                   provider=provider, tools=[echo], workspace=Workspace.at(tmp_path), system_prompt="s")
     events = await collect(agent, "spend")
@@ -264,7 +232,7 @@ async def test_session_records_every_message(tmp_path: Path) -> None:
 
     store = SessionStore(tmp_path / "sessions")
     writer = store.create(tmp_path, provider="replay", model="test-model")
-    provider = ReplayProvider([{"tool_calls": [{"name": "echo", "input": {"text": "a"}}]}, {"text": "bye"}])
+    provider = replay([{"tool_calls": [{"name": "echo", "input": {"text": "a"}}]}, {"text": "bye"}])
     agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=[echo],
                   workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
     await collect(agent, "hello")
@@ -283,7 +251,7 @@ async def test_files_changed_on_disk_are_reported_at_the_end_once(tmp_path: Path
         return resolved.read_text()
 
     (tmp_path / "notes.txt").write_text("v1")
-    provider = ReplayProvider([{"tool_calls": [{"name": "look", "input": {"path": "notes.txt"}}]},
+    provider = replay([{"tool_calls": [{"name": "look", "input": {"path": "notes.txt"}}]},
                                {"text": "read it"}, {"text": "ok"}, {"text": "ok again"}])
     agent = Agent(config=AgentConfig(model="m"), provider=provider, tools=[look],
                   workspace=Workspace.at(tmp_path), system_prompt="s")
@@ -306,7 +274,7 @@ async def test_edit_diffs_are_kept_with_the_results_saved_and_never_sent(tmp_pat
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     store = SessionStore(tmp_path / "sessions")
     writer = store.create(tmp_path, provider="replay", model="test-model")
-    provider = ReplayProvider([
+    provider = replay([
         {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "r1"}]},
         {"tool_calls": [{"name": "edit_file", "id": "e1", "input": {
             "path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
