@@ -217,37 +217,48 @@ class _Walker:
         if node.type == "test_command":
             return self._test_command(node, extra)
         if node.type in ("variable_assignment", "variable_assignments"):
-            parts = [node] if node.type == "variable_assignment" else node.named_children
-            self.commands.append(SimpleCommand((), tuple(self._assignment(p) for p in parts), extra))
+            named = [node] if node.type == "variable_assignment" else node.named_children
+            self.commands.append(SimpleCommand((), tuple(self._assignment(n) for n in named), extra))
             return None
         self._check_gaps(node, _BLANK_GAP)
         assignments: list[Word] = []
-        words: list[Word] = []
         redirects: list[Redirect] = []
         after: list[Node] = []
+        parts: list[Word | list[Node]] = []  # a word, or the nodes that make one
         children = node.children
         for idx, child in enumerate(children):
             kind = child.type
+            before = children[idx - 1] if idx else child
+            glued = idx > 0 and before.end_byte == child.start_byte
+            if glued and kind not in _REDIRECTS and (before.type in _REDIRECTS or not before.is_named
+                                                     or before.type == "variable_assignment"):
+                # `>f''x` or `A=1''x`: one word for bash, two nodes for the grammar.
+                raise ShellDoubt(f"a word this check reads differently from bash "
+                                 f"({self.between(before.start_byte, child.end_byte)!r})")
             if kind == "variable_assignment":
-                (words if words else assignments).append(self._assignment(child))
+                if parts:
+                    parts.append(self._assignment(child))
+                else:
+                    assignments.append(self._assignment(child))
             elif kind == "variable_assignments":
                 assignments.extend(self._assignment(c) for c in child.named_children)
             elif kind in _REDIRECTS:
+                if glued and before.type not in _REDIRECTS and re.fullmatch(
+                        r"\{[A-Za-z_]\w*\}", self.text(before)):
+                    raise ShellDoubt("named file descriptor redirection")
                 redirects.extend(self._redirect(child, after))
             elif not child.is_named:
                 if node.type in ("declaration_command", "unset_command") and idx == 0:
-                    words.append(Word(text=child.type, raw=child.type))
+                    parts.append(Word(text=child.type, raw=child.type))
                 else:
                     raise ShellDoubt(f"unsupported syntax '{child.type}'")
             elif kind == "comment":
                 continue
+            elif glued and parts and isinstance(parts[-1], list) and parts[-1][-1] == before:
+                parts[-1].append(child)  # the grammar splits `''\;` in two; bash reads one word
             else:
-                word = self.word(child)
-                nxt = children[idx + 1] if idx + 1 < len(children) else None
-                if nxt is not None and nxt.type in _REDIRECTS and nxt.start_byte == child.end_byte \
-                        and re.fullmatch(r"\{[A-Za-z_]\w*\}", word.raw):
-                    raise ShellDoubt("named file descriptor redirection")
-                words.append(word)
+                parts.append([child])
+        words = [p if isinstance(p, Word) else self.word(*p) for p in parts]
         if words and not words[0].quoted and words[0].literal:
             if words[0].text in _DOUBTFUL_NAMES and node.type == "command":
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
@@ -424,18 +435,20 @@ class _Walker:
 
     # -- words -------------------------------------------------------------------------
 
-    def word(self, node: Node) -> Word:
+    def word(self, *nodes: Node) -> Word:
+        """The word made of ``nodes`` (several when the grammar split one word)."""
         buf = WordBuf()
-        self._parts(node, buf)
-        if node.type == "process_substitution":
+        for node in nodes:
+            self._parts(node, buf)
+        if len(nodes) == 1 and nodes[0].type == "process_substitution":
             buf.procsub = True
-        return buf.build(self.text(node))
+        return buf.build(self.between(nodes[0].start_byte, nodes[-1].end_byte))
 
     def _parts(self, node: Node, buf: WordBuf) -> None:
         kind = node.type
         raw = self.text(node)
         following = self.between(node.end_byte, node.end_byte + 1)
-        if kind in ("word", "number", "variable_name") or not node.is_named and kind == "$":
+        if kind in ("word", "number", "variable_name") or (not node.is_named and kind == "$"):
             add_unquoted(buf, raw, following)
         elif kind == "raw_string":
             if len(raw) < 2 or not (raw[0] == raw[-1] == "'"):
@@ -521,3 +534,4 @@ class _Walker:
 def _looks_like_assignment(raw: str) -> bool:
     m = re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=", raw)
     return m is not None
+
