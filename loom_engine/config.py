@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 DEFAULT_SUBAGENT_TOOLS = ("read_file", "glob", "grep", "ls")
@@ -29,7 +29,6 @@ class AgentConfig:
     # None: every tool the agent was given; otherwise only these.
     tool_names: tuple[str, ...] | None = None
     skill_names: tuple[str, ...] | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -56,7 +55,7 @@ class AgentConfig:
             base = tuple(skills or ()) + tuple(add_skills)
             skills = tuple(s for s in dict.fromkeys(base) if s not in remove_skills)
         budget = self.max_budget_usd
-        defaults = dict(depth=self.depth + 1, tool_names=child_tools, skill_names=skills,
+        defaults: dict[str, Any] = dict(depth=self.depth + 1, tool_names=child_tools, skill_names=skills,
                         max_turns=min(self.subagent_max_turns, self.max_turns), max_budget_usd=budget)
         defaults.update(changes)
         return replace(self, **defaults)

@@ -103,7 +103,7 @@ class BlockSplitter:
             return done
         data = self._partial + text
         *complete, self._partial = data.split("\n")
-        done: list[Block] = []
+        done = []
         for line in complete:
             self._line(line, done)
         self._settle_partial(done)

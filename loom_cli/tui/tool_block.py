@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Region
 from textual.strip import Strip
@@ -219,7 +220,7 @@ class ToolBlock(Vertical):
         self._live_timer: Timer | None = None
         self._live_dirty = False
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield self.view
 
     @property

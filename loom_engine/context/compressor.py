@@ -353,9 +353,9 @@ def elide_tool_outputs(messages: Sequence[Message], *, over_chars: int = 2000) -
         changed = False
         for part in message.parts:
             if isinstance(part, ToolResultPart) and len(part.content) > over_chars:
-                use = calls.get(part.tool_use_id)
-                name = use.name if use is not None else "tool"
-                target = _call_target(use)
+                call = calls.get(part.tool_use_id)
+                name = call.name if call is not None else "tool"
+                target = _call_target(call)
                 kind = "error output" if part.is_error else "output"
                 note = f"[elided: {_size(part.content)} of {name} {kind}" + (f" for {target}]" if target else "]")
                 parts.append(replace(part, content=note))

@@ -93,32 +93,32 @@ def repair_transcript(messages: Sequence[Message], note: str = "interrupted by u
     out: list[Message] = []
     index = 0
     while index < len(cleaned):
-        message = cleaned[index]
-        if message.role != "assistant":
-            message = _drop_parts(message, lambda p: isinstance(p, ToolUsePart))
+        original = cleaned[index]
+        if original.role != "assistant":
+            kept = _drop_parts(original, lambda p: isinstance(p, ToolUsePart))
         else:
-            message = _drop_parts(message, lambda p: isinstance(p, ToolResultPart))
-        if message is None:
+            kept = _drop_parts(original, lambda p: isinstance(p, ToolResultPart))
+        if kept is None:
             index += 1
             continue
         previous = out[-1] if out else None
         if previous is not None and previous.role == "assistant" and previous.tool_uses:
-            # ``message`` must answer ``previous``: keep what matches, fill the rest in.
+            # ``kept`` must answer ``previous``: keep what matches, fill the rest in.
             uses = previous.tool_uses
-            if _is_results_message(message):
-                answer = _answer(uses, message, result_text)
+            if _is_results_message(kept):
+                answer = _answer(uses, kept, result_text)
                 if answer is not None:
                     out.append(answer)
                 index += 1
                 continue
             out.append(Message.tool_results([ToolResultPart(u.id, result_text, is_error=True) for u in uses]))
-            continue  # ``message`` itself is handled on the next pass, after the results
-        if _is_results_message(message):
-            message = _drop_parts(message, lambda p: isinstance(p, ToolResultPart))  # orphans
-            if message is None:
+            continue  # ``kept`` itself is handled on the next pass, after the results
+        if _is_results_message(kept):
+            kept = _drop_parts(kept, lambda p: isinstance(p, ToolResultPart))  # orphans
+            if kept is None:
                 index += 1
                 continue
-        out.append(message)
+        out.append(kept)
         index += 1
     if out and out[-1].role == "assistant" and out[-1].tool_uses:
         out.append(Message.tool_results([ToolResultPart(u.id, result_text, is_error=True)
