@@ -26,6 +26,8 @@ class RunOptions:
     max_budget_usd: float | None = None
     continue_session: bool = False
     resume_id: str | None = None
+    # Continue a copy of the resumed session in a new one (the original may be in use).
+    fork_session: bool = False
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -60,7 +62,11 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")
     base_url = getattr(settings, provider_name).base_url if provider_name in ("anthropic", "openai") else None
     script = options.script or (Path(os.environ["LOOM_SCRIPT"]) if os.environ.get("LOOM_SCRIPT") else None)
-    provider = create_provider(provider_name, base_url=base_url, script=script)
+    from loom_engine.providers.base import StreamTimeouts
+
+    provider = create_provider(provider_name, base_url=base_url, script=script,
+                               stream_timeouts=StreamTimeouts(settings.stream_first_byte_timeout,
+                                                              settings.stream_idle_timeout))
 
     try:
         layers = list(load_rule_layers(workspace, user_config_file()))
@@ -78,6 +84,9 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     messages: tuple = ()
     turn_state = None
     resumed = False
+    skipped: list[str] = []
+    if options.fork_session and not (options.resume_id or options.continue_session):
+        raise UsageError("--fork-session needs --continue or --resume")
     if options.resume_id or options.continue_session:
         if options.resume_id:
             try:
@@ -85,17 +94,26 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
             except SessionError as error:
                 raise ConfigError(f"cannot resume: {error}") from None
         else:
-            newest = store.newest(workspace.root)
-            if newest is None:
-                raise ConfigError(f"no earlier session in {workspace.root} to continue")
-            loaded = store.load(newest.id)
-        session = store.open_writer(loaded, redact=settings.redact_secrets)
+            latest, skipped = store.latest(workspace.root)
+            if latest is None:
+                why = f" ({'; '.join(skipped)})" if skipped else ""
+                raise ConfigError(f"no earlier session in {workspace.root} to continue{why}")
+            loaded = latest
+        if options.fork_session:
+            session = store.fork(loaded, workspace.root, provider=provider_name, model=model,
+                                 redact=settings.redact_secrets)
+        else:
+            try:
+                session = store.open_writer(loaded, redact=settings.redact_secrets)
+            except SessionError as error:  # SessionLocked: another loom is appending to it
+                raise ConfigError(str(error)) from None
         messages, turn_state, resumed = loaded.messages, loaded.turn_state, True
     else:
         session = store.create(workspace.root, provider=provider_name, model=model,
                                redact=settings.redact_secrets)
 
     skills, context, warnings = _context(workspace, settings)
+    warnings = skipped + warnings
     config = AgentConfig(model=model, provider=provider_name,
                          max_turns=options.max_turns or settings.max_turns, max_tokens=settings.max_tokens,
                          max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,

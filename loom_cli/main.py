@@ -40,6 +40,25 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+def _prompt_text(prompt: str, code: int) -> str:
+    """The task as text; '-' reads standard input. Bytes that are not UTF-8 are refused
+    with where they are, rather than guessed at (or crashing the session write later)."""
+    import os
+
+    if prompt == "-":
+        source = "the prompt on standard input"
+        buffer = getattr(sys.stdin, "buffer", None)
+        data = buffer.read() if buffer is not None else os.fsencode(sys.stdin.read())
+    else:
+        source = "the prompt argument"
+        data = os.fsencode(prompt)  # the command line's bytes (undecodable ones were escaped)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        _fail(f"{source} is not UTF-8 (byte 0x{data[error.start]:02x} at position {error.start})", code)
+        raise  # unreachable: _fail exits
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"loom {__version__}")
@@ -52,6 +71,8 @@ def root(ctx: typer.Context,
                                                help="Print the version and exit.")] = False,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
          resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+         fork_session: Annotated[bool, typer.Option(
+             "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
          model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
          provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
          permission_mode: Annotated[Optional[Mode], typer.Option(
@@ -60,7 +81,9 @@ def root(ctx: typer.Context,
         return
     from .tui_entry import open_tui
 
-    raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, model=model,
+    if fork_session and not (continue_ or resume):
+        _fail("--fork-session needs --continue or --resume", 2)
+    raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
                               provider=provider.value if provider else None,
                               permission_mode=permission_mode.value if permission_mode else None))
 
@@ -77,6 +100,8 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
             "--max-budget-usd", min=0.0, help="Stop once the run has cost this much (exit 3).")] = None,
         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
         resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+        fork_session: Annotated[bool, typer.Option(
+            "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
         permission_mode: Annotated[Optional[Mode], typer.Option(
             "--permission-mode", help="What may run without asking; a question is a denial here.")] = None,
         allow: Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
@@ -91,14 +116,14 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     from .headless import EXIT_ERROR, EXIT_USAGE, run_headless
     from .settings import ConfigError
 
-    if prompt == "-":
-        prompt = sys.stdin.read()
+    prompt = _prompt_text(prompt, EXIT_USAGE)
     if not prompt.strip():
         _fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:
         _fail("use --continue or --resume, not both", EXIT_USAGE)
     options = RunOptions(provider=provider.value if provider else None, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
+                         fork_session=fork_session,
                          permission_mode=permission_mode.value if permission_mode else None,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script)

@@ -40,6 +40,10 @@ class Settings(BaseModel):
     thinking_budget: int | None = Field(None, ge=1024)
     redact_secrets: bool = True
     permission_mode: Literal["default", "accept-edits", "plan", "bypass"] = "default"
+    # Seconds a model stream may stay silent before the attempt counts as stalled and is
+    # retried: before its first event, and between two events.
+    stream_first_byte_timeout: float = Field(60.0, gt=0)
+    stream_idle_timeout: float = Field(30.0, gt=0)
     anthropic: ProviderSettings = Field(default_factory=ProviderSettings)
     openai: ProviderSettings = Field(default_factory=ProviderSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
@@ -53,6 +57,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at "
+                          f"position {error.start})") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except OSError as error:

@@ -79,6 +79,7 @@ class TuiOptions:
     workspace: Path
     continue_session: bool = False
     resume_id: str | None = None
+    fork_session: bool = False  # continue a copy of the resumed session (--fork-session)
     model: str | None = None
     provider: str | None = None
     permission_mode: str | None = None
@@ -111,6 +112,7 @@ def default_agent_factory(options: TuiOptions) -> Any:
 
     run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
                              continue_session=options.continue_session, resume_id=options.resume_id,
+                             fork_session=options.fork_session,
                              permission_mode=options.permission_mode, allow=options.allow, deny=options.deny)
     return build_agent(run_options, interactive=True)
 

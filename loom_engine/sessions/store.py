@@ -8,10 +8,16 @@ Records, one JSON object per line, each with a ``type``:
 
 Lines are written as things happen and flushed at once, so a killed process loses at
 most the turn in flight. Secrets are redacted from every line before it is written.
+
+A writer holds an exclusive ``flock`` on its file for as long as it is open (the kernel
+drops it when the process dies), so two runs never append to one conversation: the
+second is refused with :class:`SessionLocked` and can :meth:`SessionStore.fork` a copy.
 """
 
 from __future__ import annotations
 
+import builtins
+import fcntl
 import json
 import os
 import time
@@ -22,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..transcript import close_dangling
-from ..messages import Message
+from ..messages import Message, scrub_message
 from ..redact import redact_secrets
 from ..turn_state import TurnState
 
@@ -31,6 +37,16 @@ FORMAT_VERSION = 1
 
 class SessionError(Exception):
     """A session that cannot be read, with a one-line reason."""
+
+
+class SessionLocked(SessionError):
+    """The session is open for writing in another process."""
+
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        holder = f"another loom (pid {pid})" if pid else "another loom"
+        super().__init__(f"session {session_id} is in use by {holder}; use --fork-session to continue a copy")
+        self.session_id = session_id
+        self.pid = pid
 
 
 @dataclass(frozen=True)
@@ -66,20 +82,30 @@ class SessionWriter:
         self._redact = redact
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = open(path, "a", encoding="utf-8")
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise SessionLocked(session_id, lock_holder(path)) from None
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        # default=str: an annotation of an odd type must not lose the line.
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
         if self._redact:
             line = redact_secrets(line)
         self._file.write(line + "\n")
         self._file.flush()
 
-    def write_header(self, workspace: Path, provider: str, model: str) -> None:
-        self._write({"type": "session", "version": FORMAT_VERSION, "id": self.id, "workspace": str(workspace),
-                     "created": time.time(), "provider": provider, "model": model})
+    def write_header(self, workspace: Path, provider: str, model: str, *, forked_from: str | None = None) -> None:
+        header: dict[str, Any] = {"type": "session", "version": FORMAT_VERSION, "id": self.id,
+                                  "workspace": str(workspace), "created": time.time(), "provider": provider,
+                                  "model": model}
+        if forked_from:
+            header["forked_from"] = forked_from
+        self._write(header)
 
     def append_message(self, message: Message) -> None:
-        self._write({"type": "message", "message": message.to_dict()})
+        self._write({"type": "message", "message": scrub_message(message).to_dict()})
 
     def append_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
         record: dict[str, Any] = {"type": "turn_state", "state": state.to_dict(), "time": time.time()}
@@ -90,11 +116,29 @@ class SessionWriter:
             os.fsync(self._file.fileno())  # the end of a run must survive a crash
 
     def append_compaction(self, messages: Sequence[Message]) -> None:
-        self._write({"type": "compaction", "messages": [m.to_dict() for m in messages]})
+        self._write({"type": "compaction", "messages": [scrub_message(m).to_dict() for m in messages]})
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.close()
+            self._file.close()  # releases the lock
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid holding an flock on ``path``, from /proc/locks (Linux); None elsewhere."""
+    try:
+        stat = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    wanted = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF" ("->" marks a waiter).
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        if fields[5] == wanted and fields[4].isdigit():
+            return int(fields[4])
+    return None
 
 
 class SessionStore:
@@ -106,16 +150,27 @@ class SessionStore:
             raise SessionError(f"invalid session id {session_id!r}")
         return self.root / f"{session_id}.jsonl"
 
-    def create(self, workspace: Path, *, provider: str, model: str, redact: bool = True) -> SessionWriter:
+    def create(self, workspace: Path, *, provider: str, model: str, redact: bool = True,
+               forked_from: str | None = None) -> SessionWriter:
         session_id = new_session_id()
         writer = SessionWriter(self.path_for(session_id), session_id, redact=redact)
-        writer.write_header(workspace, provider, model)
+        writer.write_header(workspace, provider, model, forked_from=forked_from)
         return writer
 
     def open_writer(self, loaded: LoadedSession, *, redact: bool = True) -> SessionWriter:
+        """A writer appending to ``loaded``; :class:`SessionLocked` if another process has it."""
         writer = SessionWriter(loaded.info.path, loaded.info.id, redact=redact)
         for message in loaded.repaired:
             writer.append_message(message)
+        return writer
+
+    def fork(self, loaded: LoadedSession, workspace: Path, *, provider: str, model: str,
+             redact: bool = True) -> SessionWriter:
+        """A new session holding a copy of ``loaded``'s history (the original is untouched)."""
+        writer = self.create(workspace, provider=provider, model=model, redact=redact, forked_from=loaded.info.id)
+        for message in loaded.messages:
+            writer.append_message(message)
+        writer.append_turn_state(loaded.turn_state)
         return writer
 
     def load(self, session_id: str) -> LoadedSession:
@@ -146,13 +201,97 @@ class SessionStore:
         infos, _ = self.list(workspace)
         return infos[0] if infos else None
 
+    def latest(self, workspace: Path) -> tuple[LoadedSession | None, builtins.list[str]]:
+        """The newest readable session of ``workspace`` (for ``--continue``), and one line
+        for each newer file that was skipped because it could not be read."""
+        skipped: builtins.list[str] = []
+        if not self.root.exists():
+            return None, skipped
+        paths: builtins.list[tuple[float, Path]] = []
+        for path in self.root.glob("*.jsonl"):
+            try:
+                paths.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+        for _, path in sorted(paths, reverse=True):
+            owner = _header_workspace(path)
+            if owner is not None and Path(owner) != workspace:
+                continue  # another workspace's session
+            try:
+                loaded = _read(path)
+            except SessionError as error:
+                skipped.append(f"skipped {path}: {error}")
+                continue
+            return loaded, skipped
+        return None, skipped
+
+
+def _header_workspace(path: Path) -> str | None:
+    """The workspace a session's first line names; None when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("workspace"), str):
+        return header["workspace"]
+    return None
+
+
+class _Malformed(ValueError):
+    """A session line of the wrong shape."""
+
+
+def _mapping(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Malformed(f"{what} is not a JSON object")
+    return value
+
+
+def _message(value: Any) -> Message:
+    data = _mapping(value, "the message")
+    try:
+        message = Message.from_dict(data)
+    except (TypeError, AttributeError) as error:
+        raise _Malformed(f"the message has the wrong shape ({error})") from None
+    problem = _part_problem(message)
+    if problem:
+        raise _Malformed(problem)
+    # Old versions could write a lone surrogate (escaped as \udXXX); no request could carry it.
+    return scrub_message(message)
+
+
+def _part_problem(message: Message) -> str | None:
+    for part in message.parts:
+        for name, value in vars(part).items():
+            if name == "input":
+                if not isinstance(value, dict):
+                    return f"a {part.type} part's input is not a JSON object"
+            elif name == "is_error":
+                if not isinstance(value, bool):
+                    return f"a {part.type} part's is_error is not true or false"
+            elif name in ("signature", "redacted_data", "raw_input"):
+                if value is not None and not isinstance(value, str):
+                    return f"a {part.type} part's {name} is not a string"
+            elif not isinstance(value, str):
+                return f"a {part.type} part's {name} is not a string"
+    if not isinstance(message.meta, dict):
+        return "the message's meta is not a JSON object"
+    return None
+
 
 def _read(path: Path, summary_only: bool = False) -> LoadedSession:
     name = path.name
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise SessionError(f"session file {name} cannot be read: {error}") from None
+        data = path.read_bytes()
+    except OSError as error:
+        raise SessionError(f"session file {name} cannot be read: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_number = data.count(b"\n", 0, error.start) + 1
+        raise SessionError(f"session file {name} is not UTF-8 text (byte 0x{data[error.start]:02x} "
+                           f"at line {line_number})") from None
     lines = text.splitlines()
     if not lines:
         raise SessionError(f"session file {name} is empty")
@@ -164,30 +303,48 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            kind = record["type"]
+            record = _mapping(json.loads(line), "the line")
+            kind = record.get("type")
             if number == 1:
                 if kind != "session":
-                    raise ValueError("the first line is not a session header")
+                    raise _Malformed("the first line is not a session header")
                 header = record
             elif kind == "message":
-                message = Message.from_dict(record["message"])
+                message = _message(record.get("message"))
                 messages.append(message)
                 if not first_prompt and message.role == "user" and not message.meta:
                     first_prompt = message.text
             elif kind == "turn_state":
-                state = TurnState.from_dict(record["state"])
+                state = TurnState.from_dict(_mapping(record.get("state"), "the turn state"))
             elif kind == "compaction":
-                messages = [Message.from_dict(m) for m in record["messages"]]
-        except (ValueError, KeyError, TypeError) as error:
+                history = record.get("messages")
+                if not isinstance(history, list):
+                    raise _Malformed("the compaction's messages are not a list")
+                messages = [_message(m) for m in history]
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             if number == len(lines) and number > 1 and not text.endswith("\n"):
                 break  # a line cut off by a kill: everything before it is intact
             raise SessionError(f"session file {name} is malformed at line {number}: {error}") from None
-    assert header is not None
-    repaired = tuple(close_dangling(messages)) if not summary_only else ()
+    if header is None:
+        raise SessionError(f"session file {name} is malformed at line 1: the first line is not a session header")
+    repaired: tuple[Message, ...] = ()
+    history = tuple(messages)
+    if not summary_only:
+        from ..context.validity import repair_transcript, transcript_problems
+
+        repaired = tuple(close_dangling(messages))
+        history += repaired
+        if transcript_problems(history):
+            # Written by a run that crashed between two lines (or an older, buggier Loom):
+            # send the closest valid transcript, or every request would be refused.
+            history = repair_transcript(history, note="the session was cut off")
+    try:
+        created = float(header.get("created") or 0)
+    except (TypeError, ValueError):
+        created = 0.0
     info = SessionInfo(id=str(header.get("id") or path.stem), path=path, workspace=str(header.get("workspace", "")),
-                       created=float(header.get("created") or 0), updated=path.stat().st_mtime,
+                       created=created, updated=path.stat().st_mtime,
                        first_prompt=first_prompt, turns=state.turn, provider=str(header.get("provider", "")),
                        model=str(header.get("model", "")))
-    return LoadedSession(info=info, messages=tuple(messages) + repaired, turn_state=state.__class__(
+    return LoadedSession(info=info, messages=history, turn_state=state.__class__(
         turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired)
