@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .messages import Message, TextPart, ToolResultPart
+from .messages import Message, TextPart, ToolResultPart, scrub_message
 from .turn_state import TurnState
 
 
@@ -41,6 +41,8 @@ class Transcript:
         return len(self._messages)
 
     def append(self, message: Message) -> None:
+        # A lone surrogate (from a prompt or a tool's output) could be neither saved nor sent.
+        message = scrub_message(message)
         self._messages.append(message)
         if self.session is not None:
             self.session.append_message(message)

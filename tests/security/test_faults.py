@@ -360,3 +360,38 @@ def test_17_fork_session_needs_a_session_to_fork(repo: Path, tmp_path: Path, fak
     done = loom(["run", "hi", "--fork-session"], repo, loom_env(tmp_path, fake_llm))
     assert done.returncode == 2
     assert one_line_error(done) == "loom: --fork-session needs --continue or --resume"
+
+
+async def test_15_surrogates_from_the_prompt_and_from_file_names_reach_neither_session_nor_request(
+        repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    # An embedder's prompt with half a pair, and a file whose name is not UTF-8 (Python
+    # spells the byte as a lone surrogate, which ls then prints).
+    from builtin_tools import default_tools
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.events import Finished
+    from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.providers.anthropic_provider import AnthropicProvider
+    from loom_engine.sessions.store import SessionStore
+    from loom_engine.workspace import Workspace
+
+    (repo / os.fsdecode(b"bad-\xff-name.txt")).write_text("x")
+    fake_llm.enqueue(Reply.tool("ls", {"path": "."}), Reply.text("listed"))
+    workspace = Workspace.at(repo)
+    store = SessionStore(tmp_path / "sessions")
+    session = store.create(repo, provider="anthropic", model="claude-haiku-4-5")
+    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  provider=AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url),
+                  tools=default_tools(), workspace=workspace, session=session,
+                  permissions=PermissionManager(workspace, mode="default"))
+    try:
+        events = [e async for e in agent.run("list \ud83d the files")]
+    finally:
+        await agent.aclose()
+        session.close()
+    assert isinstance(events[-1], Finished) and events[-1].result == "listed"
+    sent = json.dumps(fake_llm.requests[-1].body["messages"], ensure_ascii=False)
+    assert "list \ufffd the files" in sent and "bad-\ufffd-name.txt" in sent
+    assert all(r.rejected is None for r in fake_llm.requests)
+    loaded = store.load(session.id)
+    assert "list \ufffd the files" in json.dumps([m.to_dict() for m in loaded.messages], ensure_ascii=False)
