@@ -26,7 +26,7 @@ from ..events import (
     ToolFinished,
 )
 from ..execution import Cancelled
-from ..messages import ToolResultPart, ToolUsePart
+from ..messages import ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
 from ..redact import redact_secrets
@@ -91,6 +91,9 @@ class ToolPipeline:
         if self.redact:
             content = redact_secrets(content)
         content = cap_text(content) or ("(no output)" if not output.is_error else "Tool failed without a message.")
+        # Output may carry lone surrogates (file names that are not UTF-8 decode to them);
+        # the session file and the next request could not encode them.
+        content = scrub_text(content)
         # The call's own time: a question to the user is not the tool being slow.
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
@@ -114,10 +117,22 @@ class ToolPipeline:
             args = tool.input_model.model_validate(dict(call.input))
         except ValidationError as error:
             return ToolOutput(format_validation_error(call.name, error), is_error=True), 0.0
+        except Exception as error:  # noqa: BLE001 - a validator that raised something odd: still bad input
+            return ToolOutput(f"Invalid arguments for {call.name}: {type(error).__name__}: {error}. "
+                              "Fix the arguments and call again.", is_error=True), 0.0
         ctx = self.make_context(call.id)
         # 3. authorize
         asked_at = time.monotonic()
-        denial = await self._authorize(tool, args, ctx, call)
+        try:
+            denial = await self._authorize(tool, args, ctx, call)
+        except (asyncio.CancelledError, Cancelled):
+            raise
+        except ToolError as error:  # the tool found the arguments unusable while naming its target
+            denial = ToolOutput(str(error), is_error=True)
+        except Exception as error:  # noqa: BLE001 - fail closed: what cannot be checked does not run
+            self.metrics.errors[f"permission:{type(error).__name__}"] += 1
+            denial = ToolOutput(f"Permission denied: the arguments could not be checked "
+                                f"({type(error).__name__}: {error}). Fix them and call again.", is_error=True)
         waited_s = time.monotonic() - asked_at
         if denial is not None:
             return denial, waited_s
