@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,71 @@ def test_bad_ids_are_refused(tmp_path: Path) -> None:
         store.load("../etc/passwd")
     with pytest.raises(SessionError, match="no session 'nope'"):
         store.load("nope")
+
+
+def test_a_session_open_for_writing_is_locked_until_closed(tmp_path: Path) -> None:
+    from loom_engine.sessions.store import SessionLocked
+
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    writer.append_message(Message.user("hello"))
+    loaded = store.load(writer.id)  # reading is always allowed
+    with pytest.raises(SessionLocked) as info:
+        store.open_writer(loaded)
+    assert info.value.pid == os.getpid()
+    assert str(info.value) == (f"session {writer.id} is in use by another loom (pid {os.getpid()}); "
+                               "use --fork-session to continue a copy")
+    writer.close()
+    store.open_writer(loaded).close()  # free again
+
+
+def test_fork_copies_the_history_into_a_new_session(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    writer.append_message(Message.user("fix the bug"))
+    writer.append_message(Message.assistant(TextPart("done")))
+    writer.append_turn_state(TurnState.initial().next_turn(), run_end="end_turn")
+    loaded = store.load(writer.id)
+    fork = store.fork(loaded, Path("/w"), provider="anthropic", model="m")  # while the original is open
+    fork.append_message(Message.user("only in the fork"))
+    fork.append_message(Message.assistant(TextPart("forked answer")))
+    fork.close()
+    writer.close()
+    copy = store.load(fork.id)
+    assert [m.text for m in copy.messages] == ["fix the bug", "done", "only in the fork", "forked answer"]
+    assert copy.info.first_prompt == "fix the bug" and copy.turn_state.turn == 1
+    assert [m.text for m in store.load(writer.id).messages] == ["fix the bug", "done"]
+
+
+def test_latest_skips_unreadable_sessions_and_other_workspaces(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    mine = store.create(Path("/w"), provider="anthropic", model="m")
+    mine.append_message(Message.user("mine"))
+    mine.close()
+    theirs = store.create(Path("/elsewhere"), provider="anthropic", model="m")
+    theirs.close()
+    broken = tmp_path / "zz-broken.jsonl"
+    broken.write_text('{"type":"session","id":"zz-broken","workspace":"/w"}\n{"type":"message","message":5}\n')
+    now = os.path.getmtime(mine.path)
+    os.utime(theirs.path, (now + 1, now + 1))
+    os.utime(broken, (now + 2, now + 2))
+    loaded, skipped = store.latest(Path("/w"))
+    assert loaded is not None and loaded.info.id == mine.id
+    assert skipped == [f"skipped {broken}: session file zz-broken.jsonl is malformed at line 2: "
+                       "the message is not a JSON object"]
+    # A file whose header names another workspace is not this workspace's to report.
+    assert store.latest(Path("/nowhere")) == (None, [])
+
+
+def test_lone_surrogates_are_scrubbed_on_write_and_on_load(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    writer.append_message(Message.assistant(ToolUsePart("t1", "bash", {"command": "echo \ud83d"})))
+    writer.append_message(Message.tool_results([ToolResultPart("t1", "\udcff")]))
+    with open(writer.path, "a") as handle:  # an older Loom's escaped half pair
+        handle.write(json.dumps({"type": "message", "message": {"role": "user", "parts": [
+            {"type": "text", "text": "a\ud800b"}]}}) + "\n")
+    writer.close()
+    writer.path.read_bytes().decode("utf-8")
+    texts = json.dumps([m.to_dict() for m in store.load(writer.id).messages], ensure_ascii=False)
+    assert "echo \ufffd" in texts and "a\ufffdb" in texts and "\\ud" not in texts
