@@ -6,11 +6,25 @@ to obviously secret names (``password = "..."``, ``API_KEY=...``). Each is repla
 ``[REDACTED:<kind>]``; for assignments only the value goes, so the output still shows
 which setting was there. The patterns demand enough length and, for the generic ones,
 a digit, so ordinary identifiers and code survive untouched.
+
+Key blocks shown with line numbers, grep prefixes or only in part are found line by
+line (``key_blocks``). A ``Redactor`` also knows the exact secret values this Loom holds
+(its API keys) and removes them wherever they appear, in any letter case.
+
+This is a safety net, not a boundary: a command that transforms a secret (``rev``,
+``base64``, ``cut``, ``xxd``, splitting it across lines) gets it past every pattern.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from .key_blocks import LineState, redact_key_lines
 
 # Every alternative of the regex starts with one literal character, which lets the
 # engine skip quickly to positions where a secret could start and reject the other
@@ -109,20 +123,97 @@ def _replace(m: re.Match[str]) -> str:
     start = m.start()
     if boundary and start > 0 and _glued_to_word(boundary, m.string[start - 1], text[0]):
         # No secret starts here, but one may start further inside the match.
-        return text[0] + redact_secrets(text[1:])
+        return text[0] + _redact_shapes(text[1:])
     label = f"[REDACTED:{kind}]"
     value = next((g for g in value_groups if m.start(g) >= 0), None)
     if value is None:
         return label
     value_start, value_end = m.span(value)
-    inner = redact_secrets(m.group(value))
+    inner = _redact_shapes(m.group(value))
     if inner != m.group(value):
         label = inner  # a key with a known shape: name its kind
     return text[: value_start - start] + label + text[value_end - start:]
 
 
-def redact_secrets(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
-    if not text:
-        return text
+def _redact_shapes(text: str) -> str:
     return _SECRETS.sub(_replace, text)
+
+
+# Shorter values would be found inside ordinary words; keys are far longer.
+MIN_KNOWN_SECRET_CHARS = 8
+KNOWN_SECRET_LABEL = "[REDACTED:api-key]"
+
+_Tree = TypeVar("_Tree")
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Removes secrets: the exact values it was built with, and every known shape.
+
+    Built once per process from the keys Loom holds and handed to each place that lets
+    text out (tool results, progress lines, events printed by `loom run`).
+    """
+
+    # repr=False: a Redactor in a log line or a traceback must not print the keys.
+    known_secrets: tuple[str, ...] = field(default=(), repr=False)
+    _known: re.Pattern[str] | None = field(init=False, default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        forms: dict[str, None] = {}
+        for value in self.known_secrets:
+            if len(value) < MIN_KNOWN_SECRET_CHARS:
+                raise ValueError(f"a known secret must have at least {MIN_KNOWN_SECRET_CHARS} characters")
+            # As typed, inside a URL, and inside a JSON string.
+            for form in (value, urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1]):
+                forms[form] = None
+        if forms:
+            alternatives = sorted(forms, key=len, reverse=True)  # the longest form wins
+            pattern = re.compile("|".join(map(re.escape, alternatives)), re.IGNORECASE)
+            object.__setattr__(self, "_known", pattern)
+
+    @classmethod
+    def for_values(cls, values: Iterable[str | None]) -> Redactor:
+        """A Redactor for the given values, skipping unset and too-short ones."""
+        kept = (v.strip() for v in values if v)
+        return cls(tuple(dict.fromkeys(v for v in kept if len(v) >= MIN_KNOWN_SECRET_CHARS)))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[REDACTED:<kind>]``."""
+        if not text:
+            return text
+        if self._known is not None:
+            text = self._known.sub(KNOWN_SECRET_LABEL, text)
+        return redact_key_lines(_redact_shapes(text))
+
+    def redact_tree(self, value: _Tree) -> _Tree:
+        """Every string inside nested dicts, lists and tuples redacted (an event's fields)."""
+        return self._tree(value)  # type: ignore[return-value]  # same shape, strings redacted
+
+    def _tree(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, Mapping):
+            return {k: self._tree(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            items = [self._tree(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        return value
+
+    def lines(self) -> Callable[[str], str]:
+        """A redactor for one stream of lines (a command's progress), remembering key blocks."""
+        state = LineState()
+
+        def redact_line(line: str) -> str:
+            if self._known is not None:
+                line = self._known.sub(KNOWN_SECRET_LABEL, line)
+            return state.feed(_redact_shapes(line))
+
+        return redact_line
+
+
+_SHAPES_ONLY = Redactor()
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every secret of a recognised shape replaced by ``[REDACTED:<kind>]``."""
+    return _SHAPES_ONLY.redact(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import string
+import urllib.parse
 
 import pytest
 from hypothesis import given, settings
@@ -191,3 +192,40 @@ GLUED_SECRETS = st.one_of(
 def test_keys_with_distinctive_prefixes_go_even_when_glued_to_other_text(
         before: str, after: str, secret: str) -> None:
     assert secret not in redact_secrets(before + secret + after)
+
+
+# --------------------------------------------------------------------------- Redactor
+
+def test_a_redactor_removes_the_exact_values_it_holds_in_any_case() -> None:
+    from loom_engine.redact import Redactor
+
+    key = "Loom-Test-Key.0xZ9q/w+"  # no known shape: only the exact value can find it
+    assert redact_secrets(f"KEY={key}") == f"KEY={key}"
+    redactor = Redactor.for_values([key, None, "", "short"])
+    for shown in (key, key.upper(), key.lower(), f"https://proxy/?key={key}",
+                  "https://proxy/?key=" + urllib.parse.quote(key, safe=""), json.dumps({"k": key})):
+        out = redactor.redact(f"before {shown} after")
+        assert key.lower() not in out.lower() and "[REDACTED:api-key]" in out, out
+    assert urllib.parse.quote(key, safe="") not in redactor.redact(urllib.parse.quote(key, safe=""))
+
+
+def test_a_redactor_never_shows_its_keys_and_refuses_short_ones() -> None:
+    from loom_engine.redact import Redactor
+
+    redactor = Redactor(("abcdefgh12345678",))
+    assert "abcdefgh" not in repr(redactor)
+    with pytest.raises(ValueError):
+        Redactor(("short",))
+    assert Redactor.for_values(["short", None]) == Redactor()
+
+
+def test_a_redactor_redacts_every_string_of_an_event_and_streams_lines() -> None:
+    from loom_engine.redact import Redactor
+
+    redactor = Redactor(("my-own-api-key-0001",))
+    event = {"type": "tool_progress", "text": "X=my-own-api-key-0001", "n": 3,
+             "input": {"argv": ["echo", "MY-OWN-API-KEY-0001"]}, "t": ("a", None)}
+    assert redactor.redact_tree(event) == {"type": "tool_progress", "text": "X=[REDACTED:api-key]", "n": 3,
+                                           "input": {"argv": ["echo", "[REDACTED:api-key]"]}, "t": ("a", None)}
+    stream = redactor.lines()
+    assert stream("key: my-own-api-key-0001") == "key: [REDACTED:api-key]"
