@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_engine.paths import sessions_dir, user_config_file
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .settings import DEFAULT_MODELS, ConfigError, Settings, choose_provider, load_settings
+
+if TYPE_CHECKING:
+    from loom_engine.redact import Redactor
 
 
 class UsageError(Exception):
@@ -118,11 +121,35 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          max_turns=options.max_turns or settings.max_turns, max_tokens=settings.max_tokens,
                          max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
-                         redact_secrets=settings.redact_secrets, interactive=interactive)
+                         redact_secrets=settings.redact_secrets, redactor=_held_secrets(settings),
+                         interactive=interactive)
     agent = Agent(config=config, provider=provider, tools=default_tools(), workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings)
+
+
+# Where Loom's own keys come from; a command can print them (`printenv`), so redaction
+# must know their exact values, whatever their shape.
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+def _held_secrets(settings: Settings) -> Redactor:
+    """A Redactor for the API keys (and base-URL passwords) this Loom holds."""
+    from urllib.parse import urlsplit
+
+    from loom_engine.redact import Redactor
+
+    values = [os.environ.get(name) for name in _KEY_VARIABLES]
+    urls = [os.environ.get(name) for name in _URL_VARIABLES]
+    urls += [settings.anthropic.base_url, settings.openai.base_url]
+    for url in urls:
+        try:
+            values.append(urlsplit(url).password if url else None)
+        except ValueError:  # a malformed URL fails later, where it is used
+            continue
+    return Redactor.for_values(values)
 
 
 def _context(workspace: Workspace, settings: Settings) -> tuple[Any, Any, list[str]]:

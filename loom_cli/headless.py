@@ -7,9 +7,28 @@ import json
 import signal
 import sys
 import time
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO, TypeVar
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+_T = TypeVar("_T")
+
+
+def _cleaner(agent: Any) -> Callable[[_T], _T]:
+    """What everything printed goes through: the agent's redactor, as for the session file.
+
+    Tool results are redacted already; this also covers progress lines, tool inputs,
+    the model's own text and error messages. Without a config to say otherwise (a
+    stand-in agent), redaction stays on.
+    """
+    from loom_engine.redact import Redactor
+
+    config = getattr(agent, "config", None)
+    if config is not None and getattr(config, "redact_secrets", True) is False:
+        return lambda value: value
+    redactor = getattr(config, "redactor", None)
+    return (redactor if isinstance(redactor, Redactor) else Redactor()).redact_tree
 
 
 async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO = sys.stdout,
@@ -34,6 +53,7 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
     )
 
     started = time.monotonic()
+    clean = _cleaner(agent)
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, agent.abort, "interrupted by Ctrl-C")
@@ -45,12 +65,12 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
     try:
         async for event in agent.run(prompt):
             if output_format == "stream-json":
-                out.write(json.dumps(event.to_dict(), default=str) + "\n")
+                out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
                 out.flush()
             if isinstance(event, Notice) and event.level == "warning":
-                err.write(f"loom: {event.message}\n")
+                err.write(clean(f"loom: {event.message}\n"))
             elif isinstance(event, Retrying):
-                err.write(f"loom: retrying ({event.reason}) in {event.delay_s:.1f}s\n")
+                err.write(clean(f"loom: retrying ({event.reason}) in {event.delay_s:.1f}s\n"))
             if event.type == "turn_started":
                 num_turns += 1
             if isinstance(event, (Finished, Error, Aborted, MaxTurnsReached, BudgetExceeded)):
@@ -76,6 +96,7 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
     else:
         code, result, is_error = EXIT_ERROR, "the run ended without a result", True
 
+    result = clean(result)
     if output_format == "json":
         out.write(json.dumps({
             "type": "result", "result": result, "is_error": is_error, "num_turns": num_turns,

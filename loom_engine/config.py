@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from .redact import Redactor
 
 DEFAULT_SUBAGENT_TOOLS = ("read_file", "glob", "grep", "ls")
 
@@ -21,6 +23,8 @@ class AgentConfig:
     context_window: int | None = None  # overrides the model table
     thinking_budget: int | None = None
     redact_secrets: bool = True
+    # What redaction uses: built once with the exact API keys this Loom holds.
+    redactor: Redactor = field(default_factory=Redactor, repr=False, compare=False)
     loop_guard: int = 4
     interactive: bool = True  # headless runs turn permission asks into denials
     depth: int = 0  # 0 for the main agent, 1.. for sub-agents

@@ -88,7 +88,7 @@ class Run:
             registry=registry, bus=bus, metrics=metrics,
             make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
             permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
-            timeout_s=config.tool_timeout_s)
+            redactor=config.redactor, timeout_s=config.tool_timeout_s)
 
     def stamp(self) -> Mapping[str, Any]:
         """The ids every event of this run carries."""

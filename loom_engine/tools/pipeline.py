@@ -29,7 +29,7 @@ from ..execution import Cancelled
 from ..messages import ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
-from ..redact import redact_secrets
+from ..redact import Redactor
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
 
@@ -75,6 +75,7 @@ class ToolPipeline:
     permissions: Any = None  # PermissionManager; None allows everything
     interactive: bool = True
     redact: bool = True
+    redactor: Redactor = field(default_factory=Redactor)
     timeout_s: float = 600.0
     # Asks are shown one at a time even when calls run in parallel.
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -88,8 +89,10 @@ class ToolPipeline:
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
         output, waited_s = await self._stages(call)
         content = output.content
+        display = output.display
         if self.redact:
-            content = redact_secrets(content)
+            content = self.redactor.redact(content)
+            display = self.redactor.redact_tree(display)  # a diff may show a key too
         content = cap_text(content) or ("(no output)" if not output.is_error else "Tool failed without a message.")
         # Output may carry lone surrogates (file names that are not UTF-8 decode to them);
         # the session file and the next request could not encode them.
@@ -98,8 +101,8 @@ class ToolPipeline:
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
-                               duration_ms=duration_ms, display=output.display, **self.stamp()))
-        return ToolRun(ToolResultPart(call.id, content, output.is_error), output.display)
+                               duration_ms=duration_ms, display=display, **self.stamp()))
+        return ToolRun(ToolResultPart(call.id, content, output.is_error), display)
 
     async def _stages(self, call: ToolUsePart) -> tuple[ToolOutput, float]:
         """The call's output, and the seconds spent waiting for the user's answer."""
@@ -121,6 +124,11 @@ class ToolPipeline:
             return ToolOutput(f"Invalid arguments for {call.name}: {type(error).__name__}: {error}. "
                               "Fix the arguments and call again.", is_error=True), 0.0
         ctx = self.make_context(call.id)
+        if self.redact:
+            # Progress lines leave for the UI and stream-json as they come: redact them
+            # there, with one state per call so a key block spanning lines is known.
+            redact_line, send = self.redactor.lines(), ctx.progress
+            ctx.progress = lambda line: send(redact_line(line))
         # 3. authorize
         asked_at = time.monotonic()
         try:
