@@ -17,11 +17,11 @@ from .base import (
     ProviderError,
     ProviderEvent,
     StreamCompleted,
-    StreamStalled,
     StreamText,
     StreamThinking,
     StreamTimeouts,
 )
+from .stall_watch import StallClock, wind_with_body
 
 # Connecting is quick or not happening: the SDKs' own default.
 CONNECT_TIMEOUT_S = 5.0
@@ -92,35 +92,27 @@ async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, 
     had already streamed); the SDK stream is always closed, which closes the HTTP
     response when the caller stops early or is cancelled.
 
-    The stall watch is on raw SDK events, not on what ``acc`` yields: a tool call's
-    arguments stream as many raw events that yield nothing. Only the waits are timed;
-    time the caller spends between our yields does not count.
+    A stream silent past ``stalls`` (no byte of the body, see :mod:`.stall_watch`)
+    raises :class:`StreamStalled`, which the retry loop treats as a dropped stream.
     """
-    limits = stalls or StreamTimeouts()
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limits.first_event_s
-    got_event = False
+    clock = StallClock(stalls or StreamTimeouts())
     sdk_stream: Any = None
     try:
         try:
-            async with asyncio.timeout_at(deadline):
+            async with clock.watch():
                 sdk_stream = await open_stream()
+            wind_with_body(sdk_stream, clock)
             events = aiter(sdk_stream)
             while True:
-                async with asyncio.timeout_at(deadline):
+                async with clock.watch():
                     raw_event = await anext(events, _END)
                 if raw_event is _END:
                     break
-                got_event = True
-                deadline = loop.time() + limits.idle_s
+                clock.touch()
                 for event in acc.feed(raw_event):
                     yield _scrubbed(event)
         except TimeoutError:
-            if got_event:
-                raise StreamStalled(f"the stream from {where} stalled: nothing arrived for {limits.idle_s:g} s",
-                                    partial_output=acc.has_output) from None
-            raise StreamStalled(f"{where} did not answer within {limits.first_event_s:g} s",
-                                partial_output=acc.has_output) from None
+            raise clock.stalled(where, acc.has_output) from None
     except ProviderError:
         raise
     except Exception as exc:  # SDK, transport and decoding failures

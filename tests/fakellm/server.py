@@ -97,6 +97,11 @@ class Reply:
     stall_after: int | None = None
     # Accept the request and never send a byte (not even the status line).
     silent: bool = False
+    # (n, seconds): go quiet for ``seconds`` before stream event n, sending only a
+    # keep-alive (Anthropic's ping event, an SSE comment for OpenAI) every
+    # ``keepalive_every`` seconds if that is set.
+    pause: tuple[int, float] | None = None
+    keepalive_every: float | None = None
     # An in-stream error after the content: (error type, message).
     stream_error: tuple[str, str] | None = None
     status: int = 200
@@ -777,10 +782,22 @@ class _Handler(BaseHTTPRequestHandler):
                     return
         self._cut()
 
-    def _stream(self, events: Iterator[bytes], reply: Reply, headers: Mapping[str, str]) -> None:
+    def _stream(self, events: Iterator[bytes], reply: Reply, headers: Mapping[str, str],
+                keepalive: bytes = b": keep-alive\n\n") -> None:
         fake = self.server.fake
         self._start_chunked(200, "text/event-stream; charset=utf-8", headers)
         for n, event in enumerate(events):
+            if reply.pause is not None and n == reply.pause[0]:
+                self.wfile.flush()
+                until = time.monotonic() + reply.pause[1]
+                step = reply.keepalive_every or reply.pause[1]
+                while (left := until - time.monotonic()) > 0:
+                    if fake._stopping.wait(min(step, left)):
+                        self._cut()
+                        return
+                    if reply.keepalive_every and time.monotonic() < until:
+                        self._chunk(keepalive)
+                        self.wfile.flush()
             if reply.break_after is not None and n >= reply.break_after:
                 self._cut()
                 return
@@ -916,7 +933,8 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "anthropic":
             headers.setdefault("request-id", f"req_fake{serial:06d}")
             if streaming:
-                self._stream(renderer.anthropic_events(), reply, headers)
+                self._stream(renderer.anthropic_events(), reply, headers,
+                             keepalive=_sse("ping", {"type": "ping"}))
             else:
                 self._send_json(200, renderer.anthropic_json(), headers)
         else:

@@ -130,6 +130,36 @@ async def test_a_slow_steady_stream_is_not_a_stall(kind: str, fake_llm: FakeLLMS
     assert done.message.text == "slow but sure" and done.message.tool_uses[0].input == {"content": "x" * 60}
 
 
+@pytest.mark.parametrize("kind", KINDS)
+async def test_keep_alives_during_a_long_pause_are_signs_of_life(kind: str, fake_llm: FakeLLMServer,
+                                                                make: Callable[..., Provider]) -> None:
+    # The SDKs swallow pings and SSE comments, so no event arrives for 1.2 s; the bytes
+    # of the keep-alives do, every 0.1 s, and the stream is not taken for stalled.
+    fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2), keepalive_every=0.1))
+    events = [e async for e in make(kind).stream(req(kind))]
+    done = events[-1]
+    assert isinstance(done, StreamCompleted) and done.message.text == "after a long think"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_long_pause_without_keep_alives_is_a_stall(kind: str, fake_llm: FakeLLMServer,
+                                                           make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2)))
+    _, err = await failure(make(kind), req(kind))
+    assert isinstance(err, StreamStalled) and "stalled: nothing arrived for 0.3 s" in err.message
+
+
+async def test_time_the_consumer_takes_between_events_is_not_counted(fake_llm: FakeLLMServer,
+                                                                     make: Callable[..., Provider]) -> None:
+    fake_llm.enqueue(Reply.text("abcdefghijklmnop", chunk_size=4))
+    texts = []
+    async for event in make("anthropic").stream(req("anthropic")):
+        if isinstance(event, StreamText):
+            texts.append(event.text)
+            await asyncio.sleep(0.5)  # a slow consumer, well past the 0.3 s idle timeout
+    assert "".join(texts) == "abcdefghijklmnop"
+
+
 def test_the_sdk_read_timeout_follows_the_stall_timeouts_not_600_s() -> None:
     options = client_options("k", "http://127.0.0.1:1", None, StreamTimeouts(first_event_s=60, idle_s=30))
     timeout = options["timeout"]
