@@ -85,8 +85,9 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
     cls = _PART_TYPES.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown message part type: {kind!r}")
-    fields = {k: v for k, v in data.items() if k != "type" and k in cls.__dataclass_fields__}
-    return cls(**fields)
+    known = {f.name for f in fields(cls)}
+    values = {k: v for k, v in data.items() if k != "type" and k in known}
+    return cls(**values)
 
 
 # --- lone surrogates -------------------------------------------------------------------

@@ -328,7 +328,7 @@ def test_17_a_second_continue_of_a_session_in_use_is_refused_and_can_fork(
         assert "start" in sent and "first answer" in sent and "answer of run A" not in sent
     finally:
         gate.set()
-        out, err = run_a.communicate(timeout=30)
+        _, err = run_a.communicate(timeout=30)
     assert run_a.returncode == 0, err
     text = original.read_text()
     assert "message of run A" in text and "answer of run A" in text
