@@ -107,7 +107,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                                  redact=settings.redact_secrets)
         else:
             try:
-                session = store.open_writer(loaded, redact=settings.redact_secrets)
+                session, loaded = store.resume(loaded, redact=settings.redact_secrets)
             except SessionError as error:  # SessionLocked: another loom is appending to it
                 raise ConfigError(str(error)) from None
         messages, turn_state, resumed = loaded.messages, loaded.turn_state, True

@@ -69,6 +69,8 @@ class LoadedSession:
     turn_state: TurnState
     # Messages appended on load to close a turn the session was cut off in.
     repaired: tuple[Message, ...] = ()
+    # The file's size when it was read: a different size later means another run wrote to it.
+    size: int = 0
 
 
 def new_session_id() -> str:
@@ -159,10 +161,23 @@ class SessionStore:
 
     def open_writer(self, loaded: LoadedSession, *, redact: bool = True) -> SessionWriter:
         """A writer appending to ``loaded``; :class:`SessionLocked` if another process has it."""
+        writer, _ = self.resume(loaded, redact=redact)
+        return writer
+
+    def resume(self, loaded: LoadedSession, *, redact: bool = True) -> tuple[SessionWriter, LoadedSession]:
+        """Lock ``loaded``'s file for appending, and the session as it stands now: read
+        again when another run wrote to it between the read and the lock, so nothing
+        is appended after a history this run has not seen."""
         writer = SessionWriter(loaded.info.path, loaded.info.id, redact=redact)
+        try:
+            if loaded.info.path.stat().st_size != loaded.size:
+                loaded = _read(loaded.info.path)
+        except (OSError, SessionError):
+            writer.close()
+            raise
         for message in loaded.repaired:
             writer.append_message(message)
-        return writer
+        return writer, loaded
 
     def fork(self, loaded: LoadedSession, workspace: Path, *, provider: str, model: str,
              redact: bool = True) -> SessionWriter:
@@ -347,4 +362,5 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
                        first_prompt=first_prompt, turns=state.turn, provider=str(header.get("provider", "")),
                        model=str(header.get("model", "")))
     return LoadedSession(info=info, messages=history, turn_state=state.__class__(
-        turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired)
+        turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired,
+        size=len(data))

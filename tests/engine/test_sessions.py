@@ -145,3 +145,20 @@ def test_lone_surrogates_are_scrubbed_on_write_and_on_load(tmp_path: Path) -> No
     writer.path.read_bytes().decode("utf-8")
     texts = json.dumps([m.to_dict() for m in store.load(writer.id).messages], ensure_ascii=False)
     assert "echo \ufffd" in texts and "a\ufffdb" in texts and "\\ud" not in texts
+
+
+def test_a_session_written_between_read_and_lock_is_read_again(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    writer.append_message(Message.user("one"))
+    writer.append_message(Message.assistant(TextPart("first")))
+    stale = store.load(writer.id)
+    writer.append_message(Message.user("two"))  # another run's turn, after our read
+    writer.append_message(Message.assistant(TextPart("second")))
+    writer.close()
+    resumed, fresh = store.resume(stale)
+    resumed.close()
+    assert [m.text for m in fresh.messages] == ["one", "first", "two", "second"]
+    unchanged_writer, same = store.resume(fresh)
+    unchanged_writer.close()
+    assert same is fresh
