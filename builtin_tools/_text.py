@@ -11,13 +11,15 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import secrets
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from loom_engine.tools.base import ToolError
+
+from . import _limits
+from ._safe_io import open_regular, write_file_at
 
 # Enough to classify a file without reading all of it.
 SNIFF_BYTES = 8192
@@ -138,16 +140,25 @@ def detect_encoding(data: bytes) -> TextEncoding:
     except UnicodeDecodeError:
         pass
     # Valid multi-byte sequences mean UTF-8 with a few stray bytes; keep those as-is.
-    escaped = data.decode("utf-8", "surrogateescape")
+    stray, multibyte = escape_counts(data.decode("utf-8", "surrogateescape"))
+    return not_utf8(stray, multibyte, cp1252_decodes=not any(b in data for b in CP1252_UNDEFINED))
+
+
+# The only bytes Python's cp1252 codec cannot decode.
+CP1252_UNDEFINED = b"\x81\x8d\x8f\x90\x9d"
+
+
+def escape_counts(escaped: str) -> tuple[int, int]:
+    """Stray bytes and well-formed multi-byte characters in text decoded with surrogateescape."""
     stray = len(_ESCAPED_BYTE.findall(escaped))
-    multibyte = len(_NON_ASCII.findall(escaped)) - stray
+    return stray, len(_NON_ASCII.findall(escaped)) - stray
+
+
+def not_utf8(stray: int, multibyte: int, *, cp1252_decodes: bool) -> TextEncoding:
+    """The encoding of bytes that are not valid UTF-8, from what decoding them found."""
     if multibyte > stray:
         return TextEncoding("utf-8", errors="surrogateescape")
-    try:
-        data.decode("cp1252")
-        return TextEncoding("cp1252")
-    except UnicodeDecodeError:
-        return TextEncoding("latin-1")
+    return TextEncoding("cp1252") if cp1252_decodes else TextEncoding("latin-1")
 
 
 def for_display(text: str) -> str:
@@ -263,14 +274,31 @@ def missing_file_message(path: Path, shown: str) -> str:
 
 
 def load_text(path: Path, shown: str) -> TextFile:
-    """Read ``path`` as text; refuses directories, special files and binary files."""
-    st = regular_file_stat(path, shown)
+    """Read ``path`` as text for editing; refuses directories, special, binary and huge files.
+
+    The file is opened without following any symlink (the path was resolved when it was
+    checked), so what is read is the file that was checked.
+    """
+    regular_file_stat(path, shown)
     try:
-        data = path.read_bytes()
+        fd, st = open_regular(path, shown)
+    except FileNotFoundError:
+        raise TextFileError(missing_file_message(path, shown)) from None
     except PermissionError:
         raise TextFileError(f"Cannot read {shown}: permission denied.") from None
     except OSError as error:
         raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(st.st_mode):
+            raise TextFileError(f"{shown} is not a regular file; it cannot be edited as text.")
+        if st.st_size > _limits.EDIT_LIMIT_BYTES:
+            raise TextFileError(too_big_to_edit(shown, st.st_size))
+        try:
+            data = handle.read(_limits.EDIT_LIMIT_BYTES + 1)
+        except OSError as error:
+            raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
+    if len(data) > _limits.EDIT_LIMIT_BYTES:  # it grew since the stat
+        raise TextFileError(too_big_to_edit(shown, len(data)))
     kind = binary_kind(data)
     if kind is not None:
         raise BinaryFileError(
@@ -280,30 +308,25 @@ def load_text(path: Path, shown: str) -> TextFile:
     return TextFile(path, text, encoding, detect_newline(text), stat.S_IMODE(st.st_mode))
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def too_big_to_edit(shown: str, size: int) -> str:
+    return (f"{shown} is {size / 2**20:.1f} MB, over the {_limits.EDIT_LIMIT_BYTES / 2**20:g} MB edit limit: "
+            "change it with bash (sed -i, or split it into smaller files); read_file with offset and "
+            "limit still shows any part of it.")
+
+
+def unread_overwrite_message(shown: str) -> str:
+    return (f"{shown} already exists and has not been read in this session. Call read_file on it first so "
+            "nothing in it is lost by accident, then write again (for a partial change, edit_file is "
+            "safer).")
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None, shown: str | None = None) -> None:
     """Replace ``path`` with ``data`` in one rename, so readers never see half a file.
 
-    ``mode`` keeps an existing file's permission bits; new files get the usual
-    0666-minus-umask, which creating the temp file with those bits yields.
+    ``mode`` keeps an existing file's permission bits. No symlink is followed on the way:
+    a folder of ``path`` that became a symlink since it was resolved stops the write.
     """
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    temp = folder / f".{path.name[:80]}.{secrets.token_hex(4)}.loom-tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    write_file_at(path, data, mode, shown or str(path))
 
 
 def write_error(shown: str, error: OSError) -> TextFileError:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._paths import resolve_path
 from ._text import (
     UTF8,
     TextFile,
@@ -183,7 +184,7 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
     All or nothing: any edit that cannot be applied raises, naming which one when
     there are several, and nothing is written.
     """
-    resolved = ctx.resolve(path)
+    resolved = resolve_path(ctx, path)
     shown = ctx.workspace.relative(resolved)
     several = len(edits) > 1
     if not resolved.exists() and not resolved.is_symlink():
@@ -229,7 +230,7 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
 def commit_edit(plan: PlannedEdit, ctx: ToolContext) -> None:
     mode = plan.file.mode if plan.file is not None else None
     try:
-        atomic_write(plan.resolved, plan.data, mode)
+        atomic_write(plan.resolved, plan.data, mode, plan.shown)
     except OSError as error:
         raise write_error(plan.shown, error) from None
     # The model now knows the content, so consecutive edits need no re-read.
@@ -291,7 +292,7 @@ class EditFileTool(BaseTool):
 
     def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
         assert isinstance(args, EditFileInput)
-        return FileAccess(paths=(str(ctx.resolve(args.path)),), write=True)
+        return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
     async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
         assert isinstance(args, EditFileInput)

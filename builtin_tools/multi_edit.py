@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
+from ._paths import resolve_path
 from .edit_file import Edit, preview_edits, run_edits
 
 
@@ -43,7 +44,7 @@ class MultiEditTool(BaseTool):
 
     def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
         assert isinstance(args, MultiEditInput)
-        return FileAccess(paths=(str(ctx.resolve(args.path)),), write=True)
+        return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
     async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
         assert isinstance(args, MultiEditInput)

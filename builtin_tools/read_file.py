@@ -1,27 +1,41 @@
-"""read_file: a window of a text file as numbered lines, recorded for later edits."""
+"""read_file: a window of a text file as numbered lines, recorded for later edits.
+
+The file is read as a stream of chunks whatever its size: memory holds one chunk and
+the lines being returned (each cut to MAX_LINE_CHARS), so a 200 MB file, or one with
+no line break at all, costs no more than a small one.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import codecs
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._paths import resolve_path
+from ._safe_io import open_regular
 from ._text import (
+    CP1252_UNDEFINED,
     LARGE_FILE_BYTES,
     LINE_NUMBER_WIDTH,
     UTF8,
     BinaryFileError,
     TextEncoding,
+    TextFileError,
     binary_kind,
     bom_encoding,
     detect_encoding,
+    escape_counts,
     for_display,
-    normalize_newlines,
+    not_utf8,
     regular_file_stat,
 )
 
@@ -31,6 +45,7 @@ MAX_LINE_CHARS = 2000
 # that keeps the numbered lines contiguous so "continue at offset N" stays true.
 OUTPUT_BUDGET = 50_000
 _HEAD_BYTES = 64 * 1024
+_CHUNK_BYTES = 1024 * 1024
 
 
 class ReadFileInput(BaseModel):
@@ -45,7 +60,7 @@ class ReadFileInput(BaseModel):
 class Window:
     """The lines read, and what the model needs to know to read on."""
 
-    lines: list[str]  # without line endings
+    lines: list[tuple[str, int]]  # each line's start (at most MAX_LINE_CHARS) and its full length
     first: int  # 1-based number of lines[0]
     total: int | None  # None when a huge file was not counted to the end
     more: bool
@@ -65,11 +80,14 @@ class ReadFileTool(BaseTool):
 
     def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
         assert isinstance(args, ReadFileInput)
-        return FileAccess(paths=(str(ctx.resolve(args.path)),), write=False)
+        return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=False)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadFileInput)
-        resolved = ctx.resolve(args.path)
+        try:
+            resolved = resolve_path(ctx, args.path)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
         shown = ctx.workspace.relative(resolved)
         try:
             return await asyncio.to_thread(self._read, ctx, resolved, shown, max(args.offset, 1), args.limit)
@@ -79,11 +97,22 @@ class ReadFileTool(BaseTool):
             return ToolOutput(f"Cannot read {shown}: {error.strerror or error}.", is_error=True)
 
     def _read(self, ctx: ToolContext, resolved: Path, shown: str, offset: int, limit: int) -> ToolOutput:
-        size = regular_file_stat(resolved, shown).st_size
-        if size > LARGE_FILE_BYTES:
-            window = _stream_window(resolved, shown, offset, limit)
-        else:
-            window = _load_window(resolved, shown, offset, limit)
+        regular_file_stat(resolved, shown)
+        try:
+            fd, st = open_regular(resolved, shown)
+        except OSError as error:
+            raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
+        with os.fdopen(fd, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+            kind = binary_kind(head)
+            if kind is not None:
+                raise BinaryFileError(f"{shown} is a {kind} ({st.st_size:,} bytes); read_file only reads text "
+                                      "files.")
+            # Up to LARGE_FILE_BYTES the whole file decides the encoding and is counted to its
+            # end; beyond, the first 64 KiB decide and counting stops after the window.
+            whole = st.st_size <= LARGE_FILE_BYTES
+            encoding = _scan_encoding(handle, head) if whole else bom_encoding(head) or detect_encoding(head)
+            window = _read_window(handle, encoding, offset, limit, count_to_end=whole)
         ctx.state.record_read(resolved)
         if window.total == 0:
             return ToolOutput(f"{shown} is empty (0 lines).")
@@ -95,7 +124,7 @@ class ReadFileTool(BaseTool):
 
 
 def _render(window: Window, next_offset: int, limit: int) -> str:
-    body = "\n".join(f"{n:>{LINE_NUMBER_WIDTH}}\t{_cut(line)}" for n, line in enumerate(window.lines, window.first))
+    body = "\n".join(f"{n:>{LINE_NUMBER_WIDTH}}\t{_cut(*line)}" for n, line in enumerate(window.lines, window.first))
     notes: list[str] = []
     last = window.first + len(window.lines) - 1
     if window.more:
@@ -110,88 +139,131 @@ def _render(window: Window, next_offset: int, limit: int) -> str:
     return body
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]}... [line truncated: {len(line) - MAX_LINE_CHARS:,} more characters]"
+def _cut(start: str, length: int) -> str:
+    if length <= MAX_LINE_CHARS:
+        return start
+    return f"{start[:MAX_LINE_CHARS]}... [line truncated: {length - MAX_LINE_CHARS:,} more characters]"
 
 
-def _load_window(resolved: Path, shown: str, offset: int, limit: int) -> Window:
-    data = resolved.read_bytes()
-    kind = binary_kind(data)
-    if kind is not None:
-        raise BinaryFileError(f"{shown} is a {kind} ({len(data):,} bytes); read_file only reads text files.")
-    encoding = detect_encoding(data)
-    text = normalize_newlines(encoding.decode(data))
-    if encoding.errors == "surrogateescape":
-        text = for_display(text)
-    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    position = _line_start(text, offset - 1)
-    if position < 0:
-        return Window([], offset, total, False, encoding)
-    lines: list[str] = []
-    budget = OUTPUT_BUDGET
-    while len(lines) < limit and position < len(text):
-        end = text.find("\n", position)
-        if end < 0:
-            end = len(text)
-        line = text[position:end]
-        budget -= min(len(line), MAX_LINE_CHARS + 60) + LINE_NUMBER_WIDTH + 2
-        if budget < 0 and lines:
-            break
-        lines.append(line)
-        position = end + 1
-    return Window(lines, offset, total, offset - 1 + len(lines) < total, encoding)
+def _chunks(handle: BinaryIO, start: int) -> Iterator[bytes]:
+    handle.seek(start)
+    while chunk := handle.read(_CHUNK_BYTES):
+        yield chunk
 
 
-def _line_start(text: str, index: int) -> int:
-    """Where 0-based line ``index`` starts, or -1 past the end.
+def _scan_encoding(handle: BinaryIO, head: bytes) -> TextEncoding:
+    """What detect_encoding would say of the whole file, found chunk by chunk."""
+    by_bom = bom_encoding(head)
+    if by_bom is not None:
+        if _decodes(handle, by_bom.codec, len(by_bom.bom)):
+            return by_bom
+        return TextEncoding("latin-1")
+    if _decodes(handle, "utf-8", 0):
+        return UTF8
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    stray = multibyte = 0
+    cp1252_decodes = True
+    for chunk in _chunks(handle, 0):
+        found = escape_counts(decoder.decode(chunk))
+        stray, multibyte = stray + found[0], multibyte + found[1]
+        cp1252_decodes = cp1252_decodes and not any(b in chunk for b in CP1252_UNDEFINED)
+    return not_utf8(stray, multibyte, cp1252_decodes=cp1252_decodes)
 
-    Whole blocks are skipped by counting their newlines in C; only the last block is
-    walked line by line, and no list of the file's lines is ever built.
+
+def _decodes(handle: BinaryIO, codec: str, start: int) -> bool:
+    decoder = codecs.getincrementaldecoder(codec)("strict")
+    try:
+        for chunk in _chunks(handle, start):
+            decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _texts(handle: BinaryIO, encoding: TextEncoding) -> Iterator[str]:
+    """The file's text chunk by chunk, every line ending (\\r\\n, \\r, \\n) turned into \\n."""
+    # Stray bytes of a UTF-8 file stay lone surrogates until display; other codecs only
+    # fail on a huge file whose head chose the codec, and then show U+FFFD.
+    decoder = codecs.getincrementaldecoder(encoding.codec)("surrogateescape" if encoding.codec == "utf-8"
+                                                            else "replace")
+    held_cr = ""  # a chunk's final \r may be the first half of \r\n
+    for chunk in _chunks(handle, len(encoding.bom)):
+        text = held_cr + decoder.decode(chunk)
+        held_cr = "\r" if text.endswith("\r") else ""
+        if held_cr:
+            text = text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if text:
+            yield text
+    rest = decoder.decode(b"", final=True) + held_cr
+    if rest:
+        yield rest.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_window(handle: BinaryIO, encoding: TextEncoding, offset: int, limit: int, *,
+                 count_to_end: bool) -> Window:
+    """Lines ``offset``.. of the file, cut to MAX_LINE_CHARS, within the output budget.
+
+    Without ``count_to_end`` reading stops once it is known that more lines follow
+    (the total is then unknown).
     """
-    position, remaining = 0, index
-    block = 1 << 20
-    while remaining > 0 and position + block < len(text):
-        found = text.count("\n", position, position + block)
-        if found >= remaining:
-            break
-        remaining -= found
-        position += block
-    for _ in range(remaining):
-        position = text.find("\n", position) + 1
-        if position == 0:
-            return -1
-    return position
-
-
-def _stream_window(resolved: Path, shown: str, offset: int, limit: int) -> Window:
-    """A window of a file too big to load: decoded as a stream, not counted to the end."""
-    with resolved.open("rb") as handle:
-        head = handle.read(_HEAD_BYTES)
-    kind = binary_kind(head)
-    if kind is not None:
-        raise BinaryFileError(f"{shown} is a {kind} ({resolved.stat().st_size:,} bytes); read_file only "
-                              "reads text files.")
-    encoding = bom_encoding(head) or detect_encoding(head)
-    codec = "utf-8-sig" if encoding == TextEncoding("utf-8", b"\xef\xbb\xbf") else encoding.codec
-    lines: list[str] = []
+    display = encoding.codec == "utf-8"
+    breaks = 0  # line breaks seen so far
+    last = ""  # the last character seen, to count a final line that has no break
+    to_skip = offset - 1
+    lines: list[tuple[str, int]] = []
+    parts: list[str] = []  # the start of the line being read
+    kept = length = 0  # characters in parts; the line's full length so far
     budget = OUTPUT_BUDGET
-    more = False
-    # newline="" splits on \n, \r\n and \r without translating, as the edit tools count lines.
-    with open(resolved, encoding=codec, errors="replace", newline="") as handle:
-        if encoding.bom and codec != "utf-8-sig":
-            handle.read(1)
-        number = 0
-        for raw in handle:
-            number += 1
-            if number < offset:
+    full = more = False  # the window is complete; a line follows it
+
+    def take() -> bool:
+        """Add the line read so far to the window; False when it does not fit."""
+        nonlocal parts, kept, length, budget
+        cost = min(length, MAX_LINE_CHARS + 60) + LINE_NUMBER_WIDTH + 2
+        if len(lines) >= limit or (budget - cost < 0 and lines):
+            return False
+        budget -= cost
+        start = "".join(parts)
+        lines.append((for_display(start) if display else start, length))
+        parts, kept, length = [], 0, 0
+        return True
+
+    for text in _texts(handle, encoding):
+        last = text[-1]
+        position = 0
+        if to_skip:
+            found = text.count("\n")
+            if found < to_skip:
+                breaks, to_skip = breaks + found, to_skip - found
                 continue
-            line = raw.rstrip("\r\n")
-            budget -= min(len(line), MAX_LINE_CHARS + 60) + LINE_NUMBER_WIDTH + 2
-            if len(lines) >= limit or (budget < 0 and lines):
-                more = True
+            for _ in range(to_skip):
+                position = text.index("\n", position) + 1
+            breaks, to_skip = breaks + to_skip, 0
+        while not full and position < len(text):
+            end = text.find("\n", position)
+            piece = text[position:] if end < 0 else text[position:end]
+            if kept < MAX_LINE_CHARS:
+                parts.append(piece[:MAX_LINE_CHARS - kept])
+                kept += len(parts[-1])
+            length += len(piece)
+            if end < 0:
+                position = len(text)
                 break
-            lines.append(line)
-    total = None if more else number
-    return Window(lines, offset, total, more, encoding if encoding.codec != "utf-8" else UTF8)
+            breaks += 1
+            position = end + 1
+            if not take():
+                full = more = True
+            elif len(lines) >= limit:
+                full = True
+        if full:
+            more = more or position < len(text)
+            breaks += text.count("\n", position)
+            if more and not count_to_end:
+                return Window(lines, offset, None, True, encoding)
+    if not full and not to_skip and (parts or length) and not take():
+        more = True
+    total = breaks + (1 if last and last != "\n" else 0)
+    return Window(lines, offset, total, more or offset - 1 + len(lines) < total, encoding)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._paths import resolve_path
 from ._text import (
     UTF8,
     TextFileError,
@@ -23,6 +24,7 @@ from ._text import (
     load_text,
     regular_file_stat,
     unified_diff,
+    unread_overwrite_message,
     write_error,
 )
 
@@ -51,16 +53,13 @@ class PlannedWrite:
 
 
 def plan_write(ctx: ToolContext, path: str, content: str) -> PlannedWrite:
-    resolved = ctx.resolve(path)
+    resolved = resolve_path(ctx, path)
     shown = ctx.workspace.relative(resolved)
     if not resolved.exists():
         return PlannedWrite(resolved, shown, None, content, UTF8.encode(content), None)
     regular_file_stat(resolved, shown)
     if not ctx.state.was_read(resolved):
-        raise TextFileError(
-            f"{shown} already exists and has not been read in this session. Call read_file on it first so "
-            "nothing in it is lost by accident, then write again (for a partial change, edit_file is "
-            "safer).")
+        raise TextFileError(unread_overwrite_message(shown))
     if ctx.state.changed_since_read(resolved):
         raise TextFileError(
             f"{shown} has changed on disk since you last read it (the user or another process modified "
@@ -84,7 +83,7 @@ class WriteFileTool(BaseTool):
 
     def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
         assert isinstance(args, WriteFileInput)
-        return FileAccess(paths=(str(ctx.resolve(args.path)),), write=True)
+        return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
     async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
         assert isinstance(args, WriteFileInput)
@@ -97,7 +96,7 @@ class WriteFileTool(BaseTool):
         def work() -> ToolOutput:
             plan = plan_write(ctx, args.path, args.content)
             try:
-                atomic_write(plan.resolved, plan.data, plan.mode)
+                atomic_write(plan.resolved, plan.data, plan.mode, plan.shown)
             except OSError as error:
                 raise write_error(plan.shown, error) from None
             ctx.state.record_read(plan.resolved)

@@ -126,10 +126,10 @@ def test_atomic_write_new_file_gets_umask_mode_and_parents(tmp_path: Path) -> No
 
 
 def test_atomic_write_failure_removes_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_rename(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", broken_replace)
+    monkeypatch.setattr(os, "rename", broken_rename)
     with pytest.raises(OSError):
         atomic_write(tmp_path / "f", b"data")
     assert list(tmp_path.iterdir()) == []
