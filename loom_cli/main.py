@@ -59,6 +59,15 @@ def _prompt_text(prompt: str, code: int) -> str:
         raise  # unreachable: _fail exits
 
 
+def _tolerate_narrow_terminals() -> None:
+    """A terminal whose encoding cannot show a character of the answer (LANG=C,
+    latin-1) gets a replacement mark for it, not a crash after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"loom {__version__}")
@@ -117,6 +126,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     from .settings import ConfigError
 
     prompt = _prompt_text(prompt, EXIT_USAGE)
+    _tolerate_narrow_terminals()
     if not prompt.strip():
         _fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:

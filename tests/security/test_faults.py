@@ -227,6 +227,15 @@ def test_16_a_config_file_that_is_not_utf8(repo: Path, tmp_path: Path, fake_llm:
     assert one_line_error(done) == f"loom: {path}: not UTF-8 text (byte 0xe9 at position 12)"
 
 
+def test_16_an_answer_a_narrow_terminal_cannot_show_is_printed_with_replacements(
+        repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("done \u2713 caf\u00e9"))
+    env = {**loom_env(tmp_path, fake_llm), "PYTHONIOENCODING": "ascii"}
+    done = loom(["run", "hi"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done ? caf?\n" and done.stderr == ""
+
+
 BAD_LINES = {
     "not json": "{not json",
     "a list": "[1, 2]",
