@@ -112,7 +112,7 @@ def write_file_at(path: Path, data: bytes, mode: int | None, shown: str) -> None
     with open_folder(path.parent, shown, "write", create=True) as folder_fd:
         if _is_link(path.name, folder_fd):
             raise _changed(str(path), shown, "write")
-        temp = f".{path.name[:80]}.{secrets.token_hex(4)}.loom-tmp"
+        temp = f".{path.name[:80]}.{os.getpid()}-{secrets.token_hex(4)}.loom-tmp"  # pid: see stale_files
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
                      0o666 if mode is None else 0o600, dir_fd=folder_fd)
         try:

@@ -4,7 +4,10 @@ Each call is a fresh ``bash -c`` in its own session (so its own process group), 
 stdin from /dev/null and stdout and stderr merged into one pipe Loom owns. Timeout
 and abort end the whole group, SIGTERM first and SIGKILL for what is left, and so
 does the end of the command: a background job still running when the shell exits
-would otherwise be an orphan holding the output pipe open. The working directory
+would otherwise be an orphan holding the output pipe open. What left the group
+(``setsid``, a double fork) is found by the marker every process of the command
+carries in its environment (``_process_tree``), and whatever is still marked as this
+Loom's when Loom exits is killed then. The working directory
 after the command comes back through a temp file written by an EXIT trap, not by
 parsing the output, and is kept for the next call only while it stays inside the
 workspace.
@@ -13,8 +16,10 @@ workspace.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
+import functools
 import os
 import shlex
 import signal
@@ -29,6 +34,8 @@ from pydantic import BaseModel, Field
 
 from loom_engine.permissions.targets import CommandRun, PermissionTarget
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+
+from . import _process_tree as tree
 
 MAX_TIMEOUT_S = 600
 DEFAULT_TIMEOUT_S = 120
@@ -103,7 +110,9 @@ class CommandResult:
 
 async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext) -> CommandResult:
     """Run ``command`` under bash; never raises for the command's own failures."""
-    fd, cwd_file = tempfile.mkstemp(prefix="loom-cwd-")
+    prepare_process_cleanup()
+    # The pid in the name lets a later Loom delete the file if this one is killed.
+    fd, cwd_file = tempfile.mkstemp(prefix=f"loom-cwd-{os.getpid()}-")
     os.close(fd)
     # All on the command's first line, so bash's error messages keep its line numbers.
     script = (
@@ -111,6 +120,8 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
         f"trap __loom_exit EXIT; {command}"
     )
     env = dict(os.environ)
+    marker = tree.new_marker()
+    env[tree.MARKER_VARIABLE] = marker
     # Nothing can answer a pager or a credential prompt: stdin is /dev/null.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     sink = _OutputSink(ctx.progress)
@@ -129,7 +140,7 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
             raise
         finally:
             os.close(write_fd)  # the child has its copy; ours would hide EOF
-        outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx)
+        outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
@@ -145,11 +156,18 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
     )
 
 
+@functools.cache
+def prepare_process_cleanup() -> None:
+    """Once per process: adopt the commands' orphans, and kill what they left at exit."""
+    tree.become_subreaper()
+    atexit.register(tree.kill_own_leftovers)
+
+
 async def _supervise(
     proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
-    timeout: float, ctx: ToolContext,
+    timeout: float, ctx: ToolContext, marker: str,
 ) -> tuple[str, bool]:
-    """Wait for exit, timeout or abort; then make sure the group is gone."""
+    """Wait for exit, timeout or abort; then make sure the group and the marked are gone."""
     pgid = proc.pid  # start_new_session: the shell leads its own group
     pump: asyncio.Future[None] | None = None
     exited = asyncio.ensure_future(proc.wait())
@@ -168,8 +186,8 @@ async def _supervise(
             outcome = "aborted"
         else:
             outcome = "timeout"
-        stopped = outcome == "exited" and bool(_group_members(pgid))
-        await _terminate_group(pgid, exited)
+        stopped = outcome == "exited" and bool(tree.find_processes(pgid, marker))
+        await _terminate(pgid, marker, exited)
         # Output written before the group ended is still in the pipe.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(pump), DRAIN_GRACE_S)
@@ -178,10 +196,11 @@ async def _supervise(
         # Cancelled from outside: still give the group its SIGTERM grace unless
         # cancelled again, in which case the SIGKILL below does the job.
         with contextlib.suppress(asyncio.CancelledError):
-            await _terminate_group(pgid, exited)
+            await _terminate(pgid, marker, exited)
         raise
     finally:
         _kill_group(pgid, signal.SIGKILL)  # whatever is left, whatever happened
+        tree.signal_all(tree.find_processes(None, marker), signal.SIGKILL)
         for task in (pump, exited, aborted):
             if task is not None:
                 task.cancel()
@@ -191,46 +210,26 @@ async def _supervise(
             pipe.close()
 
 
-async def _terminate_group(pgid: int, exited: asyncio.Future[int]) -> None:
-    if not _group_members(pgid) and exited.done():
-        return
-    _kill_group(pgid, signal.SIGTERM)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TERM_GRACE_S
-    while _group_members(pgid) and loop.time() < deadline:
-        await asyncio.sleep(0.05)
-    _kill_group(pgid, signal.SIGKILL)
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
+async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int]) -> None:
+    """SIGTERM, a grace period, SIGKILL: for the group and every marked process.
 
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes in the group.
-
-    A zombie still counts for ``killpg(pgid, 0)``, and orphaned zombies linger where
-    PID 1 does not reap (many containers), so /proc is read when there is one.
+    Looked for again after each round, since a process may fork while it is dying.
     """
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return []
-        return [pgid]
-    members = []
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            members.append(int(name))
-    return members
+    loop = asyncio.get_running_loop()
+    for _ in range(3):
+        left = tree.find_processes(pgid, marker)
+        if not left and exited.done():
+            return
+        _kill_group(pgid, signal.SIGTERM)
+        tree.signal_all(left, signal.SIGTERM)
+        deadline = loop.time() + TERM_GRACE_S
+        while any(tree.is_alive(pid) for pid in left) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        _kill_group(pgid, signal.SIGKILL)
+        tree.signal_all(left, signal.SIGKILL)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
+        tree.reap_adopted(left, keep=pgid)  # asyncio waits for the shell itself
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:

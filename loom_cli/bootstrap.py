@@ -60,6 +60,9 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     workspace = Workspace.at(root, tuple(options.add_dirs))
+    from builtin_tools.stale_files import remove_stale_files_in_background
+
+    remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
     settings = load_settings(workspace.root, user_config_file())
     provider_name = choose_provider(settings, options.provider)
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")

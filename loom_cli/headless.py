@@ -13,6 +13,9 @@ from typing import Any, TextIO, TypeVar
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _T = TypeVar("_T")
+_STOP_SIGNALS = tuple((getattr(signal, name), reason) for name, reason in (
+    ("SIGINT", "interrupted by Ctrl-C"), ("SIGTERM", "terminated (SIGTERM)"),
+    ("SIGHUP", "the terminal went away (SIGHUP)")) if hasattr(signal, name))
 
 
 def _cleaner(agent: Any) -> Callable[[_T], _T]:
@@ -55,10 +58,13 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
     started = time.monotonic()
     clean = _cleaner(agent)
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, agent.abort, "interrupted by Ctrl-C")
-    except (NotImplementedError, RuntimeError):  # not the main thread (tests)
-        pass
+    # A signal ends the run the way an abort does, so running commands and what they
+    # started are stopped before Loom exits (dying on the spot would leave them).
+    for sig, reason in _STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(sig, agent.abort, reason)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
+            pass
 
     final: Any = None
     num_turns = 0
@@ -76,10 +82,11 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
             if isinstance(event, (Finished, Error, Aborted, MaxTurnsReached, BudgetExceeded)):
                 final = event
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for sig, _ in _STOP_SIGNALS:
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
 
     metrics = agent.metrics
     if isinstance(final, Finished):
