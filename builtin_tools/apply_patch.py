@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +33,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from loom_engine.permissions.targets import FileAccess
-from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._paths import resolve_entry, resolve_path
+from ._safe_io import open_folder, open_regular
 from ._text import (
     UTF8,
     TextEncoding,
@@ -47,6 +50,7 @@ from ._text import (
     normalize_newlines,
     split_lines,
     unified_diff,
+    unread_overwrite_message,
 )
 
 BEGIN = "*** Begin Patch"
@@ -433,10 +437,18 @@ class PatchPlan:
 
 
 Resolver = Callable[[str], Path]
+# Raises PatchApplyError when an Add File hunk may not replace the existing file.
+OverwriteCheck = Callable[[Path, str], None]
 
 
-def plan_patch(hunks: Sequence[Hunk], resolve: Resolver) -> PatchPlan:
-    """Apply ``hunks`` to an in-memory view of the files; raises PatchApplyError."""
+def plan_patch(hunks: Sequence[Hunk], resolve: Resolver, *, resolve_link: Resolver | None = None,
+               check_overwrite: OverwriteCheck | None = None) -> PatchPlan:
+    """Apply ``hunks`` to an in-memory view of the files; raises PatchApplyError.
+
+    ``resolve_link`` resolves a Delete File path without following its last component,
+    so that deleting a symlink removes the link and not its target. ``check_overwrite``
+    is asked before an Add File hunk replaces a file that exists on disk.
+    """
     if not hunks:
         raise PatchApplyError("The patch contains no file operations (nothing between the Begin and End lines).")
     plan = PatchPlan()
@@ -473,8 +485,17 @@ def plan_patch(hunks: Sequence[Hunk], resolve: Resolver) -> PatchPlan:
         plan.final[path] = (data, entry.mode)
 
     for hunk in hunks:
+        if isinstance(hunk, DeleteFile) and resolve_link is not None:
+            link = resolve_link(hunk.path)
+            if os.path.islink(link) and link not in view:
+                put(link, None, hunk.path)
+                plan.changes.append(Change("D", hunk.path, f"--- a/{hunk.path}\n+++ /dev/null\n"
+                                                          "(symbolic link deleted; its target is kept)\n"))
+                continue
         path = resolve(hunk.path)
         if isinstance(hunk, AddFile):
+            if path not in view and os.path.lexists(path) and not path.is_dir() and check_overwrite is not None:
+                check_overwrite(path, hunk.path)
             previous = view.get(path) if path in view else _existing(path, hunk.path)
             before = previous.text if previous is not None else None
             put(path, _Entry(hunk.contents, UTF8, previous.mode if previous is not None else None), hunk.path)
@@ -534,37 +555,78 @@ def _entry_for_diff(path: Path) -> _Entry:
 # ----------------------------------------------------------------------------- committing
 
 def commit_plan(plan: PatchPlan) -> None:
-    """Write the plan to disk; on an OS error, put back everything already changed."""
-    undo: list[tuple[Path, bytes | None, int | None]] = []
+    """Write the plan to disk; on an error, put back everything already changed.
+
+    Each original is kept beside the file until the end, as a hard link (for a file
+    being replaced) or under a hidden name (for one being deleted), so a rollback
+    renames it back and no file's content is ever held in memory for it.
+    """
+    undo: list[tuple[Path, str | None]] = []  # a changed path, and where its original is kept
     created_dirs: list[Path] = []
     writes = [(path, state) for path, state in plan.final.items() if state is not None]
     deletes = [path for path, state in plan.final.items() if state is None]
     try:
         for path, (data, mode) in writes:
-            original = _snapshot(path)
-            if original[0] == data:
+            if _holds(path, data):
                 continue
             created_dirs.extend(_missing_dirs(path.parent))
-            undo.append((path, *original))
+            undo.append((path, _keep_original(path, move=False)))
             atomic_write(path, data, mode)
         for path in deletes:
-            original = _snapshot(path)
-            if original[0] is None and not path.exists():
+            if not os.path.lexists(path):
                 continue
-            undo.append((path, *original))
-            os.unlink(path)
-    except OSError as error:
+            undo.append((path, _keep_original(path, move=True)))
+    except (OSError, ToolError) as error:
         _roll_back(undo, created_dirs)
-        raise PatchApplyError(f"Could not write {error.filename or 'a file'}: {error.strerror or error}. "
-                              "Every file already changed was restored.") from None
+        reason = f"{error.strerror or error}" if isinstance(error, OSError) else str(error)
+        where = error.filename if isinstance(error, OSError) and error.filename else "a file"
+        raise PatchApplyError(f"Could not write {where}: {reason}. Every file already changed was "
+                              "restored.") from None
+    for path, kept in undo:
+        if kept is not None:
+            _drop(path, kept)
 
 
-def _snapshot(path: Path) -> tuple[bytes | None, int | None]:
+def _holds(path: Path, data: bytes) -> bool:
+    """True when ``path`` is a regular file whose content already is ``data``."""
     try:
-        return path.read_bytes(), stat.S_IMODE(path.stat().st_mode)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None, None
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        fd, _ = open_regular(path, str(path))
+    except (OSError, ToolError):
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(len(data) + 1) == data
 
+
+def _keep_original(path: Path, *, move: bool) -> str | None:
+    """Keep the entry at ``path`` under a hidden name beside it; None when there is none.
+
+    ``move`` renames it away (that is the deletion); otherwise a hard link keeps the
+    original while the new file is renamed over the name.
+    """
+    kept = f".{path.name[:80]}.{secrets.token_hex(4)}.loom-orig"
+    if not os.path.lexists(path.parent):
+        return None  # a folder the patch is about to create
+    with open_folder(path.parent, str(path), "change") as folder:
+        try:
+            os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if move:
+            os.rename(path.name, kept, src_dir_fd=folder, dst_dir_fd=folder)
+        else:
+            os.link(path.name, kept, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    return kept
+
+
+def _drop(path: Path, kept: str) -> None:
+    try:
+        with open_folder(path.parent, str(path), "change") as folder:
+            os.unlink(kept, dir_fd=folder)
+    except (OSError, ToolError):
+        pass
 
 def _missing_dirs(folder: Path) -> list[Path]:
     missing: list[Path] = []
@@ -576,14 +638,15 @@ def _missing_dirs(folder: Path) -> list[Path]:
     return missing
 
 
-def _roll_back(undo: list[tuple[Path, bytes | None, int | None]], created_dirs: list[Path]) -> None:
-    for path, data, mode in reversed(undo):
+def _roll_back(undo: list[tuple[Path, str | None]], created_dirs: list[Path]) -> None:
+    for path, kept in reversed(undo):
         try:
-            if data is None:
-                path.unlink(missing_ok=True)
-            else:
-                atomic_write(path, data, mode)
-        except OSError:
+            with open_folder(path.parent, str(path), "restore") as folder_fd:
+                if kept is None:
+                    os.unlink(path.name, dir_fd=folder_fd)
+                else:
+                    os.rename(kept, path.name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        except (OSError, ToolError):
             pass
     for folder in sorted(set(created_dirs), key=lambda p: len(p.parts), reverse=True):
         try:
@@ -600,7 +663,11 @@ def apply_patch_text(patch: str, cwd: Path) -> str:
         raw = os.path.expanduser(path)
         return Path(os.path.realpath(raw if os.path.isabs(raw) else base / raw))
 
-    plan = plan_patch(parse_patch(patch), resolve)
+    def resolve_link(path: str) -> Path:
+        folder, name = os.path.split(path)
+        return resolve(path) if name in ("", ".", "..") else resolve(folder or ".") / name
+
+    plan = plan_patch(parse_patch(patch), resolve, resolve_link=resolve_link)
     commit_plan(plan)
     return plan.summary()
 
@@ -638,21 +705,23 @@ class ApplyPatchTool(BaseTool):
         for hunk in hunks:
             for name in (hunk.path, hunk.move_path if isinstance(hunk, UpdateFile) else None):
                 if name is not None:
-                    resolved = str(ctx.resolve(name))
-                    if resolved not in paths:
-                        paths.append(resolved)
+                    # A deleted symlink is the link itself; the check still resolves it, and
+                    # so judges the stricter of the link and its target.
+                    place = resolve_entry(ctx, name) if isinstance(hunk, DeleteFile) else resolve_path(ctx, name)
+                    if str(place) not in paths:
+                        paths.append(str(place))
         return FileAccess(paths=tuple(paths), write=True)
 
     async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
         assert isinstance(args, ApplyPatchInput)
-        plan = await asyncio.to_thread(plan_patch, parse_patch(args.patch), ctx.resolve)
+        plan = await asyncio.to_thread(_plan, args.patch, ctx)
         return _display(plan)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ApplyPatchInput)
 
         def work() -> ToolOutput:
-            plan = plan_patch(parse_patch(args.patch), ctx.resolve)
+            plan = _plan(args.patch, ctx)
             commit_plan(plan)
             for path, state in plan.final.items():
                 if state is None:
@@ -664,11 +733,24 @@ class ApplyPatchTool(BaseTool):
 
         try:
             return await asyncio.to_thread(work)
-        except PatchError as error:
+        except (PatchError, ToolError) as error:
             return ToolOutput(f"apply_patch failed. {error}\nNo files were changed.", is_error=True)
         except OSError as error:
             return ToolOutput(f"apply_patch failed: {error.strerror or error}. No files were changed.",
                               is_error=True)
+
+
+def _plan(patch: str, ctx: ToolContext) -> PatchPlan:
+    def check_overwrite(path: Path, written: str) -> None:
+        # As write_file: a file the model never saw is not replaced by accident.
+        if not ctx.state.was_read(path):
+            raise PatchApplyError(f"Failed to add {written}: {unread_overwrite_message(written)}")
+        if ctx.state.changed_since_read(path):
+            raise PatchApplyError(f"Failed to add {written}: it has changed on disk since you last read it. "
+                                  "Call read_file again first.")
+
+    return plan_patch(parse_patch(patch), lambda name: resolve_path(ctx, name),
+                      resolve_link=lambda name: resolve_entry(ctx, name), check_overwrite=check_overwrite)
 
 
 def _display(plan: PatchPlan) -> dict[str, Any]:

@@ -164,20 +164,21 @@ def test_disk_failure_half_way_rolls_back(tmp_path: Path) -> None:
 def test_rollback_restores_deleted_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "keep.txt").write_text("keep\n")
     (tmp_path / "gone.txt").write_text("gone\n")
-    real_unlink = module.os.unlink
+    real_rename = module.os.rename
     calls: list[str] = []
 
-    def flaky_unlink(path: object) -> None:
-        calls.append(str(path))
-        if len(calls) == 2:
-            raise PermissionError(13, "Permission denied", str(path))
-        real_unlink(path)  # type: ignore[arg-type]
+    def flaky_rename(src: str, dst: str, **dir_fds: int) -> None:
+        calls.append(src)
+        if len(calls) == 2:  # a deletion sets the file aside by renaming it: the second one fails
+            raise PermissionError(13, "Permission denied", src)
+        real_rename(src, dst, **dir_fds)
 
-    monkeypatch.setattr(module.os, "unlink", flaky_unlink)
+    monkeypatch.setattr(module.os, "rename", flaky_rename)
     with pytest.raises(PatchApplyError, match="Permission denied"):
         apply_patch_text(patch("*** Delete File: gone.txt", "*** Delete File: keep.txt"), tmp_path)
     monkeypatch.undo()
     assert (tmp_path / "gone.txt").read_text() == "gone\n" and (tmp_path / "keep.txt").read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gone.txt", "keep.txt"]
 
 
 def test_paths_may_be_absolute(tmp_path: Path) -> None:
