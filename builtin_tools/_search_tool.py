@@ -5,9 +5,26 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
-from loom_engine.tools.base import BaseTool, ToolContext
+from loom_engine.tools.base import BaseTool, ToolContext, ToolError
 
+from . import _limits
+from ._paths import resolve_path
 from ._walk import find_rg
+
+
+def check_pattern(pattern: str, what: str = "pattern") -> None:
+    """Refuse a search pattern no search needs: a NUL byte, or one over the length cap."""
+    if "\0" in pattern:
+        raise ToolError(f"The {what} contains a NUL byte, which cannot be passed to the search; write it "
+                        "as \\x00 (grep) or leave it out.")
+    try:
+        pattern.encode("utf-8")
+    except UnicodeError:
+        raise ToolError(f"The {what} contains a lone surrogate (such as \\ud800), which is no character; "
+                        "write the text you mean.") from None
+    if len(pattern) > _limits.MAX_PATTERN_CHARS:
+        raise ToolError(f"The {what} is {len(pattern):,} characters, over the {_limits.MAX_PATTERN_CHARS:,}-"
+                        "character limit: search for a short, distinctive part of it instead.")
 
 
 class FolderReadTool(BaseTool):
@@ -17,7 +34,8 @@ class FolderReadTool(BaseTool):
     is_read_only = True
 
     def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        return FileAccess(paths=(getattr(args, "path"),), write=False)
+        path = args.path if hasattr(args, "path") else "."
+        return FileAccess(paths=(str(resolve_path(ctx, path)),), write=False)
 
 
 class RgSearchTool(FolderReadTool):

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from loom_engine.tools.base import ToolContext, ToolOutput
+from loom_engine.permissions.targets import FileAccess, PermissionTarget
+from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from ._search_tool import RgSearchTool
+from ._paths import check_path_text, resolve_path
+from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
     IgnoreChecker,
@@ -46,13 +48,24 @@ class GlobTool(RgSearchTool):
         "inside an ignored folder is still listed). Use grep to search file contents."
     )
     input_model = GlobInput
+
+    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+        assert isinstance(args, GlobInput)
+        # A pattern such as `../other/*` or `/etc/*` searches the folder its fixed start
+        # names, so that folder is checked along with `path`.
+        searched, _ = search_root(ctx, args.path, args.pattern.strip())
+        named = str(resolve_path(ctx, args.path))
+        return FileAccess(paths=tuple(dict.fromkeys((named, str(searched)))), write=False)
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GlobInput)
-        root = ctx.workspace.resolve(args.path)
         pattern = args.pattern.strip()
         if not pattern:
             return ToolOutput("The pattern is empty; give a glob such as **/*.py.", is_error=True)
-        root, pattern = _move_literal_prefix(root, pattern)
+        try:
+            root, pattern = search_root(ctx, args.path, pattern)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
         if not root.exists():
             return ToolOutput(f"Path not found: {args.path}", is_error=True)
         if not root.is_dir():
@@ -141,29 +154,48 @@ class _Selection:
         return [rel for _, rel in self._stamped]
 
 
-def _move_literal_prefix(root: Path, pattern: str) -> tuple[Path, str]:
-    """Absolute patterns and ones climbing with `..` become a folder plus the rest.
+def search_root(ctx: ToolContext, path: str, pattern: str) -> tuple[Path, str]:
+    """The folder a glob call searches and the pattern left to match below it.
 
-    Matching happens on paths below the folder, which contain neither, so
+    Absolute patterns and ones climbing with `..` become a folder plus the rest:
+    matching happens on paths below the folder, which contain neither, so
     `/repo/src/**/*.py` would otherwise match nothing. A leading `/` whose folder
-    does not exist keeps its gitignore-style meaning: anchored at `path`.
+    does not exist keeps its gitignore-style meaning: anchored at `path`. The folder
+    is worked out once per call, so the one the permission check saw is the one walked.
     """
+    check_pattern(pattern)
+    check_path_text(pattern, "pattern")
+    root = resolve_path(ctx, path)
+    split = _literal_split(pattern)
+    if split is None:
+        return root, pattern
+    components, rest = split
+    key = f"\0glob:{path}\0{pattern}"
+    folder = ctx.resolved_paths.get(key)
+    if folder is None:
+        base = Path("/") if pattern.startswith("/") else root
+        folder = Path(os.path.realpath(os.path.join(base, *components)))
+        if pattern.startswith("/") and not (components and folder.is_dir()):
+            folder = root
+            ctx.resolved_paths[key + "\0anchored"] = root
+        ctx.resolved_paths[key] = folder
+    if key + "\0anchored" in ctx.resolved_paths:
+        return root, pattern  # `/a.py`: anchored to `path`, not the filesystem root
+    return folder, rest
+
+
+def _literal_split(pattern: str) -> tuple[list[str], str] | None:
+    """The fixed folder components an absolute or `..` pattern starts with, and the rest
+    (which starts with '/', keeping it anchored at that folder); None for other patterns."""
     parts = pattern.split("/")
     if not (pattern.startswith("/") or ".." in parts):
-        return root, pattern
-    base = Path("/") if pattern.startswith("/") else root
+        return None
     literal: list[str] = []
     for part in parts[:-1]:
         if _GLOB_META.search(part):
             break
         literal.append(part)
-    rest = parts[len(literal):]
-    components = [p for p in literal if p]
-    folder = Path(os.path.realpath(os.path.join(base, *components)))
-    if pattern.startswith("/") and not (components and folder.is_dir()):
-        return root, pattern  # `/a.py`: anchored to `path`, not the filesystem root
-    # A leading '/' keeps the rest anchored at the folder even without another '/'.
-    return folder, "/" + "/".join(rest)
+    return [p for p in literal if p], "/" + "/".join(parts[len(literal):])
 
 
 def _printable(path: str) -> str:

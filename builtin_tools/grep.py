@@ -22,9 +22,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from loom_engine.execution import CancelToken
-from loom_engine.tools.base import ToolContext, ToolOutput
+from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from ._search_tool import RgSearchTool
+from ._paths import resolve_path
+from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
     IgnoreChecker,
@@ -556,7 +557,13 @@ class GrepTool(RgSearchTool):
     input_model = GrepInput
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GrepInput)
-        root = ctx.workspace.resolve(args.path)
+        try:
+            check_pattern(args.pattern)
+            if args.glob:
+                check_pattern(args.glob, "glob")
+            root = resolve_path(ctx, args.path)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
         if not root.exists():
             return ToolOutput(f"Path not found: {args.path}", is_error=True)
         if not (root.is_dir() or root.is_file()):

@@ -11,8 +11,9 @@ from pathlib import Path
 import pathspec
 from pydantic import BaseModel, Field
 
-from loom_engine.tools.base import ToolContext, ToolOutput
+from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
+from ._paths import resolve_path
 from ._search_tool import FolderReadTool
 from ._walk import walk
 
@@ -48,7 +49,10 @@ class LsTool(FolderReadTool):
     input_model = LsInput
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, LsInput)
-        root = ctx.workspace.resolve(args.path)
+        try:
+            root = resolve_path(ctx, args.path)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
         if not root.exists():
             return ToolOutput(f"Path not found: {args.path}", is_error=True)
         if not root.is_dir():

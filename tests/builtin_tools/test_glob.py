@@ -179,7 +179,8 @@ def test_tool_contract(ctx):
     tool = GlobTool(use_rg=False)
     assert tool.name == "glob" and tool.is_read_only and tool.is_concurrency_safe
     args = GlobInput(pattern="*.py", path="src")
-    assert tool.permission_target(args, ctx) == FileAccess(paths=("src",), write=False)
+    # Resolved once for the call: the folder checked is the folder searched.
+    assert tool.permission_target(args, ctx) == FileAccess(paths=(str(ctx.workspace.root / "src"),), write=False)
     schema = GlobInput.model_json_schema()
     assert set(schema["properties"]) == {"pattern", "path"}
     assert schema["required"] == ["pattern"]

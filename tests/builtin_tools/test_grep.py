@@ -428,7 +428,8 @@ def test_tool_contract(ctx):
     tool = GrepTool(use_rg=False)
     assert tool.name == "grep" and tool.is_read_only and tool.is_concurrency_safe
     args = GrepInput(pattern="x", path="src")
-    assert tool.permission_target(args, ctx) == FileAccess(paths=("src",), write=False)
+    # Resolved once for the call: the folder checked is the folder searched.
+    assert tool.permission_target(args, ctx) == FileAccess(paths=(str(ctx.workspace.root / "src"),), write=False)
     schema = GrepInput.model_json_schema()
     assert list(schema["properties"]) == [
         "pattern", "path", "glob", "type", "output_mode", "case_insensitive", "context",

@@ -105,7 +105,8 @@ async def test_bad_paths_are_clear_errors(make_ctx, call_tool, repo, path, messa
 def test_tool_contract(ctx):
     tool = LsTool()
     assert tool.name == "ls" and tool.is_read_only and tool.is_concurrency_safe
-    assert tool.permission_target(LsInput(path="src"), ctx) == FileAccess(paths=("src",), write=False)
+    assert tool.permission_target(LsInput(path="src"), ctx) == \
+        FileAccess(paths=(str(ctx.workspace.root / "src"),), write=False)
     assert LsInput().ignore == [] and LsInput().path == "."
     schema = LsInput.model_json_schema()
     assert set(schema["properties"]) == {"path", "ignore"}
