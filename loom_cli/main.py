@@ -117,6 +117,9 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         deny: Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
         add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another folder the tools may use.")] = None,
         script: Annotated[Optional[Path], typer.Option("--script", help="Script file for --provider scripted.")] = None,
+        trust_project: Annotated[bool, typer.Option(
+            "--trust-project", help="Use what .loom/settings*.toml would widen (allow rules, a looser mode), "
+                                    "for this run only.")] = False,
         ) -> None:
     """Run one task headless and print the answer."""
     import asyncio
@@ -136,7 +139,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          fork_session=fork_session,
                          permission_mode=permission_mode.value if permission_mode else None,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
-                         script=script)
+                         script=script, trust_project=trust_project)
     from loom_engine.providers.base import ProviderError
 
     try:
@@ -145,6 +148,11 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         _fail(str(error), EXIT_USAGE)
     except (ConfigError, ProviderError) as error:
         _fail(str(error), EXIT_ERROR)
+    if built.ignored:
+        from .project_trust import ignored_line
+
+        sys.stderr.write("loom: ignored from the project's settings (workspace not trusted; --trust-project "
+                         f"to use): {ignored_line(built.ignored)}\n")
     for warning in built.warnings:
         sys.stderr.write(f"loom: warning: {warning}\n")
     code = asyncio.run(run_headless(built.agent, prompt, output_format.value))
@@ -177,28 +185,20 @@ def sessions(all_: Annotated[bool, typer.Option("--all", help="Sessions of every
 
 @app.command()
 def config() -> None:
-    """Show where config and sessions live, and the effective settings."""
-    from loom_engine.paths import config_dir, sessions_dir, user_config_file
+    """Show where config and sessions live, and each effective setting with its source."""
+    from loom_engine.paths import config_dir, data_dir, sessions_dir, user_config_file
     from loom_engine.workspace import find_workspace_root
 
-    from .settings import ConfigError, choose_provider, load_settings, settings_files
+    from .config_report import config_report
+    from .settings import ConfigError
 
     workspace = find_workspace_root(Path.cwd())
-    print(f"workspace:     {workspace}")
-    print(f"config dir:    {config_dir()}")
-    print(f"sessions dir:  {sessions_dir()}")
-    print("settings files (later wins):")
-    for path in settings_files(workspace, user_config_file()):
-        print(f"  {'found  ' if path.exists() else 'missing'} {path}")
     try:
-        settings = load_settings(workspace, user_config_file())
+        lines = config_report(workspace, user_config_file(), config_dir=config_dir(), data_dir=data_dir(),
+                              sessions_dir=sessions_dir())
     except ConfigError as error:
         _fail(str(error), 1)
-    print("effective settings:")
-    data = settings.model_dump()
-    data["provider"] = choose_provider(settings, None)
-    for key, value in data.items():
-        print(f"  {key} = {value!r}")
+    print("\n".join(lines))
 
 
 @app.command()
@@ -217,9 +217,31 @@ def skills() -> None:
         print(f"{'':<20} {skill.description[:100]}")
 
 
+def _usage_line(error: Exception) -> str | None:
+    """One line for a bad command line (click would print usage, a hint and the error on
+    three), or None when ``error`` is not click's. Found by name: typer vendors click."""
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if "Abort" in names:
+        return "loom: aborted"
+    if "ClickException" not in names:
+        return None
+    format_message = getattr(error, "format_message", None)
+    message = " ".join(str(format_message() if callable(format_message) else error).split())
+    if "UsageError" not in names:
+        return f"loom: {message}"
+    words: list[str] = []
+    ctx = getattr(error, "ctx", None)
+    while ctx is not None and getattr(ctx, "parent", None) is not None:
+        words.insert(0, str(ctx.info_name))  # the subcommand, e.g. `run`
+        ctx = ctx.parent
+    return f"loom: {message} (see {' '.join(['loom', *words, '--help'])})"
+
+
 def main() -> None:
     try:
-        app()
+        code = app(standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback
-        sys.stderr.write(f"loom: internal error: {type(error).__name__}: {error}\n")
-        sys.exit(1)
+        line = _usage_line(error)
+        sys.stderr.write((line or f"loom: internal error: {type(error).__name__}: {error}") + "\n")
+        sys.exit(int(getattr(error, "exit_code", 1)) if line else 1)
+    sys.exit(code if isinstance(code, int) else 0)
