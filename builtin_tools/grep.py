@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from loom_engine.execution import CancelToken
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
+from . import _limits
 from ._paths import resolve_path
 from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
@@ -404,10 +405,15 @@ def search_with_python(
     # A pattern anchored to the whole input cannot be pre-checked on the whole file.
     whole_file_precheck = not query.multiline and not re.search(r"\\[AZz]", query.pattern)
     files: list[FileMatches] = []
+    too_big = 0
     for rel, path in candidates:
         if cancelled():
             break
         try:
+            # This engine holds a whole file in memory; rg streams, so only it takes huge ones.
+            if path.stat().st_size > _limits.PYTHON_GREP_MAX_BYTES:
+                too_big += 1
+                continue
             data = path.read_bytes()
         except OSError:
             continue
@@ -424,7 +430,10 @@ def search_with_python(
         if binary:
             found.binary, found.lines = True, []
         files.append(found)
-    return SearchResult(files)
+    notes = [f"{too_big} file{'s' if too_big != 1 else ''} over {_limits.PYTHON_GREP_MAX_BYTES // 2**20} MB "
+             "not searched (without ripgrep installed, grep reads whole files into memory); search them "
+             "with bash, e.g. grep -n PATTERN FILE."] if too_big else []
+    return SearchResult(files, notes)
 
 
 def _search_text(text: str, rx: re.Pattern[str], query: Query, rel: str) -> FileMatches | None:

@@ -376,6 +376,17 @@ def test_edit_refuses_a_file_over_the_edit_limit_and_says_what_to_do(layout, mon
     assert big.read_bytes() == b"line\n" * 400_000
 
 
+def test_grep_without_rg_skips_files_too_big_to_hold_and_says_so(layout, monkeypatch):
+    root, _ = layout
+    monkeypatch.setattr(limits, "PYTHON_GREP_MAX_BYTES", 1024 * 1024)
+    (root / "big.log").write_bytes(b"needle\n" * 300_000)
+    (root / "small.txt").write_text("needle\n")
+    tool = GrepTool(use_rg=False)
+    result = asyncio.run(tool.run(tool.input_model.model_validate({"pattern": "needle"}), new_ctx(root)))
+    assert result.content.startswith("Found 1 file\nsmall.txt")
+    assert "1 file over 1 MB not searched" in result.content
+
+
 def test_read_file_of_a_huge_line_returns_its_start_and_says_it_was_cut(layout):
     root, _ = layout
     (root / "one.txt").write_bytes(b"a" * (3 * 1024 * 1024))
