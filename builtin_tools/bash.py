@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from loom_engine.permissions.git_config import git_environment
 from loom_engine.permissions.targets import CommandRun, PermissionTarget
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
@@ -119,7 +120,10 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
         f"__loom_exit() {{ printf '%s' \"$PWD\" > {shlex.quote(cwd_file)}; }}; "
         f"trap __loom_exit EXIT; {command}"
     )
-    env = dict(os.environ)
+    # git runs with the repository-config keys that name programs turned off, and bash
+    # starts its logical $PWD where the permission check assumed (see git_config.py).
+    env = git_environment(os.environ)
+    env["PWD"] = os.fspath(cwd)
     marker = tree.new_marker()
     env[tree.MARKER_VARIABLE] = marker
     # Nothing can answer a pager or a credential prompt: stdin is /dev/null.
@@ -173,6 +177,7 @@ async def _supervise(
     exited = asyncio.ensure_future(proc.wait())
     aborted = asyncio.ensure_future(ctx.cancel.wait())
     transport: asyncio.BaseTransport | None = None
+    cleaned = False  # everything the command started is known to be gone
     try:
         reader = asyncio.StreamReader(limit=1 << 20)
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
@@ -186,8 +191,10 @@ async def _supervise(
             outcome = "aborted"
         else:
             outcome = "timeout"
-        stopped = outcome == "exited" and bool(tree.find_processes(pgid, marker))
-        await _terminate(pgid, marker, exited)
+        left = tree.find_processes(pgid, marker)
+        stopped = outcome == "exited" and bool(left)
+        await _terminate(pgid, marker, exited, left)
+        cleaned = True
         # Output written before the group ended is still in the pipe.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(pump), DRAIN_GRACE_S)
@@ -200,7 +207,8 @@ async def _supervise(
         raise
     finally:
         _kill_group(pgid, signal.SIGKILL)  # whatever is left, whatever happened
-        tree.signal_all(tree.find_processes(None, marker), signal.SIGKILL)
+        if not cleaned:
+            tree.signal_all(tree.find_processes(None, marker), signal.SIGKILL)
         for task in (pump, exited, aborted):
             if task is not None:
                 task.cancel()
@@ -210,14 +218,15 @@ async def _supervise(
             pipe.close()
 
 
-async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int]) -> None:
+async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int],
+                     left: list[int] | None = None) -> None:
     """SIGTERM, a grace period, SIGKILL: for the group and every marked process.
 
     Looked for again after each round, since a process may fork while it is dying.
     """
     loop = asyncio.get_running_loop()
     for _ in range(3):
-        left = tree.find_processes(pgid, marker)
+        left = tree.find_processes(pgid, marker) if left is None else left
         if not left and exited.done():
             return
         _kill_group(pgid, signal.SIGTERM)
@@ -230,6 +239,8 @@ async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int]) -> Non
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
         tree.reap_adopted(left, keep=pgid)  # asyncio waits for the shell itself
+        left = None  # look again: something may have forked while dying
+    tree.signal_all(tree.find_processes(pgid, marker), signal.SIGKILL)  # still forking: no more grace
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:
