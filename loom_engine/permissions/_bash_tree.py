@@ -54,8 +54,10 @@ _REDIRECT_KINDS: dict[str, RedirectKind] = {
     "<": "read", "<&": "dup", ">&": "dup", "<&-": "dup", ">&-": "dup"}
 _BLANK_GAP = re.compile(r"(?:[ \t]|\\\n)*")
 _LINE_GAP = re.compile(r"(?:[ \t\n]|\\\n)*")
+# Right before a redirection: a whole word that bash would take as its file descriptor.
+_GLUED_FD = re.compile(rb"(?:^|[\s;&|(])(?:(\{[A-Za-z_]\w*\})|\d+)$")
 _SHELLS_WALKED = frozenset({"bash", "sh"})
-_SHELL_FLAGS = re.compile(r"[-+][cefuvxnC]+")
+_SHELL_FLAGS = re.compile(r"[-+][cefuvxnCl]+")  # -l: the profile is the user's own code
 _SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix"})
 
 
@@ -163,6 +165,7 @@ class _Walker:
     def _container(self, node: Node) -> None:
         # Lists nest to the left (a && b && c is list(list(a, b), c)): flatten them with
         # a stack, so that a long chain cannot reach the recursion limit.
+        _check_negation(node)
         self._check_gaps(node, _LINE_GAP)
         stack = [iter(node.children)]
         while stack:
@@ -175,6 +178,7 @@ class _Walker:
                 if child.type not in _CONTAINER_TOKENS:
                     raise ShellDoubt(f"unsupported syntax '{child.type}'")
             elif child.type in ("list", "pipeline"):
+                _check_negation(child)
                 self._check_gaps(child, _LINE_GAP)
                 stack.append(iter(child.children))
             else:
@@ -193,6 +197,7 @@ class _Walker:
             raise ShellDoubt("text this check could not read")
 
     def _redirected(self, node: Node) -> None:
+        self._check_gaps(node, _BLANK_GAP)
         body = node.child_by_field_name("body")
         redirects: list[Redirect] = []
         after: list[Node] = []
@@ -229,7 +234,8 @@ class _Walker:
         for idx, child in enumerate(children):
             kind = child.type
             before = children[idx - 1] if idx else child
-            glued = idx > 0 and before.end_byte == child.start_byte
+            # Backslash-newline vanishes before bash splits words: `r\<newline>m` is rm.
+            glued = idx > 0 and not self.between(before.end_byte, child.start_byte).replace("\\\n", "")
             if glued and kind not in _REDIRECTS and (before.type in _REDIRECTS or not before.is_named
                                                      or before.type == "variable_assignment"):
                 # `>f''x` or `A=1''x`: one word for bash, two nodes for the grammar.
@@ -243,9 +249,6 @@ class _Walker:
             elif kind == "variable_assignments":
                 assignments.extend(self._assignment(c) for c in child.named_children)
             elif kind in _REDIRECTS:
-                if glued and before.type not in _REDIRECTS and re.fullmatch(
-                        r"\{[A-Za-z_]\w*\}", self.text(before)):
-                    raise ShellDoubt("named file descriptor redirection")
                 redirects.extend(self._redirect(child, after))
             elif not child.is_named:
                 if node.type in ("declaration_command", "unset_command") and idx == 0:
@@ -259,6 +262,9 @@ class _Walker:
             else:
                 parts.append([child])
         words = [p if isinstance(p, Word) else self.word(*p) for p in parts]
+        if words and words[0].brace:
+            # `{rm,-rf,x}` runs rm: the name is not the word as written.
+            raise ShellDoubt("brace expansion in a command name")
         if words and not words[0].quoted and words[0].literal:
             if words[0].text in _DOUBTFUL_NAMES and node.type == "command":
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
@@ -294,6 +300,7 @@ class _Walker:
         if opener != "[":
             raise ShellDoubt(f"bash '{opener}' construct" if opener == "[[" else
                              "arithmetic command '(( ))'")
+        self._check_gaps(node, _BLANK_GAP)
         words: list[Word] = []
         pending = list(reversed(node.children))
         last_end = -1
@@ -326,11 +333,13 @@ class _Walker:
             if not w.literal or not w.text.startswith(("-", "+")) or w.text in ("-", "--"):
                 k += 1 if w.literal and w.text in ("-", "--") else 0
                 break
-            if w.text in ("-o", "+o"):
+            if w.text in ("-o", "+o", "-O", "+O"):
+                known = known and w.text in ("-o", "+o")  # -O extglob changes the syntax
                 k += 2
                 continue
-            if _SHELL_FLAGS.fullmatch(w.text):
-                has_c = has_c or "c" in w.text
+            if not w.text.startswith("--"):
+                has_c = has_c or "c" in w.text  # -c, -lc, -xec ...
+                known = known and bool(_SHELL_FLAGS.fullmatch(w.text))
             elif w.text not in _SHELL_LONG_OPTIONS:
                 known = False
             k += 1
@@ -347,8 +356,15 @@ class _Walker:
     # -- redirections ------------------------------------------------------------------
 
     def _redirect(self, node: Node, after: list[Node]) -> list[Redirect]:
+        window = self.src[max(0, node.start_byte - 80):node.start_byte].replace(b"\\\n", b"")
+        glued_before = _GLUED_FD.search(window)
+        if glued_before:  # `{fd}>x`, or `2>x` the grammar read as an argument and `>x`
+            raise ShellDoubt("named file descriptor redirection" if glued_before.group(1) else
+                             "a file descriptor this check reads differently from bash")
         if node.type == "heredoc_redirect":
+            self._check_gaps(node, _LINE_GAP)
             return self._heredoc(node, after)
+        self._check_gaps(node, _BLANK_GAP)
         fd: int | None = None
         op = ""
         targets: list[Node] = []
@@ -515,6 +531,8 @@ class _Walker:
                 raise ShellDoubt("backquote substitution with escapes (nested backquotes)")
             if len(raw) < 2 or not raw.endswith("`"):
                 raise ShellDoubt("unbalanced backquote")
+            if "`" in raw[1:-1]:  # bash ends a backquote at the next one; the grammar nests
+                raise ShellDoubt("backquote substitution this check reads differently from bash")
         elif not raw.endswith(")") or node.children[-1].is_missing:
             raise ShellDoubt("missing ')'")
         if self.depth > MAX_DEPTH:
@@ -529,6 +547,19 @@ class _Walker:
                     self.statement(child)
         finally:
             self.depth -= 1
+
+
+def _check_negation(node: Node) -> None:
+    """Bash accepts '!' only at the start of a pipeline; the grammar anywhere in it."""
+    if node.type != "pipeline":
+        return
+    for child in node.named_children[1:]:
+        while True:
+            if child.type == "negated_command":
+                raise ShellDoubt("'!' inside a pipeline (a syntax error for bash)")
+            if not child.children or not child.children[0].is_named:
+                break
+            child = child.children[0]
 
 
 def _looks_like_assignment(raw: str) -> bool:

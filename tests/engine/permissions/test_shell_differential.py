@@ -70,7 +70,8 @@ def piece(draw: st.DrawFn) -> str:
         return f'"a $({draw(inner_command())}) b"'
     if kind == 6:
         return draw(st.sampled_from(["$NOPE", "${NOPE}", '"$NOPE"', "${NOPE:-d}", "$'a\\tb'",
-                                     "$1", "~", "{a,b}", "x{1..2}"]))
+                                     "$1", "~", "{a,b}", "x{1..2}", "\\\n", "a\\\nb", "#x",
+                                     "$'a;b'", '$"t"', "$", "a$", "'#'"]))
     return draw(PLAIN)
 
 
@@ -105,6 +106,8 @@ def heredoc(draw: st.DrawFn, head: str) -> str:
     body = draw(st.sampled_from(["plain text", "$NOPE and more", f"x $({draw(inner_command())}) y",
                                  "a \\$(c0 no) b", "tab\there"]))
     delimiter = "'EOF'" if quoted else "EOF"
+    if draw(st.booleans()):
+        return f"{head} <<-{delimiter}\n\t{body}\n\tEOF\n"
     return f"{head} <<{delimiter}\n{body}\nEOF\n"
 
 
@@ -123,7 +126,7 @@ def statement(draw: st.DrawFn, depth: int) -> str:
     if kind == 8:
         return f"{draw(simple())} <({draw(inner_command())})"
     left = statement(draw, depth + 1)
-    op = draw(st.sampled_from(["&&", "||", ";", "|", "|&", "\n"]))
+    op = draw(st.sampled_from(["&&", "||", ";", "|", "|&", "\n", "# c0 hidden\n", "&"]))
     return f"{left} {op} {statement(draw, depth + 1)}"
 
 
@@ -171,8 +174,9 @@ def run_in_sandbox(sandbox: Path, line: str, n: int) -> tuple[list[list[str]], s
 
 
 def _matches(words: tuple[Word, ...], argv: list[str]) -> bool:
-    """Literal words must be exactly one argument each; an expansion, a glob or a brace
-    word may stand for any number of arguments (word splitting, empty output)."""
+    """Literal words must be exactly one argument each; an expansion, a glob, a brace or
+    a tilde word may stand for any number of arguments (word splitting, empty output;
+    the manager expands '~' itself)."""
     memo: dict[tuple[int, int], bool] = {}
 
     def go(i: int, j: int) -> bool:
@@ -180,7 +184,7 @@ def _matches(words: tuple[Word, ...], argv: list[str]) -> bool:
             return memo[i, j]
         if i == len(words):
             result = j == len(argv)
-        elif words[i].literal and not words[i].glob and not words[i].brace:
+        elif words[i].literal and not (words[i].glob or words[i].brace or words[i].tilde):
             result = j < len(argv) and argv[j] == words[i].text and go(i + 1, j + 1)
         else:
             result = any(go(i + 1, k) for k in range(j, len(argv) + 1))
