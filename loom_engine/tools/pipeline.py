@@ -170,7 +170,9 @@ class ToolPipeline:
         if self.permissions is None:
             return None
         target = tool.permission_target(args, ctx)
-        decision = self.permissions.check(tool.name, target, is_read_only=tool.is_read_only, cwd=ctx.cwd)
+        # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
+        decision = await asyncio.to_thread(self.permissions.check, tool.name, target,
+                                           is_read_only=tool.is_read_only, cwd=ctx.cwd)
         if decision.behavior == "allow":
             return None
         if decision.behavior == "deny":
