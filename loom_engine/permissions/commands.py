@@ -133,6 +133,14 @@ _NON_READERS = frozenset({"pwd", "echo", "which"})
 _FIND_FORBIDDEN = re.compile(r"-(exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)")
 _GIT_READ_ONLY = frozenset({"status", "diff", "log", "show"})
 _RG_FORBIDDEN = ("--pre", "--hostname-bin", "--search-zip", "-z")
+# Read a list of file names from a file: the names inside cannot be checked.
+_NAME_LIST_OPTIONS = ("--files0-from", "-files0-from")
+# Options (long, or letters of a short cluster) that make a recursive command follow the
+# symlinks it finds inside the folders it walks.
+_FOLLOW_LONG = {"grep": ("--dereference-recursive",), "rg": ("--follow",),
+                "ls": ("--dereference",), "du": ("--dereference",), "diff": ("--recursive",),
+                "find": ("-follow",)}
+_FOLLOW_SHORT = {"grep": "R", "rg": "L", "ls": "L", "du": "L", "diff": "r", "find": "L"}
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,11 @@ class ReadOnlyCheck:
 
     paths: tuple[str, ...]
     reads_cwd: bool  # with no path argument it reads the current directory
+    # It walks folders and follows the symlinks it meets there (`grep -R`, `find -L`):
+    # the trees it enters must be checked for symlinks that lead out of the workspace.
+    follows: bool = False
+    # Its first positional word is a pattern, not a file (grep, rg).
+    pattern_first: bool = False
 
 
 def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
@@ -174,7 +187,28 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
         return None
     if name == "rg" and any(a.text.startswith(_RG_FORBIDDEN) and not a.procsub for a in args):
         return None
-    return ReadOnlyCheck(_path_arguments(args), reads_cwd=True)
+    if any(a.text.startswith(_NAME_LIST_OPTIONS) for a in args):
+        return None
+    return ReadOnlyCheck(_path_arguments(args), reads_cwd=True, follows=_follows(name, args),
+                         pattern_first=name in ("grep", "rg"))
+
+
+def _follows(name: str, args: Sequence[Word]) -> bool:
+    """Whether ``name`` with ``args`` follows symlinks met while walking folders. A short
+    cluster is searched for the letter as a whole (``-eR`` is ``-e R``): asking about a
+    command that does not follow only costs a question."""
+    long = _FOLLOW_LONG.get(name, ())
+    short = _FOLLOW_SHORT.get(name, "")
+    for word in args:
+        t = word.text
+        if t == "--":
+            break
+        if t in long or (name == "find" and t == "-L"):
+            return True
+        if short and t.startswith("-") and not t.startswith("--") and name != "find" \
+                and short in t[1:]:
+            return True
+    return False
 
 
 def _path_arguments(args: Sequence[Word]) -> tuple[str, ...]:

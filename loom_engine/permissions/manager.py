@@ -45,12 +45,28 @@ import shlex
 import tempfile
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from ..workspace import Workspace
+from .commands import (
+    cd_target,
+    deny_candidates,
+    read_only_command,
+    runs_hidden_code,
+    strip_wrappers,
+)
+from .expansion import (
+    Unknowable,
+    expand_glob,
+    expand_tilde,
+    logical_cd,
+    outward_symlink,
+    physical,
+)
+from .git_config import repository_doubt
 from .paths import PathPattern, compile_path_pattern, rule_path
 from .rules import (
     READ_GROUP,
@@ -61,13 +77,6 @@ from .rules import (
     Rule,
     is_rule_domain,
     parse_rule,
-)
-from .commands import (
-    cd_target,
-    deny_candidates,
-    read_only_command,
-    runs_hidden_code,
-    strip_wrappers,
 )
 from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
 from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
@@ -103,6 +112,10 @@ _NO_PREFIX_SUGGESTION = frozenset({"rm", "rmdir", "mv", "cp", "dd", "chmod", "ch
                                    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find",
                                    "diff", "stat", "du", "echo", "which", "touch", "mkdir"})
 _MAX_CWDS = 32
+# Wrappers in front of a read-only command are programs found on PATH too.
+_PATH_WRAPPERS = frozenset({"timeout", "nice", "nohup"})
+# Read-only command words bash runs itself, without a PATH lookup.
+_SHELL_BUILTINS = frozenset({"echo", "pwd", "time"})
 
 SOURCE_DEFAULTS = "defaults"
 SOURCE_PROJECT = ".loom/settings.toml"
@@ -176,6 +189,10 @@ class _Verdict:
     # ``--allow`` flags and ``alt`` is another flag that would do (``--add-dir X``).
     hint: str = ""
     alt: str = ""
+    # An ask that an allow rule for the command does not answer: the danger lies in
+    # what the command would run (a workspace program, the repository's git config),
+    # not in which command it is.
+    firm: bool = False
 
 
 _ORDER = {"allow": 0, "ask": 1, "deny": 2}
@@ -388,6 +405,12 @@ class PermissionManager:
         if ask:
             return _Verdict("ask", f"{action} {shown} needs approval ({ask.label})", True,
                             hint=f"{ask.label} always asks; a headless run cannot allow it")
+        if write and self.mode != "bypass" and resolved.parent in _path_folders(base):
+            # A program put there would run in place of a system one (`ls`, `git`...).
+            return _Verdict("ask", f"{action} {shown} puts a file in {resolved.parent}, a "
+                            "folder on PATH; it needs approval", firm=True,
+                            hint="only --permission-mode bypass writes into a folder on PATH "
+                            "without asking")
         allow = hits("allow")
         if allow:
             return _Verdict("allow", allow.label, True)
@@ -504,6 +527,8 @@ class PermissionManager:
         read_only = None if cmd.assignments else self._read_only_verdict(cmd, words, cwds, cwd_known)
         if read_only is not None and read_only.from_rule and read_only.behavior != "allow":
             return read_only  # a deny/ask rule on a file it reads beats any allow rule
+        if read_only is not None and read_only.firm and not ctx.everything:
+            return read_only
         if self.mode == "plan":
             if read_only is not None:
                 return read_only
@@ -532,31 +557,93 @@ class PermissionManager:
 
     def _read_only_verdict(self, cmd: SimpleCommand, words: Sequence[Word], cwds: list[Path],
                            cwd_known: bool) -> _Verdict | None:
-        """For a built-in read-only command: allow, or ask/deny for the files it reads."""
-        check = read_only_command(words)
-        if check is None:
+        """For a built-in read-only command: allow, or ask/deny for the files it reads.
+
+        The words are checked as bash will run them: tildes and globs expanded in every
+        directory the command may run in, paths resolved the way the shell's kernel calls
+        will, the program the command word names looked up on PATH, and for git the
+        repository's config read for keys that name programs."""
+        if read_only_command(words) is None:
             return None
         shown = cmd.display
         if any(w.glob_parent_dots for w in words):
             return _Verdict("ask", f"`{shown}` has a pattern that may expand to '..'")
-        paths = list(check.paths)
-        absolute = [p for p in paths if os.path.isabs(os.path.expanduser(p))]
-        if not cwd_known and (check.reads_cwd or len(absolute) < len(paths)):
-            return _Verdict("ask", f"`{shown}` reads relative paths after a change of directory "
-                            "this check cannot follow")
         verdicts: list[_Verdict] = []
         for base in cwds:
-            if check.reads_cwd:
+            try:
+                expanded, listed = _expand_words(words, base)
+            except Unknowable as exc:
+                return _Verdict("ask", f"`{shown}`: {exc}")
+            check = read_only_command(expanded)
+            if check is None:
+                return None  # what it expands to is not read-only (a file named -delete...)
+            paths = [os.path.expanduser(p) if p.startswith("~") else p for p in check.paths]
+            if not cwd_known and (check.reads_cwd or listed or
+                                  any(not p.startswith("/") for p in paths)):
+                return _Verdict("ask", f"`{shown}` reads relative paths after a change of "
+                                "directory this check cannot follow")
+            program = self._program_doubt(cmd, words, base)
+            if program:
+                return _Verdict("ask", f"`{shown}`: {program}", firm=True)
+            reads = list(listed) + paths + ([str(base)] if check.reads_cwd else [])
+            resolved_reads: dict[str, Path] = {}
+            for raw in reads:
+                try:
+                    resolved = resolved_reads[raw] = physical(raw, base)
+                except Unknowable as exc:
+                    return _Verdict("ask", f"`{shown}`: {exc}")
                 verdicts.append(self._check_path("read_file", {*READ_TOOLS, READ_GROUP},
-                                                 str(base), False, base))
-            for p in paths:
-                verdicts.append(self._check_path("read_file", {*READ_TOOLS, READ_GROUP}, p, False,
-                                                 base))
+                                                 str(resolved), False, base))
+            if check.follows:
+                # The trees it walks: the files it names, or the working directory when
+                # none of its words (after a grep pattern) names an existing file.
+                named = [resolved_reads[p] for p in paths[1 if check.pattern_first else 0:]]
+                tops = [p for p in named if os.path.lexists(p)]
+                if not tops and check.reads_cwd:
+                    tops = [resolved_reads[str(base)]]
+                outward = outward_symlink(tops, self.workspace.contains)
+                if outward:
+                    return _Verdict("ask", f"`{shown}` follows symlinks and {outward}")
+            if expanded[0].text == "git":
+                doubt = self._git_doubt(base)
+                if doubt:
+                    return _Verdict("ask", f"`{shown}`: {doubt}; it needs approval", firm=True,
+                                    hint="only --permission-mode bypass or the rule 'bash' "
+                                    "runs git with this repository's config unchecked")
         worst = _worst(verdicts, "")
         if worst.behavior == "allow":
             return _Verdict("allow", f"`{shown}` is a read-only command")
         return _Verdict(worst.behavior, f"`{shown}`: {worst.reason}", worst.from_rule,
                         hint=worst.hint)
+
+    def _program_doubt(self, cmd: SimpleCommand, words: Sequence[Word], cwd: Path) -> str:
+        """Why a command word of this read-only command (or of a wrapper in front of it)
+        may run a program from the workspace rather than the system's, or ''."""
+        names = [w.text for w in cmd.words[:len(cmd.words) - len(words)]
+                 if w.text in _PATH_WRAPPERS] + [words[0].text]
+        for name in names:
+            if name in _SHELL_BUILTINS:
+                continue
+            try:
+                found = find_program(name, cwd)
+            except Unknowable as exc:
+                return str(exc)
+            if found is not None and self.workspace.contains(found):
+                return (f"'{name}' would run {self.workspace.relative(found)}, a program "
+                        "inside the workspace (a folder on PATH), not the system's")
+        return ""
+
+    def _git_doubt(self, cwd: Path) -> str:
+        try:
+            folder = physical(str(cwd), Path("/"))
+            git = find_program("git", cwd)
+        except Unknowable as exc:
+            return str(exc)
+        if git is None:
+            return ""  # no git: the command fails without running anything
+        if not folder.is_dir():
+            return f"it would run in {cwd}, which does not exist yet, so its git config cannot be read"
+        return repository_doubt(str(git), folder, self.workspace.contains)
 
     def _cd_verdict(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool) -> _Verdict | None:
         try:
@@ -565,28 +652,54 @@ class PermissionManager:
             return None
         if target is None or not cwd_known:
             return None
-        if all(self.workspace.contains(self.workspace.resolve(target, base)) for base in cwds):
-            return _Verdict("allow", "changing directory inside the workspace")
-        return None
+        for base in cwds:
+            for nxt in self._cd_destinations(target, base):
+                try:
+                    real = physical(str(nxt), Path("/"))
+                except Unknowable:
+                    return None
+                if not (self.workspace.contains(nxt) and self.workspace.contains(real)):
+                    return None
+        return _Verdict("allow", "changing directory inside the workspace")
+
+    def _cd_destinations(self, target: str, base: Path) -> list[Path]:
+        """Where ``cd target`` from the logical ``base`` may land: bash's logical answer
+        (``..`` taken as text) and, should that fail, the physical one. Raises ShellDoubt."""
+        raw_target = target
+        try:
+            target = expand_tilde(target, target, base)
+        except Unknowable as exc:
+            raise ShellDoubt(str(exc)) from None
+        if os.environ.get("CDPATH") and not target.startswith(("/", "./", "../")) \
+                and target not in (".", ".."):
+            raise ShellDoubt(f"'cd {raw_target}' may go through $CDPATH, which this check "
+                             "does not follow")
+        logical = logical_cd(base, target)
+        try:
+            real = physical(target, base)
+        except Unknowable as exc:
+            raise ShellDoubt(str(exc)) from None
+        return [logical] if real == logical else [logical, real]
 
     def _possible_cwds(self, commands: Sequence[SimpleCommand], base: Path) -> tuple[list[Path], bool]:
-        """Every directory a command might run in. A ``cd`` anywhere (even in a subshell
-        or after ``||``) adds its target for the whole line: over-approximating keeps a
-        relative path from being checked against the wrong folder."""
+        """Every directory a command might run in, as bash names it (logically). A ``cd``
+        anywhere (even in a subshell or after ``||``) adds its target for the whole line:
+        over-approximating keeps a relative path from being checked against the wrong
+        folder."""
         cwds = [base]
         for cmd in commands:
             if cmd.words and cmd.words[0].text in ("source", "."):
                 return cwds, False  # a sourced script may change directory
             try:
                 target = cd_target(cmd.words)
+                if target is None:
+                    continue
+                for current in list(cwds):
+                    for nxt in self._cd_destinations(target, current):
+                        if nxt not in cwds:
+                            cwds.append(nxt)
             except ShellDoubt:
                 return cwds, False
-            if target is None:
-                continue
-            for current in list(cwds):
-                nxt = self.workspace.resolve(target, current)
-                if nxt not in cwds:
-                    cwds.append(nxt)
             if len(cwds) > _MAX_CWDS:
                 return cwds, False
         return cwds, True
@@ -636,6 +749,57 @@ class _CommandContext:
     ask: list[_Compiled]
     allow: list[_Compiled]
     everything: str
+
+
+def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], list[str]]:
+    """The words as bash passes them to the program when run in ``cwd`` (tilde and
+    pathname expansion), and the directories the expansion lists. Raises Unknowable."""
+    out: list[Word] = []
+    listed: list[str] = []
+    for word in words:
+        if word.procsub or not word.literal:
+            out.append(word)
+            continue
+        text = expand_tilde(word.raw, word.text, cwd)
+        if not word.glob:
+            out.append(replace(word, text=text))
+            continue
+        if word.quoted:
+            raise Unknowable(f"{word.raw} mixes quoted text and a pattern; which characters "
+                             "are wildcards cannot be told")
+        result = expand_glob(text, cwd)
+        listed.extend(result.listed)
+        if result.words == (text,):
+            out.append(replace(word, text=text, glob=False))
+        else:
+            out.extend(Word(text=m, raw=m) for m in result.words)
+    return tuple(out), listed
+
+
+def find_program(name: str, cwd: Path) -> Path | None:
+    """The file bash would run for the command word ``name`` in ``cwd`` (resolved), or
+    None when there is none. Raises Unknowable for a lookup through /proc."""
+    if "/" in name:
+        candidates = [name]
+    else:
+        candidates = [os.path.join(entry or ".", name)
+                      for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)]
+    for candidate in candidates:
+        full = physical(candidate, cwd)
+        if full.is_file() and os.access(full, os.X_OK):
+            return full
+    return None
+
+
+def _path_folders(base: Path) -> set[Path]:
+    """The folders on PATH, resolved (relative entries from ``base``)."""
+    out: set[Path] = set()
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        try:
+            out.add(physical(entry or ".", base))
+        except Unknowable:
+            continue
+    return out
 
 
 def _one_line(text: str) -> str:
