@@ -22,7 +22,9 @@ from loom_engine.tools.base import ToolError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+# O_PATH (Linux) opens a folder one may pass through but not list (mode 0711), which
+# is all the *at calls below need; elsewhere folders are opened for reading.
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
 # O_NONBLOCK: opening a FIFO to read must not hang; it is refused after fstat anyway.
 _READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 

@@ -436,5 +436,6 @@ def test_reading_a_40_mb_file_without_newlines_stays_small(tmp_path):
          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"],
         check=True, capture_output=True, text=True, cwd=Path(__file__).parents[2])
     peak_mb = int(result.stdout.strip()) / 1024
-    # The interpreter and imports take ~60 MB; the file itself must not be held.
-    assert peak_mb < 120, peak_mb
+    # The interpreter and imports take ~40 MB; the file itself (40 MB) must not be held.
+    # Measured: 119 MB before the streaming reader, 41 MB after.
+    assert peak_mb < 80, peak_mb
