@@ -11,8 +11,10 @@ LLM server and look at what the model got, the session file and stream-json stdo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from loom_engine.execution import CancelToken
 from loom_engine.redact import Redactor, redact_secrets
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
+from tests.fakellm.server import FakeLLMServer, Reply
 
 # name -> the command that writes a fresh key to the path given last.
 KEY_MAKERS: dict[str, list[str]] = {
@@ -179,3 +182,71 @@ def test_a_certificate_is_not_taken_for_a_key(tmp_path: Path) -> None:
 ])
 def test_ordinary_lines_are_left_alone(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+# --------------------------------------------------------------------------- loom run, end to end
+
+LOOM = [sys.executable, "-m", "loom_cli"]
+
+
+def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
+    env.update(ANTHROPIC_API_KEY="test-key-0000", ANTHROPIC_BASE_URL=server.anthropic_base_url,
+               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
+               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
+    env.update(extra)
+    return env
+
+
+def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> tuple[str, str, str, str]:
+    """(stdout, stderr, the session files, what the model was sent) of one stream-json run."""
+    done = subprocess.run([*LOOM, "run", "go", "-o", "stream-json", "--permission-mode", "bypass"],
+                          cwd=repo, env=loom_env(tmp_path, server, **env), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    sessions = "".join(p.read_text() for p in (tmp_path / "data").rglob("*.jsonl"))
+    assert sessions
+    sent = json.dumps([request.body for request in server.requests])
+    return done.stdout, done.stderr, sessions, sent
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def test_stream_json_never_prints_the_api_keys_loom_holds(repo: Path, tmp_path: Path,
+                                                          fake_llm: FakeLLMServer) -> None:
+    # Values of no known shape: only the exact-value rule can find them.
+    anthropic_key, openai_key = "LoomTestKey-5e1d9c7a3b", "OpenAiTestKey-8f2e6d4c0a"
+    commands = ["printenv", 'echo "$ANTHROPIC_API_KEY"', "echo $ANTHROPIC_API_KEY | tr a-z A-Z",
+                'echo "https://x/?k=$OPENAI_API_KEY"', "env | grep -i key; echo done"]
+    fake_llm.enqueue(*[Reply.tool("bash", {"command": c}) for c in commands], Reply.text("all done"))
+    stdout, stderr, sessions, sent = run_loom(tmp_path, repo, fake_llm, ANTHROPIC_API_KEY=anthropic_key,
+                                              OPENAI_API_KEY=openai_key)
+    events = [json.loads(line) for line in stdout.splitlines()]
+    assert sum(e["type"] == "tool_progress" for e in events) >= len(commands)
+    assert "[REDACTED:api-key]" in stdout
+    for where, text in (("stdout", stdout), ("stderr", stderr), ("session", sessions), ("model", sent)):
+        for key in (anthropic_key, openai_key):
+            assert key.lower() not in text.lower(), f"{key} reached {where}"
+
+
+def test_private_keys_never_reach_the_model_the_session_or_stdout(repo: Path, tmp_path: Path,
+                                                                   fake_llm: FakeLLMServer,
+                                                                   keys: dict[str, str]) -> None:
+    replies = []
+    for kind, key in keys.items():
+        (repo / kind).write_text(key)
+        calls = [(name, fill(arguments, kind)) for name, arguments in presentations(key)
+                 if name != "bash" or not arguments["command"].startswith("rg")]
+        replies.append(Reply.tools(*calls))
+    fake_llm.enqueue(*replies, Reply.text("seen them"))
+    stdout, stderr, sessions, sent = run_loom(tmp_path, repo, fake_llm)
+    assert stdout.count('"type": "tool_progress"') > 50 and "[REDACTED:private-key]" in sent
+    found = {where: [kind for kind, key in keys.items() if leaks(text, key)]
+             for where, text in (("stdout", stdout), ("stderr", stderr), ("session", sessions), ("model", sent))}
+    assert found == {"stdout": [], "stderr": [], "session": [], "model": []}
