@@ -441,7 +441,8 @@ class PermissionManager:
             return inside or c.behavior != "allow"
         if c.path is None:
             return False
-        return c.path.matches(resolved, self.workspace.root, outside_too=c.behavior != "allow")
+        strict = c.behavior != "allow"
+        return c.path.matches(resolved, self.workspace.root, outside_too=strict, loose=strict)
 
     # -- commands ---------------------------------------------------------------------
 

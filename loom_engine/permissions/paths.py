@@ -5,17 +5,33 @@ without an inner slash matches at any depth; ``./name`` anchors it at the root).
 ``/abs/path/**``, ``~/notes/*.md`` and ``../sibling/**`` name places outside the
 workspace; their literal leading folders are resolved like the paths they are matched
 against, so a symlinked ``~`` or ``/tmp`` still matches.
+
+Deny and ask rules also match case-insensitively and Unicode-normalised (see
+:func:`fold`): on a case-insensitive file system (macOS, Windows, a case-folding
+folder) ``.GIT/hooks/pre-commit`` *is* ``.git/hooks/pre-commit``, and matching loosely
+can only make an answer stricter. Allow rules match exactly, so they never widen.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
 _GLOB_CHARS = frozenset("*?[")
+# Code points HFS+ ignores in file names (".g\u200cit" is ".git" there), as git's
+# own check for them (is_hfs_dotgit) lists them.
+_IGNORABLE = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+
+
+def fold(text: str) -> str:
+    """``text`` as a case-insensitive, normalisation-insensitive file system compares
+    names: canonical composition (NFC), ignorable code points dropped, case folded."""
+    return _IGNORABLE.sub("", unicodedata.normalize("NFC", text)).casefold()
 
 
 def validate_path_spec(spec: str) -> None:
@@ -84,16 +100,22 @@ class PathPattern:
     # is checked, so that `deny read(*.pem)` covers /etc/ssl/x.pem as well.
     basename_only: bool
     _spec: pathspec.GitIgnoreSpec
+    _folded: pathspec.GitIgnoreSpec  # the same pattern, folded (see fold())
 
-    def matches(self, resolved: Path, root: Path, *, outside_too: bool) -> bool:
+    def matches(self, resolved: Path, root: Path, *, outside_too: bool,
+                loose: bool = False) -> bool:
+        """Whether the resolved path matches; ``loose`` also matches it folded (for deny
+        and ask rules), ``outside_too`` lets a base-name pattern match outside the root."""
         if self.absolute:
-            return self._spec.match_file(str(resolved).lstrip("/") or ".")
-        if resolved == root or root in resolved.parents:
+            name = str(resolved).lstrip("/") or "."
+        elif resolved == root or root in resolved.parents:
             rel = resolved.relative_to(root).as_posix()
-            return self._spec.match_file(rel if rel != "." and rel else ".")
-        if outside_too and self.basename_only:
-            return self._spec.match_file(str(resolved).lstrip("/"))
-        return False
+            name = rel if rel != "." and rel else "."
+        elif outside_too and self.basename_only:
+            name = str(resolved).lstrip("/")
+        else:
+            return False
+        return self._spec.match_file(name) or (loose and self._folded.match_file(fold(name)))
 
 
 def compile_path_pattern(spec: str, root: Path) -> PathPattern:
@@ -101,8 +123,7 @@ def compile_path_pattern(spec: str, root: Path) -> PathPattern:
     if not _is_absolute_spec(spec):
         line = _relative_line(spec)
         inner = line.rstrip("/")
-        return PathPattern(spec, False, "/" not in inner,
-                           pathspec.GitIgnoreSpec.from_lines([line]))
+        return PathPattern(spec, False, "/" not in inner, _spec(line), _spec(fold(line)))
     expanded = _expand_anchor(spec)
     if not os.path.isabs(expanded):
         expanded = os.path.join(root, expanded)
@@ -113,7 +134,11 @@ def compile_path_pattern(spec: str, root: Path) -> PathPattern:
     real = os.path.realpath(literal).lstrip("/")
     escaped = escape_glob(real)
     line = "/" + "/".join(p for p in (escaped, rest) if p) if escaped or rest else "**"
-    return PathPattern(spec, True, False, pathspec.GitIgnoreSpec.from_lines([line]))
+    return PathPattern(spec, True, False, _spec(line), _spec(fold(line)))
+
+
+def _spec(line: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([line])
 
 
 def rule_path(resolved: Path, root: Path) -> str:

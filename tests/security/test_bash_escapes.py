@@ -25,7 +25,7 @@ from builtin_tools.bash import BashInput, BashTool
 from loom_engine.execution import CancelToken
 from loom_engine.permissions.git_config import git_environment, repository_doubt
 from loom_engine.permissions.manager import PermissionManager, RuleLayer
-from loom_engine.permissions.targets import CommandRun
+from loom_engine.permissions.targets import CommandRun, FileAccess
 from loom_engine.tools.base import ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
 
@@ -333,3 +333,38 @@ def test_an_inward_symlink_loop_is_walked_once(links: Lab) -> None:
 def test_a_file_named_like_an_option_is_checked_after_expansion(links: Lab) -> None:
     (links.root / "-delete").write_text("")
     assert links.check("find . *") == "ask"
+
+
+# -- item 9: protected paths in another case or Unicode form -------------------------
+
+
+@pytest.mark.parametrize("path", [
+    ".LOOM/settings.local.toml", ".Loom/Settings.TOML", ".GIT/hooks/pre-commit", ".Git/config",
+    "sub/.GIT/config", ".g\u200cit/hooks/pre-commit", ".loom/SETTINGS.local.toml",
+    "\ufeff.git/config",
+])
+@pytest.mark.parametrize("tool", ["write_file", "edit_file", "apply_patch"])
+def test_protected_paths_in_any_case_ask(lab: Lab, path: str, tool: str) -> None:
+    for mode in ("accept-edits", "bypass"):
+        decision = lab.pm(mode, allow=("edit(**)",)).check(
+            tool, FileAccess((path,), write=True), is_read_only=False)
+        assert decision.behavior == "ask", (path, mode)
+    assert lab.check(f"echo x > '{path}'", "accept-edits") == "ask"
+
+
+def test_deny_rules_match_any_case_and_normal_form(lab: Lab) -> None:
+    pm = PermissionManager(Workspace.at(lab.root), layers=[RuleLayer("cli", deny=(
+        "read(.env)", "read(caf\u00e9/**)"))])
+    for path in (".ENV", ".Env", "cafe\u0301/x", "CAF\u00c9/x"):
+        decision = pm.check("read_file", FileAccess((path,), write=False), is_read_only=True)
+        assert decision.behavior == "deny", path
+    assert pm.check("read_file", FileAccess(("env",), write=False),
+                    is_read_only=True).behavior == "allow"
+
+
+def test_allow_rules_stay_exact(lab: Lab) -> None:
+    pm = lab.pm("default", allow=("edit(src/**)",))
+    assert pm.check("edit_file", FileAccess(("src/x.py",), write=True),
+                    is_read_only=False).behavior == "allow"
+    assert pm.check("edit_file", FileAccess(("SRC/x.py",), write=True),
+                    is_read_only=False).behavior == "ask"
