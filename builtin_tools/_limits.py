@@ -13,6 +13,8 @@ EDIT_LIMIT_BYTES = 10 * 1024 * 1024
 MAX_PATTERN_CHARS = 10_000
 # No system takes a path longer than this (Linux PATH_MAX); longer is a mistake or an attack.
 MAX_PATH_CHARS = 4096
+# ... nor a file or folder name longer than this (NAME_MAX, in bytes).
+MAX_NAME_BYTES = 255
 # grep without ripgrep reads each file whole (bytes, text and lines: about ten times its
 # size); larger files are skipped with a note.
 PYTHON_GREP_MAX_BYTES = 64 * 1024 * 1024

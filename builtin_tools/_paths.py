@@ -29,10 +29,14 @@ def check_path_text(raw: str, what: str = "path") -> None:
                         "a path can have; give the real path.")
     try:
         # Stray bytes of an undecodable name come back as \udc80-\udcff and are fine.
-        os.fsencode(raw)
+        encoded = os.fsencode(raw)
     except UnicodeError:
         raise ToolError(f"The {what} contains characters that cannot be a file name (a lone surrogate "
                         "such as \\ud800); give the path in plain text.") from None
+    longest = max(len(name) for name in encoded.split(b"/"))
+    if longest > _limits.MAX_NAME_BYTES:
+        raise ToolError(f"The {what} has a name {longest:,} bytes long, over the {_limits.MAX_NAME_BYTES} "
+                        "bytes a file or folder name can have; give the real path.")
 
 
 def resolve_path(ctx: ToolContext, raw: str) -> Path:

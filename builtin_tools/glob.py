@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from ._paths import check_path_text, resolve_path
+from ._paths import resolve_path
 from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
@@ -66,10 +66,12 @@ class GlobTool(RgSearchTool):
             root, pattern = search_root(ctx, args.path, pattern)
         except ToolError as error:
             return ToolOutput(str(error), is_error=True)
-        if not root.exists():
-            return ToolOutput(f"Path not found: {args.path}", is_error=True)
-        if not root.is_dir():
-            return ToolOutput(f"Not a folder: {args.path} (glob searches folders; use "
+        # The folder may come from the pattern (`../other/*`): name the one that is missing.
+        named = args.path if root == resolve_path(ctx, args.path) else ctx.workspace.relative(root)
+        if not os.path.exists(root):
+            return ToolOutput(f"Path not found: {named}", is_error=True)
+        if not os.path.isdir(root):
+            return ToolOutput(f"Not a folder: {named} (glob searches folders; use "
                               f"read_file to read a file).", is_error=True)
         try:
             glob = PathGlob.compile(pattern)
@@ -164,7 +166,6 @@ def search_root(ctx: ToolContext, path: str, pattern: str) -> tuple[Path, str]:
     is worked out once per call, so the one the permission check saw is the one walked.
     """
     check_pattern(pattern)
-    check_path_text(pattern, "pattern")
     root = resolve_path(ctx, path)
     split = _literal_split(pattern)
     if split is None:
@@ -175,7 +176,7 @@ def search_root(ctx: ToolContext, path: str, pattern: str) -> tuple[Path, str]:
     if folder is None:
         base = Path("/") if pattern.startswith("/") else root
         folder = Path(os.path.realpath(os.path.join(base, *components)))
-        if pattern.startswith("/") and not (components and folder.is_dir()):
+        if pattern.startswith("/") and not (components and os.path.isdir(folder)):
             folder = root
             ctx.resolved_paths[key + "\0anchored"] = root
         ctx.resolved_paths[key] = folder
