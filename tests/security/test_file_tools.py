@@ -28,10 +28,15 @@ from builtin_tools.ls import LsTool
 from builtin_tools.multi_edit import MultiEditTool
 from builtin_tools.read_file import ReadFileTool
 from builtin_tools.write_file import WriteFileTool
+from loom_engine.bus import EventBus
 from loom_engine.execution import CancelToken
+from loom_engine.messages import ToolUsePart
+from loom_engine.metrics import RunMetrics
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolSessionState
+from loom_engine.tools.pipeline import ToolPipeline
+from loom_engine.tools.registry import ToolRegistry
 from loom_engine.workspace import Workspace
 
 
@@ -174,6 +179,44 @@ def test_symlink_swapped_between_check_and_write_never_writes_outside(layout, mo
     assert swapper.flips > 20  # the race really ran
     assert _landed_outside(outside) == []
     assert (outside / "secret.txt").read_text() == "secret\n"
+
+
+@pytest.mark.parametrize("mode", ["accept-edits", "bypass"])
+def test_race_through_the_real_pipeline_never_writes_outside(layout, mode):
+    """The engine's own pipeline (check, then run, one context per call) under the swapper."""
+    root, outside = layout
+    inside = root / "inside"
+    inside.mkdir()
+    link = root / "link"
+    link.symlink_to(inside)
+    workspace = Workspace.at(root)
+    state = ToolSessionState()
+
+    def make_context(call_id: str) -> ToolContext:
+        return ToolContext(workspace=workspace, cancel=CancelToken(), state=state, call_id=call_id)
+
+    pipeline = ToolPipeline(registry=ToolRegistry([WriteFileTool(), ApplyPatchTool()]), bus=EventBus(),
+                            metrics=RunMetrics(), make_context=make_context, emit=lambda event: None,
+                            stamp=dict, permissions=PermissionManager(workspace, mode=mode),  # type: ignore[arg-type]
+                            interactive=False)
+
+    async def all_calls() -> list[str]:
+        results = []
+        for i in range(40):
+            for call in (ToolUsePart(f"w{i}", "write_file", {"path": f"link/w{i}.txt", "content": "x\n"}),
+                         ToolUsePart(f"p{i}", "apply_patch",
+                                     {"patch": f"*** Begin Patch\n*** Add File: link/p{i}.txt\n+x\n*** End Patch"})):
+                run = await pipeline.run(call)
+                results.append(str(run.result.content))
+        return results
+
+    with Swapper(link, inside, outside) as swapper:
+        results = asyncio.run(all_calls())
+    assert swapper.flips > 20
+    assert _landed_outside(outside) == []
+    written = len(list(inside.iterdir()))
+    assert written > 0  # some calls saw the inside folder and wrote there
+    assert written + sum("denied" in r or "symlink" in r for r in results) == len(results)
 
 
 def test_folder_replaced_by_a_symlink_after_the_check_is_refused(layout):
