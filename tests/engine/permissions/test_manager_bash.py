@@ -366,3 +366,24 @@ def test_command_analysis_is_shared_with_the_manager(env: Env, tmp_path: Path) -
     assert names == ["a", "b", "c", "d", "e", "f"]
     decision = bash(env.manager(allow=tuple(f"bash({n})" for n in "abcdf")), line)
     assert decision.behavior == "ask" and "`e`" in decision.reason
+
+
+# -- what bash will really read (globs, tildes, /proc, logical cd, symlink walks) -----
+
+
+@pytest.mark.parametrize("command", [
+    "cat */secret.txt", "cat *", "wc -c *", "stat -L *", "echo link_out/*", "cat ~-/x",
+    "cat ~+/../outside/secret.txt", "cat /proc/self/cwd/x", "grep -R s3cret .", "find -L .",
+    "ls -RL", "du -L -a .", "rg --follow x", "cd link_in/../.. && ls", "ls \"link\"*",
+])
+def test_expansions_that_reach_outside_ask(env: Env, command: str) -> None:
+    assert behavior(env, command) == "ask", command
+    assert behavior(env, command, "plan") in ("ask", "deny"), command
+
+
+@pytest.mark.parametrize("command", [
+    "cat src/*.py", "ls src/*", "grep -r x .", "grep -R x src", "find src -L", "ls -R",
+    "du -a .", "echo ~+", "cat link_in/app.py", "cd link_in && cat app.py",
+])
+def test_expansions_inside_still_allowed(env: Env, command: str) -> None:
+    assert behavior(env, command) == "allow", command
