@@ -220,3 +220,35 @@ def test_file_tools_satisfy_the_tool_protocol() -> None:
         assert len(spec.description) > 100
         writes = spec.name != "read_file"
         assert tool.is_read_only is not writes and tool.is_concurrency_safe is not writes
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+@pytest.mark.parametrize("data", [
+    b"a\r\nb\r\nc\r\n",  # CRLF: a chunk may end between \r and \n
+    b"one\rtwo\rthree",  # old Mac endings, no final break
+    b"x\n\n\ny",  # empty lines
+    "é\nnaïve\n€uro\n".encode(),  # multi-byte characters split across chunks
+    b"\xef\xbb\xbfbom\nline\n",  # UTF-8 BOM
+    "utf16\r\nline\r\n".encode("utf-16"),  # UTF-16 with BOM, CRLF
+    b"caf\xe9\nna\xefve\n",  # Windows-1252
+    b"\r\r\n\n",  # \r, \r\n, \n
+])
+async def test_streamed_lines_match_the_whole_file_split(ctx: ToolContext, call_tool: CallTool, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, chunk: int,
+                                                          data: bytes) -> None:
+    """Reading chunk by chunk gives the lines, numbers and total of splitting the whole text."""
+    import builtin_tools.read_file as module
+    from builtin_tools._text import detect_encoding, split_lines, strip_ending
+
+    monkeypatch.setattr(module, "_CHUNK_BYTES", chunk)
+    (tmp_path / "f.txt").write_bytes(data)
+    expected = [strip_ending(line) for line in split_lines(detect_encoding(data).decode(data))]
+    for offset in range(1, len(expected) + 1):
+        out = await call_tool(TOOL, ctx, path="f.txt", offset=offset, limit=2)
+        shown = expected[offset - 1:offset + 1]
+        body = out.content.split("\n\n(")[0]
+        assert body == "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, offset)), (offset, out.content)
+        if offset + 1 < len(expected):
+            assert f"of {len(expected)};" in out.content or f"of {len(expected)}." in out.content
+    past = await call_tool(TOOL, ctx, path="f.txt", offset=len(expected) + 1)
+    assert past.is_error and f"has {len(expected)} lines" in past.content
