@@ -726,7 +726,14 @@ class PermissionManager:
                 tools = {*WRITE_TOOLS, *WRITE_GROUPS} if write else {*READ_TOOLS, READ_GROUP}
                 tool = "write_file" if write else "read_file"
                 for base in cwds:
-                    v = self._check_path(tool, tools, target.text, write, base)
+                    try:  # as bash opens it: `~-` and /proc/self/cwd are the shell's
+                        where = str(physical(expand_tilde(target.raw, target.text, base), base))
+                    except Unknowable as exc:
+                        unknown = self._unknown_redirect(ctx, redirect.op + target.raw, write)
+                        verdicts.append(replace(unknown, reason=f"{unknown.reason}: {exc}")
+                                        if unknown.behavior != "allow" else unknown)
+                        continue
+                    v = self._check_path(tool, tools, where, write, base)
                     if ctx.everything and not v.from_rule and v.behavior != "allow" and \
                             self.mode != "plan":
                         v = _Verdict("allow", ctx.everything)

@@ -368,3 +368,16 @@ def test_allow_rules_stay_exact(lab: Lab) -> None:
                     is_read_only=False).behavior == "allow"
     assert pm.check("edit_file", FileAccess(("SRC/x.py",), write=True),
                     is_read_only=False).behavior == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "echo x > ~-/f", "echo x >> ~+/../outside/f", "cat < ~-/secret.txt",
+    "echo x > /proc/self/cwd/../outside/f", "wc -l < /proc/self/cwd/../outside/secret.txt",
+    "echo x > /dev/fd/5",
+])
+def test_redirections_through_tildes_and_proc(links: Lab, command: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLDPWD", str(links.outside))
+    monkeypatch.chdir(links.root / "a" / "b")
+    assert links.check(command, "accept-edits") in ("ask", "deny"), command
+    assert links.check(command, "plan") in ("ask", "deny"), command
