@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom_engine.paths import sessions_dir, user_config_file
+from loom_engine.paths import data_dir, sessions_dir, user_config_file
 from loom_engine.workspace import Workspace, find_workspace_root
 
-from .settings import DEFAULT_MODELS, ConfigError, Settings, choose_provider, load_settings
+from .project_trust import ProjectChange, ignored_line
+from .settings import BASE_URL_VARIABLES, DEFAULT_MODELS, ConfigError, Settings, choose_provider, load_settings
+from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
     from loom_engine.redact import Redactor
@@ -36,6 +38,8 @@ class RunOptions:
     deny: tuple[str, ...] = ()
     add_dirs: tuple[Path, ...] = ()
     script: Path | None = None  # for the scripted provider
+    # Apply what the project's settings files would widen, for this run only (--trust-project).
+    trust_project: bool = False
 
 
 @dataclass
@@ -45,13 +49,15 @@ class Built:
     workspace: Workspace
     resumed: bool
     warnings: list[str]
+    # What the project's settings would have widened, left out: the workspace is not trusted.
+    ignored: tuple[ProjectChange, ...] = ()
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools import default_tools
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
-    from loom_engine.permissions.manager import PermissionManager, RuleLayer, load_rule_layers
+    from loom_engine.permissions.manager import PermissionManager, RuleLayer
     from loom_engine.providers.factory import create_provider
     from loom_engine.sessions.store import SessionError, SessionStore
 
@@ -63,10 +69,16 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
-    settings = load_settings(workspace.root, user_config_file())
+    records = WorkspaceRecords(data_dir())
+    layered = load_settings(workspace.root, user_config_file(), trusted=True if options.trust_project else None,
+                           trusted_hash=records.trusted_hash(workspace.root))
+    settings = layered.settings
     provider_name = choose_provider(settings, options.provider)
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")
-    base_url = getattr(settings, provider_name).base_url if provider_name in ("anthropic", "openai") else None
+    base_url = None  # the provider reads its environment variable itself (and names it in errors)
+    if provider_name in BASE_URL_VARIABLES and \
+            layered.sources.get(f"{provider_name}.base_url") != BASE_URL_VARIABLES[provider_name]:
+        base_url = getattr(settings, provider_name).base_url
     script = options.script or (Path(os.environ["LOOM_SCRIPT"]) if os.environ.get("LOOM_SCRIPT") else None)
     from loom_engine.providers.base import StreamTimeouts
 
@@ -75,12 +87,15 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                                                               settings.stream_idle_timeout))
 
     try:
-        layers = list(load_rule_layers(workspace, user_config_file()))
+        layers = [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
+        saved = records.saved_rules(workspace.root)
+        if saved:
+            layers.append(RuleLayer(SAVED_RULES_SOURCE, allow=saved))
         if options.allow or options.deny:
             layers.append(RuleLayer(source="command line", allow=tuple(options.allow), deny=tuple(options.deny)))
         permissions = PermissionManager(workspace, mode=options.permission_mode or settings.permission_mode,
                                         layers=layers,
-                                        local_settings_path=workspace.root / ".loom" / "settings.local.toml")
+                                        save_rules=lambda rules: records.save_rules(workspace.root, rules))
     except ValueError as error:
         if options.allow or options.deny:
             raise UsageError(str(error)) from None
@@ -120,6 +135,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
 
     skills, context, warnings = _context(workspace, settings)
     warnings = skipped + warnings
+    if layered.ignored and interactive:
+        warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
     config = AgentConfig(model=model, provider=provider_name,
                          max_turns=options.max_turns or settings.max_turns, max_tokens=settings.max_tokens,
                          max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,
@@ -129,7 +146,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     agent = Agent(config=config, provider=provider, tools=default_tools(), workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills)
-    return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings)
+    return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
+                 ignored=layered.ignored)
 
 
 # Where Loom's own keys come from; a command can print them (`printenv`), so redaction

@@ -1,16 +1,34 @@
-"""Loom's settings: defaults < user config.toml < .loom/settings.toml <
-.loom/settings.local.toml < environment (LOOM_PROVIDER, LOOM_MODEL) < command-line flags."""
+"""Loom's settings, read once from their three files and merged with where each came from.
+
+Order, later winning: defaults < user config.toml < .loom/settings.toml <
+.loom/settings.local.toml < environment (LOOM_PROVIDER, LOOM_MODEL) < command-line flags.
+
+Both project files sit in the repository, so a cloned repository can ship either: what
+they would widen or redirect is applied only once the user trusts the workspace (see
+:mod:`.project_trust`); what only narrows is always applied. Provider endpoints are the
+user's own: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` beat the user config, which
+beats the project, trusted or not.
+"""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .project_trust import ProjectChange, split_project_file
+
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o", "scripted": "scripted"}
+PROJECT_SOURCE = ".loom/settings.toml"
+LOCAL_SOURCE = ".loom/settings.local.toml"
+DEFAULT_SOURCE = "default"
+# The environment names the user's endpoint; it beats every file.
+BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 
 
 class ConfigError(Exception):
@@ -49,8 +67,64 @@ class Settings(BaseModel):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
 
 
+@dataclass(frozen=True)
+class SettingsFile:
+    """One settings file as read: validated, not yet merged."""
+
+    path: Path
+    source: str  # how it is named to the user
+    in_project: bool  # inside the workspace: untrusted until the user trusts it
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The ``[permissions]`` rules one file contributes (what the engine calls a layer)."""
+
+    source: str
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    settings: Settings
+    # Dotted key ("permission_mode", "anthropic.base_url") -> where its value came from.
+    sources: Mapping[str, str]
+    rules: tuple[RuleSet, ...]
+    # What the project files would widen or redirect, applied or not (the trust question).
+    widening: tuple[ProjectChange, ...]
+    # The part of ``widening`` left out because the workspace is not trusted.
+    ignored: tuple[ProjectChange, ...]
+    trusted: bool
+
+
 def settings_files(workspace: Path, user_config_file: Path) -> list[Path]:
     return [user_config_file, workspace / ".loom" / "settings.toml", workspace / ".loom" / "settings.local.toml"]
+
+
+def user_source(path: Path) -> str:
+    shown = str(path)
+    home = str(Path.home())
+    if shown.startswith(home + os.sep):
+        shown = "~" + shown[len(home):]
+    return f"user config ({shown})"
+
+
+def read_settings_files(workspace: Path, user_config_file: Path) -> list[SettingsFile]:
+    """The settings files that exist, each read and validated once (the one reader)."""
+    found = []
+    labelled = ((user_config_file, user_source(user_config_file), False),
+                (workspace / ".loom" / "settings.toml", PROJECT_SOURCE, True),
+                (workspace / ".loom" / "settings.local.toml", LOCAL_SOURCE, True))
+    for path, source, in_project in labelled:
+        if not path.is_file():
+            continue
+        data = _read_toml(path)
+        _validate(path, data)
+        found.append(SettingsFile(path, source, in_project, data))
+    return found
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -66,33 +140,92 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot be read: {error.strerror}") from None
 
 
-def load_settings(workspace: Path, user_config_file: Path) -> Settings:
-    merged: dict[str, Any] = {}
-    for path in settings_files(workspace, user_config_file):
-        if not path.exists():
-            continue
-        data = _read_toml(path)
-        try:
-            Settings.model_validate(data)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"{path}: {where}: {first['msg']}") from None
-        for key, value in data.items():
-            if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-    env_overrides = {"provider": os.environ.get("LOOM_PROVIDER"), "model": os.environ.get("LOOM_MODEL")}
-    for key, value in env_overrides.items():
-        if value:
-            merged[key] = value
+def _validate(path: Path, data: Mapping[str, Any]) -> None:
+    from loom_engine.permissions.rules import parse_rule
+
     try:
-        return Settings.model_validate(merged)
+        Settings.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    for behavior, texts in data.get("permissions", {}).items():
+        for text in texts:
+            try:
+                parse_rule(text)
+            except ValueError as error:
+                raise ConfigError(f"{path}: [permissions] {behavior}: {error}") from None
+
+
+def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | None = None,
+                  trusted_hash: str | None = None, environ: Mapping[str, str] | None = None) -> LoadedSettings:
+    """The effective settings. The project's widening part is applied when ``trusted`` is
+    True, or when ``trusted`` is None and ``trusted_hash`` is the hash of that part (what
+    the user trusted earlier)."""
+    from .project_trust import changes_hash
+
+    env = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    rules: list[RuleSet] = []
+    files = read_settings_files(workspace, user_config_file)
+    widening: list[ProjectChange] = []
+    pending: list[tuple[SettingsFile, dict[str, Any], list[ProjectChange]]] = []
+    for file in files:
+        if not file.in_project:
+            _apply(merged, sources, file.data, file.source)
+            continue
+        base = Settings.model_validate(merged)
+        narrowing, changes = split_project_file(file.data, base, file.source)
+        widening.extend(changes)
+        pending.append((file, narrowing, changes))
+        _apply(merged, sources, narrowing, file.source)
+    is_trusted = bool(widening) and (trusted if trusted is not None else changes_hash(widening) == trusted_hash)
+    if is_trusted:
+        user_urls = {name: merged.get(name, {}).get("base_url") for name in BASE_URL_VARIABLES}
+        for file, _narrowing, changes in pending:
+            for change in changes:
+                if change.key.endswith(".base_url") and user_urls.get(change.key.split(".")[0]):
+                    continue  # the user's own endpoint beats the project's, trusted or not
+                _apply(merged, sources, change.as_data(), file.source)
+    # Rules: every file's deny and ask; allow only from the user and a trusted project.
+    for file in files:
+        perms = file.data.get("permissions", {})
+        allow = tuple(perms.get("allow", ())) if (is_trusted or not file.in_project) else ()
+        rule_set = RuleSet(file.source, allow, tuple(perms.get("deny", ())), tuple(perms.get("ask", ())))
+        if "permissions" in file.data:
+            rules.append(rule_set)
+    merged.pop("permissions", None)  # the rules live in their layers, each with its source
+    for key, variable in (("provider", "LOOM_PROVIDER"), ("model", "LOOM_MODEL")):
+        if env.get(variable):
+            merged[key] = env[variable]
+            sources[key] = variable
+    for name, variable in BASE_URL_VARIABLES.items():
+        if env.get(variable):
+            merged.setdefault(name, {})["base_url"] = env[variable]
+            sources[f"{name}.base_url"] = variable
+    try:
+        settings = Settings.model_validate(merged)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"LOOM_{where.upper()}: {first['msg']}") from None
+    ignored = () if is_trusted else tuple(widening)
+    return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted)
+
+
+def _apply(merged: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], source: str) -> None:
+    for key, value in data.items():
+        if key == "permissions":
+            continue  # rules are collected per file, never merged away
+        if isinstance(value, dict):
+            table = merged.setdefault(key, {})
+            for sub, sub_value in value.items():
+                table[sub] = sub_value
+                sources[f"{key}.{sub}"] = source
+        else:
+            merged[key] = value
+            sources[key] = source
 
 
 def choose_provider(settings: Settings, flag: str | None) -> str:

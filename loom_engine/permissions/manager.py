@@ -16,8 +16,8 @@ Shift+Tab cycles ``default -> accept-edits -> plan -> default``; ``bypass`` join
 cycle (after ``plan``) only when the session was allowed to use it (see
 :func:`next_mode`), so one key press too many never turns every check off.
 
-Rules come in layers (built-in defaults, user config, ``.loom/settings.toml``,
-``.loom/settings.local.toml``, CLI flags, answers given this session). Across all layers
+Rules come in layers (built-in defaults, the layers the application reads from its
+settings files, CLI flags, saved and session answers). Across all layers
 deny beats ask beats allow; a rule beats the mode's default answer, except that plan
 mode refuses anything that writes or runs even when an allow rule matches. The
 built-in defaults ask before any edit of ``.git/`` or of Loom's own settings files, so
@@ -42,9 +42,7 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
-import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -89,7 +87,6 @@ __all__ = [
     "PermissionMode",
     "Rule",
     "RuleLayer",
-    "load_rule_layers",
     "next_mode",
     "parse_rule",
     "suggest_command_rule",
@@ -118,8 +115,8 @@ _PATH_WRAPPERS = frozenset({"timeout", "nice", "nohup"})
 _SHELL_BUILTINS = frozenset({"echo", "pwd", "time"})
 
 SOURCE_DEFAULTS = "defaults"
-SOURCE_PROJECT = ".loom/settings.toml"
-SOURCE_LOCAL = ".loom/settings.local.toml"
+# "Allow always in this project" answers (where they are kept is the saver's business).
+SOURCE_SAVED = "saved answers"
 SOURCE_CLI = "cli"
 SOURCE_SESSION = "session"
 
@@ -214,13 +211,15 @@ class _RuleStore:
 
 class PermissionManager:
     def __init__(self, workspace: Workspace, *, mode: PermissionMode = "default",
-                 layers: Sequence[RuleLayer] = (), local_settings_path: Path | None = None,
+                 layers: Sequence[RuleLayer] = (), save_rules: Callable[[Sequence[str]], None] | None = None,
                  include_defaults: bool = True) -> None:
         self.workspace = workspace
         self._parent: PermissionManager | None = None
         self._mode: PermissionMode = _check_mode(mode)
         self._store = _RuleStore()
-        self.local_settings_path = local_settings_path or workspace.root / ".loom" / "settings.local.toml"
+        # Keeps "allow always in this project" rules for later sessions; the application
+        # decides where (None: such answers cannot be saved, only used this session).
+        self._save_rules = save_rules
         all_layers = list(layers)
         if include_defaults and not any(layer.source == SOURCE_DEFAULTS for layer in all_layers):
             all_layers.insert(0, DEFAULT_LAYER)
@@ -272,16 +271,18 @@ class PermissionManager:
         self._add_layer(RuleLayer(SOURCE_SESSION, allow=tuple(rules)))
 
     def allow_for_project(self, rules: Iterable[str]) -> None:
-        """Allow these rules now and in later sessions: they are appended to
-        ``.loom/settings.local.toml`` under ``[permissions] allow``."""
+        """Allow these rules now and in later sessions (kept by the ``save_rules``
+        callable given at construction). Raises ValueError when they cannot be saved."""
         if self._parent is not None:
             self._parent.allow_for_project(rules)
             return
         texts = tuple(rules)
-        for text in texts:  # validate everything before touching the file
-            self._compile("allow", text, SOURCE_LOCAL)
-        _append_allow_rules(self.local_settings_path, texts)
-        self._add_layer(RuleLayer(SOURCE_LOCAL, allow=texts))
+        for text in texts:  # validate everything before saving anything
+            self._compile("allow", text, SOURCE_SAVED)
+        if self._save_rules is None:
+            raise ValueError("this session has nowhere to save rules")
+        self._save_rules(texts)
+        self._add_layer(RuleLayer(SOURCE_SAVED, allow=texts))
 
     def effective_rules(self) -> list[tuple[str, str, str]]:
         """(behavior, rule, source) for every rule in force, layer by layer."""
@@ -294,7 +295,7 @@ class PermissionManager:
         kid._parent = self
         kid._mode = self.mode
         kid._store = self._store
-        kid.local_settings_path = self.local_settings_path
+        kid._save_rules = self._save_rules
         return kid
 
     def _rules_for(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> list[_Compiled]:
@@ -904,103 +905,3 @@ def _check_mode(mode: str) -> PermissionMode:
     if mode not in MODES:
         raise ValueError(f"unknown permission mode {mode!r}; use one of: {', '.join(MODES)}")
     return mode
-
-
-# -- settings files ------------------------------------------------------------------
-
-
-def _read_toml(path: Path) -> dict[str, object]:
-    return _parse_toml(path, _read_text(path))
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _parse_toml(path: Path, text: str) -> dict[str, object]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
-
-
-def _rules_from(path: Path, data: dict[str, object], source: str) -> RuleLayer:
-    perms = data.get("permissions", {})
-    if not isinstance(perms, dict):
-        raise ValueError(f"{path}: 'permissions' must be a table ([permissions])")
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in ("allow", "deny", "ask"):
-        value = perms.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError(f"{path}: [permissions] {key} must be a list of strings")
-        for text in value:
-            try:
-                parse_rule(text)
-            except ValueError as exc:
-                raise ValueError(f"{path}: {exc}") from None
-        lists[key] = tuple(value)
-    return RuleLayer(source, lists["allow"], lists["deny"], lists["ask"])
-
-
-def _user_source(path: Path) -> str:
-    shown = str(path)
-    home = str(Path.home())
-    if shown.startswith(home + os.sep):
-        shown = "~" + shown[len(home):]
-    return f"user config ({shown})"
-
-
-def load_rule_layers(workspace: Workspace, user_config_file: Path | None) -> list[RuleLayer]:
-    """``[permissions] allow/deny/ask`` from the user config, ``.loom/settings.toml`` and
-    ``.loom/settings.local.toml`` (missing files are skipped), in that order."""
-    files: list[tuple[Path, str]] = []
-    if user_config_file is not None:
-        files.append((user_config_file, _user_source(user_config_file)))
-    files.append((workspace.root / ".loom" / "settings.toml", SOURCE_PROJECT))
-    files.append((workspace.root / ".loom" / "settings.local.toml", SOURCE_LOCAL))
-    layers = []
-    for path, source in files:
-        if not path.is_file():
-            continue
-        layers.append(_rules_from(path, _read_toml(path), source))
-    return layers
-
-
-def _append_allow_rules(path: Path, rules: Sequence[str]) -> None:
-    """Add rules to ``[permissions] allow`` in ``path``, keeping everything else there
-    as the user wrote it (comments, order, formatting)."""
-    import tomlkit  # only when a rule is saved: it is not needed to start
-
-    text = _read_text(path) if path.exists() else ""
-    _parse_toml(path, text)  # the same one-line errors as when settings are loaded
-    document = tomlkit.parse(text)
-    perms = document.get("permissions")
-    if perms is None:
-        perms = document["permissions"] = tomlkit.table()
-    if not isinstance(perms, dict):
-        raise ValueError(f"{path}: 'permissions' must be a table ([permissions])")
-    allow = perms.get("allow")
-    if allow is None:
-        allow = perms["allow"] = tomlkit.array()
-    if not isinstance(allow, list):
-        raise ValueError(f"{path}: [permissions] allow must be a list of strings")
-    for rule in rules:
-        if rule not in allow:
-            allow.append(rule)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the file and rename, so a crash never leaves half a settings file.
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(tomlkit.dumps(document))
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -45,6 +45,7 @@ class Harness:
         self.messages: Sequence[Any] = ()
         self.sessions: Sequence[Any] = ()
         self.gated = False
+        self.saved_rules: list[str] = []  # "allow always in this project" answers
 
     def factory(self, options: TuiOptions) -> Any:
         from builtin_tools import default_tools
@@ -56,7 +57,7 @@ class Harness:
 
         workspace = Workspace.at(options.workspace)
         permissions = PermissionManager(workspace, mode=options.permission_mode or self.mode,
-                                        local_settings_path=workspace.root / ".loom" / "settings.local.toml")
+                                        save_rules=self.saved_rules.extend)
         messages = self.messages if (options.resume_id or options.continue_session) else ()
         provider: Any = ScriptedProvider(list(self.script), chunk_size=16)
         if self.gated:

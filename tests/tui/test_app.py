@@ -131,15 +131,16 @@ async def test_permission_modal_answers(harness: Harness, repo: Path, keys, deci
         assert (text != original) is changed
         rules = agent.permissions.effective_rules()
         session_rules = [r for r in rules if r[2] == "session"]
-        local = repo / ".loom" / "settings.local.toml"
         if decision == "allow_session":
             assert ("allow", "edit_file(src/app.py)", "session") in session_rules
         else:
             assert not session_rules
-        if decision == "allow_project":
-            assert "edit_file(src/app.py)" in local.read_text()
+        if decision == "allow_project":  # handed to the saver the application gave
+            assert harness.saved_rules == ["edit_file(src/app.py)"]
+            assert ("allow", "edit_file(src/app.py)", "saved answers") in rules
         else:
-            assert not local.exists()
+            assert not harness.saved_rules
+        assert not (repo / ".loom").exists()  # never written into the workspace
         results = [p for m in agent.messages for p in m.tool_results_parts]
         edit_result = results[-1]
         if decision == "deny":

@@ -1,0 +1,59 @@
+"""`loom config`: where things live, and each effective setting with where it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_settings, settings_files
+from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
+
+IGNORED = "ignored (workspace not trusted)"
+
+
+def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, data_dir: Path,
+                  sessions_dir: Path) -> list[str]:
+    records = WorkspaceRecords(data_dir)
+    loaded = load_settings(workspace, user_config_file, trusted_hash=records.trusted_hash(workspace))
+    lines = [f"workspace:     {workspace}", f"config dir:    {config_dir}", f"sessions dir:  {sessions_dir}",
+             f"trust records: {records.path}", "settings files (later wins):"]
+    for index, path in enumerate(settings_files(workspace, user_config_file)):
+        note = "  (in the project: widening settings need trust)" if index else ""
+        lines.append(f"  {'found  ' if path.exists() else 'missing'} {path}{note}")
+    lines.append(f"workspace trust: {_trust_state(loaded)}")
+    lines.append("effective settings:")
+    lines += _settings_lines(loaded)
+    lines.append("permission rules (deny beats ask beats allow):")
+    rules = [(behavior, rule, rule_set.source) for rule_set in loaded.rules
+             for behavior, texts in (("deny", rule_set.deny), ("ask", rule_set.ask), ("allow", rule_set.allow))
+             for rule in texts]
+    rules += [("allow", rule, SAVED_RULES_SOURCE) for rule in records.saved_rules(workspace)]
+    rules += [("allow", str(c.value), c.source + ", " + IGNORED) for c in loaded.ignored
+              if c.key == "permissions.allow"]
+    lines += [f"  {behavior:<5} {rule:<40} ({source})" for behavior, rule, source in rules] or ["  none"]
+    return lines
+
+
+def _trust_state(loaded: LoadedSettings) -> str:
+    if not loaded.widening:
+        return "nothing to trust (the project's settings only narrow)"
+    if loaded.trusted:
+        return "trusted (the project's settings apply as they are now)"
+    return (f"not trusted: {len(loaded.widening)} widening setting(s) ignored; `loom` asks to trust them, "
+            "`loom run --trust-project` uses them for one run")
+
+
+def _settings_lines(loaded: LoadedSettings) -> list[str]:
+    data = loaded.settings.model_dump(exclude={"permissions"})
+    rows: list[tuple[str, object, str]] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            rows += [(f"{key}.{sub}", sub_value, loaded.sources.get(f"{key}.{sub}", DEFAULT_SOURCE))
+                     for sub, sub_value in value.items()]
+        elif key == "provider" and "provider" not in loaded.sources:
+            rows.append((key, choose_provider(loaded.settings, None), "chosen from the environment's keys"))
+        else:
+            rows.append((key, value, loaded.sources.get(key, DEFAULT_SOURCE)))
+    lines = [f"  {key} = {value!r}  ({source})" for key, value, source in rows]
+    lines += [f"  {c.key} = {c.value!r}  ({c.source}, {IGNORED})" for c in loaded.ignored
+              if c.key != "permissions.allow"]
+    return lines

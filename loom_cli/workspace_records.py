@@ -1,0 +1,100 @@
+"""What Loom remembers about each workspace, kept outside it in the user data dir.
+
+One JSON file, ``workspaces.json``, keyed by the workspace's real path:
+
+* ``trusted_settings`` — the hash of the project-settings changes the user trusted
+  (:func:`loom_cli.project_trust.changes_hash`); a different set of changes asks again.
+* ``allow`` — the rules the user saved with "allow always in this project". They are the
+  user's own answers, so they live here rather than in ``.loom/settings.local.toml``,
+  which a repository can ship too and which is therefore untrusted until trusted.
+
+Nothing here is ever inside the workspace, so a repository cannot trust itself. A record
+that cannot be read counts as absent (Loom asks again); writes go to a temporary file
+renamed over the old one, under a lock, so two Looms never lose each other's answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+FILE_NAME = "workspaces.json"
+SAVED_RULES_SOURCE = "saved answers"
+
+
+class WorkspaceRecords:
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / FILE_NAME
+
+    @staticmethod
+    def key(workspace: Path) -> str:
+        return os.path.realpath(workspace)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        workspaces = data.get("workspaces") if isinstance(data, dict) else None
+        return workspaces if isinstance(workspaces, dict) else {}
+
+    def _entry(self, workspace: Path) -> dict[str, Any]:
+        entry = self._load().get(self.key(workspace))
+        return entry if isinstance(entry, dict) else {}
+
+    def trusted_hash(self, workspace: Path) -> str | None:
+        value = self._entry(workspace).get("trusted_settings")
+        return value if isinstance(value, str) else None
+
+    def saved_rules(self, workspace: Path) -> tuple[str, ...]:
+        rules = self._entry(workspace).get("allow")
+        if not isinstance(rules, list):
+            return ()
+        return tuple(rule for rule in rules if isinstance(rule, str))
+
+    # -- writing ---------------------------------------------------------------------
+
+    def trust(self, workspace: Path, settings_hash: str) -> None:
+        with self._editing() as workspaces:
+            workspaces.setdefault(self.key(workspace), {})["trusted_settings"] = settings_hash
+
+    def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            saved = [rule for rule in entry.get("allow", []) if isinstance(rule, str)]
+            saved.extend(rule for rule in rules if rule not in saved)
+            entry["allow"] = saved
+
+    @contextlib.contextmanager
+    def _editing(self) -> Iterator[dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a+b") as lock:
+            _lock(lock.fileno())
+            workspaces = self._load()
+            for key, value in list(workspaces.items()):
+                if not isinstance(value, dict):
+                    del workspaces[key]
+            yield workspaces
+            fd, tmp = tempfile.mkstemp(prefix=".workspaces.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"version": 1, "workspaces": workspaces}, handle, indent=1, sort_keys=True)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the rename still keeps the file whole
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
