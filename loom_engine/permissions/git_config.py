@@ -55,6 +55,12 @@ _SAFE_KEYS = frozenset({
     "diff.noprefix", "diff.colormoved", "diff.submodule", "log.decorate", "log.abbrevcommit",
     "log.date", "merge.ff", "merge.conflictstyle", "commit.gpgsign", "tag.gpgsign",
     "include.path",  # what an include brings in is listed (and checked) with its own keys
+    # Hooks do not run in status/diff/log/show once GIT_OPTIONAL_LOCKS=0 keeps status
+    # from writing the index (post-index-change); husky and co. set this one.
+    "core.hookspath",
+    # Attribute files can only pick drivers; the programs are config keys checked here.
+    "core.attributesfile", "core.excludesfile",
+    "maintenance.auto", "maintenance.strategy", "fetch.writecommitgraph",
 })
 _SAFE_PATTERNS = tuple(re.compile(p) for p in (
     r"remote\.[^\n]+\.(url|fetch|pushurl|push|tagopt|prune|mirror|skipdefaultupdate)",

@@ -381,3 +381,16 @@ def test_redirections_through_tildes_and_proc(links: Lab, command: str,
     monkeypatch.chdir(links.root / "a" / "b")
     assert links.check(command, "accept-edits") in ("ask", "deny"), command
     assert links.check(command, "plan") in ("ask", "deny"), command
+
+
+@needs_git
+async def test_a_hooks_path_set_by_husky_still_runs_no_hook(lab: Lab) -> None:
+    repo = lab.root / "repo"
+    make_repo(repo)
+    executable(repo / ".husky" / "post-index-change", f"#!/bin/sh\ntouch {lab.marker}\n")
+    git(repo, "config", "core.hooksPath", ".husky")
+    assert lab.check("git status", cwd=repo) == "allow"
+    os.utime(repo / "f.txt")
+    out = await lab.run("cd repo && git status && git diff && git log -p && git show")
+    assert "On branch" in out
+    assert not lab.marker.exists()
