@@ -32,9 +32,12 @@ an ``--add-dir`` folder.
 A bash command is split into the simple commands it would run (:mod:`.shell`); it is
 allowed only when every one of them is, and output redirections count as file writes
 (checked with the file tools' rules and the mode). A small set of read-only commands
-(``ls``, ``cat``, ``grep``, ``git status``...) runs without asking as long as every file
-it names resolves inside the workspace. Commands the analysis cannot follow are asked
-about. "Always allow" saves one rule per part that asked: ``bash(npm test:*)`` when the
+(``ls``, ``cat``, ``grep``, ``git status``...) runs without asking as long as everything
+it would read resolves inside the workspace, judged as bash will run it
+(:mod:`.expansion`: globs and tildes expanded, ``cd`` followed logically, /proc paths
+refused, symlink-following walks checked), its command word is not a program inside the
+workspace, and, for git, the repository's config names no program (:mod:`.git_config`).
+Commands the analysis cannot follow are asked about. "Always allow" saves one rule per part that asked: ``bash(npm test:*)`` when the
 second word names a subcommand, else the exact command.
 """
 
