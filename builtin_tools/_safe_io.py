@@ -143,3 +143,21 @@ def rename_at(path: Path, new_name: str, shown: str) -> None:
     """Rename the entry ``path`` to ``new_name`` in the same folder, following no link."""
     with open_folder(path.parent, shown, "move") as folder_fd:
         os.rename(path.name, new_name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+
+
+@contextmanager
+def pinned_folder(folder: Path, shown: str) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """A working directory for a child process that is exactly the checked ``folder``.
+
+    On Linux the folder is opened without following links and the child starts in
+    ``/proc/self/fd/N`` (its own copy of that descriptor, passed to it), so swapping a
+    folder of the path for a symlink cannot move the search elsewhere. Elsewhere the
+    path is checked the same way and given as it is. Yields the directory and the
+    descriptors to pass.
+    """
+    with open_folder(folder, shown, "search") as fd:
+        magic = f"/proc/self/fd/{fd}"
+        if os.path.isdir(magic):
+            yield magic, (fd,)
+        else:
+            yield str(folder), ()

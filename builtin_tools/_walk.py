@@ -567,6 +567,7 @@ async def run_rg(
     cwd: Path | str,
     cancel: CancelToken,
     max_bytes: int = 64 * 1024 * 1024,
+    pass_fds: tuple[int, ...] = (),
 ) -> RgRun:
     """Run rg, keeping at most ``max_bytes`` of its output; killed on abort.
 
@@ -577,7 +578,7 @@ async def run_rg(
     """
     with tempfile.TemporaryFile(prefix="loom-rg-") as out:
         proc = await asyncio.create_subprocess_exec(
-            rg, *args, cwd=os.fspath(cwd),
+            rg, *args, cwd=os.fspath(cwd), pass_fds=pass_fds,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=asyncio.subprocess.PIPE,
@@ -636,12 +637,13 @@ async def stream_rg_paths(
     cwd: Path | str,
     cancel: CancelToken,
     consume: Callable[[list[str]], None],
+    pass_fds: tuple[int, ...] = (),
 ) -> int:
     """Run rg printing NUL-separated paths, handing each batch to ``consume`` in a
     worker thread while rg is still walking, so that per-file work (a stat for each
     glob result) overlaps the walk. Returns rg's exit code; killed on abort."""
     proc = subprocess.Popen(
-        [rg, *args], cwd=os.fspath(cwd),
+        [rg, *args], cwd=os.fspath(cwd), pass_fds=pass_fds,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )
     assert proc.stdout is not None

@@ -14,6 +14,7 @@ from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
 from ._paths import resolve_path
+from ._safe_io import open_folder, pinned_folder
 from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
@@ -79,6 +80,8 @@ class GlobTool(RgSearchTool):
             return ToolOutput(f"Invalid pattern: {exc}", is_error=True)
         try:
             found = await self.find(root, glob, ctx)
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
         except SearchCancelled:
             return ToolOutput("Search aborted.", is_error=True)
         if ctx.cancel.cancelled:
@@ -99,14 +102,19 @@ class GlobTool(RgSearchTool):
         if self.rg is not None:
             narrowing = rg_filter_args(glob)
             args = ["--files", *RG_WALK_ARGS, "--null", *narrowing.args, "--", "."]
-            with _Selection(root, None if narrowing.exact else glob,
-                            recheck_ignored=narrowing.recheck_ignored) as selection:
+            # rg and the stats start in the very folder that was checked (see pinned_folder).
+            with pinned_folder(root, ctx.workspace.relative(root)) as (start, fds), \
+                    _Selection(root, None if narrowing.exact else glob, recheck_ignored=narrowing.recheck_ignored,
+                               opened=start) as selection:
                 try:
-                    await stream_rg_paths(self.rg, args, root, ctx.cancel, selection.add)
+                    await stream_rg_paths(self.rg, args, start, ctx.cancel, selection.add, pass_fds=fds)
                 except OSError:
                     self.rg = None  # the binary cannot run here: use the walker from now on
                 else:
                     return selection.newest_first()
+        # The walker goes by path: it can only check that no folder became a symlink so far.
+        with open_folder(root, ctx.workspace.relative(root), "search"):
+            pass
         return await asyncio.to_thread(_walk_and_select, root, glob, lambda: ctx.cancel.cancelled)
 
 
@@ -123,12 +131,13 @@ class _Selection:
     glob's own cost, and it overlaps rg's walk this way.
     """
 
-    def __init__(self, root: Path, glob: PathGlob | None, *, recheck_ignored: bool = False) -> None:
+    def __init__(self, root: Path, glob: PathGlob | None, *, recheck_ignored: bool = False,
+                 opened: str | None = None) -> None:
         self._glob = glob  # None: every file listed matches
         # rg's --glob lets ignored files through; they are checked again here.
         self._checker = IgnoreChecker(root) if recheck_ignored else None
         # Relative to an open folder the kernel resolves only the path below it.
-        self._folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        self._folder = os.open(opened or root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         self._stamped: list[tuple[int, str]] = []
 
     def __enter__(self) -> _Selection:

@@ -26,6 +26,7 @@ from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
 from . import _limits
 from ._paths import resolve_path
+from ._safe_io import open_folder, pinned_folder
 from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
@@ -235,7 +236,9 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
             args += ["--after-context", str(query.after)]
     args += ["--regexp", query.pattern, "--", target]
 
-    run = await run_rg(rg, args, cwd, cancel, max_bytes=MAX_RG_BYTES)
+    # rg starts in the very folder that was checked, even if its path changed since.
+    with pinned_folder(cwd, str(cwd)) as (start, fds):
+        run = await run_rg(rg, args, start, cancel, max_bytes=MAX_RG_BYTES, pass_fds=fds)
     if run.returncode == 2 and not run.stdout:
         _raise_rg_error(run.stderr, query)
 
@@ -590,8 +593,11 @@ class GrepTool(RgSearchTool):
                 except OSError:
                     self.rg = None  # the binary cannot run here: use the fallback from now on
             if result is None:
+                # The walker goes by path: it can only check that no folder became a symlink so far.
+                with open_folder(root if root.is_dir() else root.parent, where, "search"):
+                    pass
                 result = await _in_thread(root, query, ctx)
-        except SearchError as exc:
+        except (SearchError, ToolError) as exc:
             return ToolOutput(str(exc), is_error=True)
         except SearchCancelled:
             return ToolOutput("Search aborted.", is_error=True)

@@ -290,6 +290,27 @@ def test_read_races_never_show_outside_content(layout):
     assert leaked == 0
 
 
+@pytest.mark.parametrize("use_rg", [True, False])
+@pytest.mark.parametrize("tool_class", [GrepTool, GlobTool])
+def test_search_in_a_folder_swapped_for_a_symlink_after_the_check_finds_nothing_outside(layout, tool_class,
+                                                                                        use_rg):
+    root, outside = layout
+    folder = root / "d"
+    folder.mkdir()
+    (folder / "harmless.txt").write_text("harmless\n")
+    tool = tool_class(use_rg=use_rg)
+    ctx = new_ctx(root)
+    arguments = {"pattern": "secret", "path": "d"} if tool_class is GrepTool else {"pattern": "*.txt", "path": "d"}
+    args = tool.input_model.model_validate(arguments)
+    manager = PermissionManager(Workspace.at(root))
+    assert manager.check(tool.name, tool.permission_target(args, ctx), is_read_only=True).behavior == "allow"
+    folder.rename(root / "d.old")
+    folder.symlink_to(outside)
+    result = asyncio.run(tool.run(args, ctx))
+    assert "secret" not in result.content.replace("'secret'", ""), result.content
+    assert result.is_error and "symlink" in result.content
+
+
 # ----------------------------------------------------------------------------- item 10: apply_patch
 
 def test_delete_file_on_a_symlink_removes_the_link_not_its_target(layout):
