@@ -37,8 +37,9 @@ it would read resolves inside the workspace, judged as bash will run it
 (:mod:`.expansion`: globs and tildes expanded, ``cd`` followed logically, /proc paths
 refused, symlink-following walks checked), its command word is not a program inside the
 workspace, and, for git, the repository's config names no program (:mod:`.git_config`).
-Commands the analysis cannot follow are asked about. "Always allow" saves one rule per part that asked: ``bash(npm test:*)`` when the
-second word names a subcommand, else the exact command.
+Commands the analysis cannot follow are asked about. "Always allow" saves one rule per
+part that asked: ``bash(npm test:*)`` when the second word names a subcommand, else the
+exact command.
 """
 
 from __future__ import annotations
