@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from loom_engine.tools.base import ToolError
@@ -155,7 +155,13 @@ def pinned_folder(folder: Path, shown: str) -> Iterator[tuple[str, tuple[int, ..
     path is checked the same way and given as it is. Yields the directory and the
     descriptors to pass.
     """
-    with open_folder(folder, shown, "search") as fd:
+    stack = ExitStack()
+    try:
+        fd = stack.enter_context(open_folder(folder, shown, "search"))
+    except OSError as error:
+        # Not an rg failure: the folder went away or cannot be entered.
+        raise ToolError(f"Cannot search {shown}: {error.strerror or error}.") from None
+    with stack:
         magic = f"/proc/self/fd/{fd}"
         if os.path.isdir(magic):
             yield magic, (fd,)

@@ -113,8 +113,11 @@ class GlobTool(RgSearchTool):
                 else:
                     return selection.newest_first()
         # The walker goes by path: it can only check that no folder became a symlink so far.
-        with open_folder(root, ctx.workspace.relative(root), "search"):
-            pass
+        try:
+            with open_folder(root, ctx.workspace.relative(root), "search"):
+                pass
+        except OSError as error:
+            raise ToolError(f"Cannot search {ctx.workspace.relative(root)}: {error.strerror or error}.") from None
         return await asyncio.to_thread(_walk_and_select, root, glob, lambda: ctx.cancel.cancelled)
 
 

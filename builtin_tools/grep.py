@@ -26,7 +26,7 @@ from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
 from . import _limits
 from ._paths import resolve_path
-from ._safe_io import open_folder, pinned_folder
+from ._safe_io import pinned_folder
 from ._search_tool import RgSearchTool, check_pattern
 from ._walk import (
     RG_WALK_ARGS,
@@ -594,7 +594,7 @@ class GrepTool(RgSearchTool):
                     self.rg = None  # the binary cannot run here: use the fallback from now on
             if result is None:
                 # The walker goes by path: it can only check that no folder became a symlink so far.
-                with open_folder(root if root.is_dir() else root.parent, where, "search"):
+                with pinned_folder(root if root.is_dir() else root.parent, where):
                     pass
                 result = await _in_thread(root, query, ctx)
         except (SearchError, ToolError) as exc:

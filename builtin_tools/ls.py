@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
 from ._paths import resolve_path
+from ._safe_io import open_folder
 from ._search_tool import FolderReadTool
 from ._walk import walk
 
@@ -65,6 +66,14 @@ class LsTool(FolderReadTool):
             return ToolOutput(f"Invalid ignore pattern: {exc}", is_error=True)
         where = ctx.workspace.relative(root)
         header = "./" if where == "." else f"{where}/"
+        try:
+            # The walk goes by path: at least no folder of it became a symlink since the check.
+            with open_folder(root, where, "list"):
+                pass
+        except ToolError as error:
+            return ToolOutput(str(error), is_error=True)
+        except OSError as error:
+            return ToolOutput(f"Cannot list {where}: {error.strerror or error}.", is_error=True)
         text = await asyncio.to_thread(render_tree, root, header, spec,
                                        lambda: ctx.cancel.cancelled)
         if ctx.cancel.cancelled:
