@@ -55,7 +55,8 @@ _REDIRECT_KINDS: dict[str, RedirectKind] = {
 _BLANK_GAP = re.compile(r"(?:[ \t]|\\\n)*")
 _LINE_GAP = re.compile(r"(?:[ \t\n]|\\\n)*")
 # Right before a redirection: a whole word that bash would take as its file descriptor.
-_GLUED_FD = re.compile(rb"(?:^|[\s;&|(])(?:(\{[A-Za-z_]\w*\})|\d+)$")
+# (`2>&1>x` is fine: after `>&` digits are the duplicated descriptor.)
+_GLUED_FD = re.compile(rb"(?:^|[\s;|(<>]|(?<![<>])&)(?:(\{[A-Za-z_]\w*\})|\d+)$")
 _SHELLS_WALKED = frozenset({"bash", "sh"})
 _SHELL_FLAGS = re.compile(r"[-+][cefuvxnCl]+")  # -l: the profile is the user's own code
 _SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix"})
@@ -83,7 +84,11 @@ def walk_source(text: str, depth: int = 0) -> tuple[list[SimpleCommand], str]:
     walker = _Walker(source, depth)
     if tree.root_node.has_error and not only_read_write_errors(tree.root_node):
         walker.note(describe_error(text, tree.root_node))
-    walker.statement(tree.root_node)
+    root = tree.root_node
+    if not _LINE_GAP.fullmatch(source[:root.start_byte].decode("utf-8", "replace")) or \
+            not _LINE_GAP.fullmatch(source[root.end_byte:].decode("utf-8", "replace")):
+        walker.note("text this check could not read (around the start or end)")
+    walker.statement(root)
     return walker.commands, walker.doubt
 
 
@@ -128,7 +133,7 @@ class _Walker:
         elif kind == "redirected_statement":
             self._redirected(node)
         elif kind == "comment":
-            pass
+            self._check_comment(node)
         elif kind in _DOUBTFUL_NODES:
             if kind == "function_definition":
                 raise ShellDoubt("a function definition")
@@ -166,6 +171,10 @@ class _Walker:
         # Lists nest to the left (a && b && c is list(list(a, b), c)): flatten them with
         # a stack, so that a long chain cannot reach the recursion limit.
         _check_negation(node)
+        _check_not_empty(node)
+        if node.type == "compound_statement" and node.children[0].type == "{" and self.between(
+                node.start_byte + 1, node.start_byte + 2) not in (" ", "\t", "\n"):
+            raise ShellDoubt("'{' not followed by a blank (bash reads a word)")
         self._check_gaps(node, _LINE_GAP)
         stack = [iter(node.children)]
         while stack:
@@ -191,10 +200,18 @@ class _Walker:
         for child in node.children:
             if child.start_byte > pos and not allowed.fullmatch(self.between(pos, child.start_byte)):
                 raise ShellDoubt("text this check could not read "
-                                 f"({self.between(pos, child.start_byte).strip()[:30]!r})")
+                                 f"({self.between(pos, child.start_byte)[:30]!r})")
             pos = max(pos, child.end_byte)
         if node.end_byte > pos and not allowed.fullmatch(self.between(pos, node.end_byte)):
             raise ShellDoubt("text this check could not read")
+
+    def _check_comment(self, node: Node) -> None:
+        """`#` starts a comment only at the start of a word: in `a\\<newline>#x` it does not."""
+        before = self.src[:node.start_byte]
+        while before.endswith(b"\\\n"):
+            before = before[:-2]
+        if before and before[-1:] not in (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")"):
+            raise ShellDoubt("a '#' this check reads differently from bash")
 
     def _redirected(self, node: Node) -> None:
         self._check_gaps(node, _BLANK_GAP)
@@ -256,7 +273,7 @@ class _Walker:
                 else:
                     raise ShellDoubt(f"unsupported syntax '{child.type}'")
             elif kind == "comment":
-                continue
+                self._check_comment(child)
             elif glued and parts and isinstance(parts[-1], list) and parts[-1][-1] == before:
                 parts[-1].append(child)  # the grammar splits `''\;` in two; bash reads one word
             else:
@@ -268,6 +285,8 @@ class _Walker:
         if words and not words[0].quoted and words[0].literal:
             if words[0].text in _DOUBTFUL_NAMES and node.type == "command":
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
+            if re.match(r"[A-Za-z_]\w*\[", words[0].raw.replace("\\\n", "")):
+                raise ShellDoubt("an array subscript where bash expects a command")  # a[$(x)]=1
             if node.type == "command" and not assignments and _looks_like_assignment(words[0].raw):
                 raise ShellDoubt("an assignment this check reads differently from bash")
         cmd = SimpleCommand(tuple(words), tuple(assignments), (*redirects, *extra))
@@ -423,6 +442,9 @@ class _Walker:
         start_raw = self.text(start)
         if "$" in start_raw or "`" in start_raw:
             raise ShellDoubt("here-document delimiter with an expansion")
+        bare = re.sub(r"'[^']*'|\"[^\"]*\"|\\.", "", start_raw, flags=re.DOTALL)
+        if not start_raw or any(c in " \t\n;&|<>()" for c in bare):
+            raise ShellDoubt("a here-document delimiter this check reads differently from bash")
         delimiter = re.sub(r"\\(.)|['\"]", lambda m: m.group(1) or "", start_raw)
         if self.text(end) != delimiter:
             raise ShellDoubt("unterminated here-document")
@@ -547,6 +569,17 @@ class _Walker:
                     self.statement(child)
         finally:
             self.depth -= 1
+
+
+def _check_not_empty(node: Node) -> None:
+    """`{ }`, `( )` or `if a; then fi` is a syntax error for bash; the grammar allows it."""
+    needed = {"compound_statement": 1, "subshell": 1, "elif_clause": 2, "else_clause": 1,
+              "if_statement": 2}.get(node.type, 0)
+    present = [c for c in node.named_children
+               if c.type not in ("comment", "elif_clause", "else_clause")]
+    if len(present) < needed:
+        raise ShellDoubt(f"an empty '{node.children[0].type if node.children else node.type}' "
+                         "block (a syntax error for bash)")
 
 
 def _check_negation(node: Node) -> None:

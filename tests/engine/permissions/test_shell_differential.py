@@ -239,3 +239,24 @@ def test_typical_lines_are_read_without_doubt(sandbox: Path, line: str) -> None:
     assert analysis.doubt == ""
     ran, _ = run_in_sandbox(sandbox, line, next(RUNS))
     assert ran and all(_seen(analysis.commands, argv) for argv in ran)
+
+
+# Random shell-ish text (never run, only checked with `bash -n`): whatever the analysis
+# reads without doubt must be a line bash itself accepts.
+SHELLISH = st.lists(st.sampled_from([*"ab /.~-*?[]{},;&|<>()$`'\"\\#=!\n\t019", "c0", "rm",
+                                     "$(", "<<EOF\n", "EOF", "2>&1", ">/dev/null", "&&", "||",
+                                     "if ", "then ", "fi", "{ ", " }", "<(", "${", "\\\n", "\r",
+                                     "<<<", "'x'", '"y"', "$'z'", "é"]),
+                    max_size=25).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=SHELLISH)
+def test_what_the_analysis_reads_without_doubt_bash_accepts(line: str) -> None:
+    analysis = analyze(line)
+    assume(not analysis.doubt)
+    assert BASH is not None
+    # On stdin: a line may start with '-', which `bash -c` would take as an option.
+    syntax = subprocess.run([BASH, "-n"], input=line.encode(), capture_output=True,
+                            timeout=20, check=False, env={"PATH": "/nonexistent"})
+    assert syntax.returncode == 0, (line, syntax.stderr)
