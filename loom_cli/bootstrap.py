@@ -38,8 +38,9 @@ class RunOptions:
     deny: tuple[str, ...] = ()
     add_dirs: tuple[Path, ...] = ()
     script: Path | None = None  # for the scripted provider
-    # Apply what the project's settings files would widen, for this run only (--trust-project).
-    trust_project: bool = False
+    # What the project's settings files would widen: True applies it (--trust-project, or
+    # the user said yes), False leaves it out (the user said no), None asks the trust records.
+    trust_project: bool | None = None
 
 
 @dataclass
@@ -70,7 +71,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
     records = WorkspaceRecords(data_dir())
-    layered = load_settings(workspace.root, user_config_file(), trusted=True if options.trust_project else None,
+    layered = load_settings(workspace.root, user_config_file(), trusted=options.trust_project,
                            trusted_hash=records.trusted_hash(workspace.root))
     settings = layered.settings
     provider_name = choose_provider(settings, options.provider)

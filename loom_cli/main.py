@@ -139,7 +139,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          fork_session=fork_session,
                          permission_mode=permission_mode.value if permission_mode else None,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
-                         script=script, trust_project=trust_project)
+                         script=script, trust_project=trust_project or None)
     from loom_engine.providers.base import ProviderError
 
     try:

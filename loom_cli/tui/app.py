@@ -67,6 +67,7 @@ from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_fi
 from .session_picker import SessionPicker
 from .status_bar import ActivityLine, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
+from .trust_screen import settle_trust
 from .tool_block import SPINNER, ToolBlock, ToolCallData
 from .transcript import ThinkingBlock, Transcript, entries_from_messages
 
@@ -85,6 +86,9 @@ class TuiOptions:
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    # The user's answer to the trust screen about what the project's settings widen (None:
+    # not asked, the trust records decide).
+    trust_project: bool | None = None
     # Builds the agent (in a worker thread). Returns an Agent, or an object with
     # ``.agent`` and optionally ``.warnings`` (bootstrap's Built). None: loom_cli.bootstrap.
     agent_factory: AgentFactory | None = None
@@ -113,7 +117,8 @@ def default_agent_factory(options: TuiOptions) -> Any:
     run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
                              continue_session=options.continue_session, resume_id=options.resume_id,
                              fork_session=options.fork_session,
-                             permission_mode=options.permission_mode, allow=options.allow, deny=options.deny)
+                             permission_mode=options.permission_mode, allow=options.allow, deny=options.deny,
+                             trust_project=options.trust_project)
     return build_agent(run_options, interactive=True)
 
 
@@ -268,6 +273,7 @@ class LoomApp(App[int]):
             self.history_loaded_at = time.perf_counter()
             if messages and self.agent is None:
                 await self._show_history(messages)
+        options = self.options = await settle_trust(self, options)
         await self._load_agent(options)
         await asyncio.to_thread(warm_up_highlighting)
         self.warm.set()

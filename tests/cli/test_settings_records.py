@@ -72,6 +72,16 @@ def test_interactive_build_names_what_it_left_out(env: Path) -> None:
     trusted = build_agent(RunOptions(cwd=env, trust_project=True), interactive=True)
     trusted.agent.session.close()
     assert trusted.agent.permissions.mode == "bypass" and trusted.ignored == ()
+    # Recorded trust applies without the flag; an explicit "no" (the chat's answer) wins over it.
+    from loom_cli.project_trust import changes_hash
+
+    WorkspaceRecords(env.parent / "data").trust(env, changes_hash(built.ignored))
+    recorded = build_agent(RunOptions(cwd=env), interactive=True)
+    recorded.agent.session.close()
+    assert recorded.agent.permissions.mode == "bypass"
+    declined = build_agent(RunOptions(cwd=env, trust_project=False), interactive=True)
+    declined.agent.session.close()
+    assert declined.agent.permissions.mode == "default" and declined.ignored
 
 
 def test_loom_config_shows_sources_and_ignored_settings(env: Path, tmp_path: Path) -> None:
