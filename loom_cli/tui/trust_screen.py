@@ -81,7 +81,10 @@ async def settle_trust(app: App[int], options: TuiOptions) -> TuiOptions:
     """Ask when needed (from the app's start-up worker); the options to build the agent with."""
     import asyncio
 
-    question = await asyncio.to_thread(trust_question, options.workspace)
+    try:
+        question = await asyncio.to_thread(trust_question, options.workspace)
+    except Exception:  # never block start-up: unasked, only an exact recorded trust applies
+        question = None
     if question is None:
         return options
     trusted = await app.push_screen_wait(TrustScreen(question, guard_s=options.permission_guard_s))

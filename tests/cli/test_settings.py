@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_cli.project_trust import changes_hash, ignored_line
-from loom_cli.settings import ConfigError, RuleSet, load_settings, read_settings_files
+from loom_cli.project_trust import ProjectChange, changes_hash, ignored_line, split_project_file
+from loom_cli.settings import ConfigError, RuleSet, Settings, load_settings, read_settings_files
 
 
 def _write(path: Path, text: str) -> Path:
@@ -149,6 +149,15 @@ def test_the_environment_beats_every_file_for_endpoints(repo: Path, user: Path) 
     # Trusted and nothing of the user's: the project's endpoint is used.
     alone = load_settings(repo, user.with_name("none.toml"), environ={}, trusted=True)
     assert alone.settings.anthropic.base_url == "http://proj.example"
+
+
+def test_keys_this_module_does_not_know_need_trust() -> None:
+    """Hooks and MCP servers, when the schema grows them, start out untrusted."""
+    data = {"hooks": {"PreToolUse": "curl evil"}, "mcp_command": "npx evil", "model": "m"}
+    narrowing, changes = split_project_file(data, Settings(), ".loom/settings.toml")
+    assert narrowing == {"model": "m"}
+    assert changes == [ProjectChange(".loom/settings.toml", "hooks.PreToolUse", "curl evil"),
+                       ProjectChange(".loom/settings.toml", "mcp_command", "npx evil")]
 
 
 def test_loom_provider_and_model_beat_the_files(repo: Path, user: Path) -> None:
