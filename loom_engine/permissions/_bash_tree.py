@@ -15,10 +15,17 @@ every command it can still see, so that deny rules match as much as possible.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from typing import TYPE_CHECKING
 
+from ._bash_checks import (
+    check_comment,
+    check_descriptor_before,
+    check_negation,
+    check_not_empty,
+    inline_script,
+    looks_like_assignment,
+)
 from ._bash_errors import describe_error, is_read_write_operator, only_read_write_errors
 from ._bash_words import (
     SAFE_BRACED_EXPANSION,
@@ -54,12 +61,6 @@ _REDIRECT_KINDS: dict[str, RedirectKind] = {
     "<": "read", "<&": "dup", ">&": "dup", "<&-": "dup", ">&-": "dup"}
 _BLANK_GAP = re.compile(r"(?:[ \t]|\\\n)*")
 _LINE_GAP = re.compile(r"(?:[ \t\n]|\\\n)*")
-# Right before a redirection: a whole word that bash would take as its file descriptor.
-# (`2>&1>x` is fine: after `>&` digits are the duplicated descriptor.)
-_GLUED_FD = re.compile(rb"(?:^|[\s;|(<>]|(?<![<>])&)(?:(\{[A-Za-z_]\w*\})|\d+)$")
-_SHELLS_WALKED = frozenset({"bash", "sh"})
-_SHELL_FLAGS = re.compile(r"[-+][cefuvxnCl]+")  # -l: the profile is the user's own code
-_SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix"})
 
 
 @functools.cache
@@ -133,7 +134,7 @@ class _Walker:
         elif kind == "redirected_statement":
             self._redirected(node)
         elif kind == "comment":
-            self._check_comment(node)
+            check_comment(self.src, node)
         elif kind in _DOUBTFUL_NODES:
             if kind == "function_definition":
                 raise ShellDoubt("a function definition")
@@ -170,8 +171,8 @@ class _Walker:
     def _container(self, node: Node) -> None:
         # Lists nest to the left (a && b && c is list(list(a, b), c)): flatten them with
         # a stack, so that a long chain cannot reach the recursion limit.
-        _check_negation(node)
-        _check_not_empty(node)
+        check_negation(node)
+        check_not_empty(node)
         if node.type == "compound_statement" and node.children[0].type == "{" and self.between(
                 node.start_byte + 1, node.start_byte + 2) not in (" ", "\t", "\n"):
             raise ShellDoubt("'{' not followed by a blank (bash reads a word)")
@@ -187,7 +188,7 @@ class _Walker:
                 if child.type not in _CONTAINER_TOKENS:
                     raise ShellDoubt(f"unsupported syntax '{child.type}'")
             elif child.type in ("list", "pipeline"):
-                _check_negation(child)
+                check_negation(child)
                 self._check_gaps(child, _LINE_GAP)
                 stack.append(iter(child.children))
             else:
@@ -204,14 +205,6 @@ class _Walker:
             pos = max(pos, child.end_byte)
         if node.end_byte > pos and not allowed.fullmatch(self.between(pos, node.end_byte)):
             raise ShellDoubt("text this check could not read")
-
-    def _check_comment(self, node: Node) -> None:
-        """`#` starts a comment only at the start of a word: in `a\\<newline>#x` it does not."""
-        before = self.src[:node.start_byte]
-        while before.endswith(b"\\\n"):
-            before = before[:-2]
-        if before and before[-1:] not in (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")"):
-            raise ShellDoubt("a '#' this check reads differently from bash")
 
     def _redirected(self, node: Node) -> None:
         self._check_gaps(node, _BLANK_GAP)
@@ -273,7 +266,7 @@ class _Walker:
                 else:
                     raise ShellDoubt(f"unsupported syntax '{child.type}'")
             elif kind == "comment":
-                self._check_comment(child)
+                check_comment(self.src, child)
             elif glued and parts and isinstance(parts[-1], list) and parts[-1][-1] == before:
                 parts[-1].append(child)  # the grammar splits `''\;` in two; bash reads one word
             else:
@@ -287,7 +280,7 @@ class _Walker:
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
             if re.match(r"[A-Za-z_]\w*\[", words[0].raw.replace("\\\n", "")):
                 raise ShellDoubt("an array subscript where bash expects a command")  # a[$(x)]=1
-            if node.type == "command" and not assignments and _looks_like_assignment(words[0].raw):
+            if node.type == "command" and not assignments and looks_like_assignment(words[0].raw):
                 raise ShellDoubt("an assignment this check reads differently from bash")
         cmd = SimpleCommand(tuple(words), tuple(assignments), (*redirects, *extra))
         cmd = self._inline_script(cmd)
@@ -298,7 +291,7 @@ class _Walker:
 
     def _assignment(self, node: Node) -> Word:
         raw = self.text(node)
-        if not _looks_like_assignment(raw):
+        if not looks_like_assignment(raw):
             raise ShellDoubt("an assignment this check reads differently from bash")
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
@@ -344,29 +337,10 @@ class _Walker:
     def _inline_script(self, cmd: SimpleCommand) -> SimpleCommand:
         """``bash -c 'script'``: the script's commands count too (see module docs)."""
         words = cmd.words
-        if not words or not words[0].literal or os.path.basename(words[0].text) not in _SHELLS_WALKED:
+        script = inline_script(words)
+        if script is None:
             return cmd
-        k, has_c, known = 1, False, True
-        while k < len(words):
-            w = words[k]
-            if not w.literal or not w.text.startswith(("-", "+")) or w.text in ("-", "--"):
-                k += 1 if w.literal and w.text in ("-", "--") else 0
-                break
-            if w.text in ("-o", "+o", "-O", "+O"):
-                known = known and w.text in ("-o", "+o")  # -O extglob changes the syntax
-                k += 2
-                continue
-            if not w.text.startswith("--"):
-                has_c = has_c or "c" in w.text  # -c, -lc, -xec ...
-                known = known and bool(_SHELL_FLAGS.fullmatch(w.text))
-            elif w.text not in _SHELL_LONG_OPTIONS:
-                known = False
-            k += 1
-        if not has_c:
-            return cmd
-        if not known or k >= len(words) or not words[k].literal:
-            raise ShellDoubt(f"'{words[0].text} -c' runs a script this check cannot read")
-        inner, doubt = walk_source(words[k].text, self.depth + 1)
+        inner, doubt = walk_source(script, self.depth + 1)
         self.commands.extend(inner)
         if doubt:
             self.note(f"in the script of '{words[0].text} -c': {doubt}")
@@ -375,11 +349,7 @@ class _Walker:
     # -- redirections ------------------------------------------------------------------
 
     def _redirect(self, node: Node, after: list[Node]) -> list[Redirect]:
-        window = self.src[max(0, node.start_byte - 80):node.start_byte].replace(b"\\\n", b"")
-        glued_before = _GLUED_FD.search(window)
-        if glued_before:  # `{fd}>x`, or `2>x` the grammar read as an argument and `>x`
-            raise ShellDoubt("named file descriptor redirection" if glued_before.group(1) else
-                             "a file descriptor this check reads differently from bash")
+        check_descriptor_before(self.src, node)
         if node.type == "heredoc_redirect":
             self._check_gaps(node, _LINE_GAP)
             return self._heredoc(node, after)
@@ -569,33 +539,4 @@ class _Walker:
                     self.statement(child)
         finally:
             self.depth -= 1
-
-
-def _check_not_empty(node: Node) -> None:
-    """`{ }`, `( )` or `if a; then fi` is a syntax error for bash; the grammar allows it."""
-    needed = {"compound_statement": 1, "subshell": 1, "elif_clause": 2, "else_clause": 1,
-              "if_statement": 2}.get(node.type, 0)
-    present = [c for c in node.named_children
-               if c.type not in ("comment", "elif_clause", "else_clause")]
-    if len(present) < needed:
-        raise ShellDoubt(f"an empty '{node.children[0].type if node.children else node.type}' "
-                         "block (a syntax error for bash)")
-
-
-def _check_negation(node: Node) -> None:
-    """Bash accepts '!' only at the start of a pipeline; the grammar anywhere in it."""
-    if node.type != "pipeline":
-        return
-    for child in node.named_children[1:]:
-        while True:
-            if child.type == "negated_command":
-                raise ShellDoubt("'!' inside a pipeline (a syntax error for bash)")
-            if not child.children or not child.children[0].is_named:
-                break
-            child = child.children[0]
-
-
-def _looks_like_assignment(raw: str) -> bool:
-    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=", raw)
-    return m is not None
 
