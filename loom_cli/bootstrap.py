@@ -103,6 +103,10 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         raise ConfigError(str(error)) from None
 
     store = SessionStore(sessions_dir())
+    # One Redactor for everything that leaves the process, the session file included:
+    # it knows the exact keys Loom holds as well as every known secret shape.
+    redactor = _held_secrets(settings)
+    session_redactor = redactor if settings.redact_secrets else None
     messages: tuple = ()
     turn_state = None
     resumed = False
@@ -123,16 +127,16 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
             loaded = latest
         if options.fork_session:
             session = store.fork(loaded, workspace.root, provider=provider_name, model=model,
-                                 redact=settings.redact_secrets)
+                                 redactor=session_redactor)
         else:
             try:
-                session, loaded = store.resume(loaded, redact=settings.redact_secrets)
+                session, loaded = store.resume(loaded, redactor=session_redactor)
             except SessionError as error:  # SessionLocked: another loom is appending to it
                 raise ConfigError(str(error)) from None
         messages, turn_state, resumed = loaded.messages, loaded.turn_state, True
     else:
         session = store.create(workspace.root, provider=provider_name, model=model,
-                               redact=settings.redact_secrets)
+                               redactor=session_redactor)
 
     skills, context, warnings = _context(workspace, settings)
     warnings = skipped + warnings
@@ -142,7 +146,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          max_turns=options.max_turns or settings.max_turns, max_tokens=settings.max_tokens,
                          max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
-                         redact_secrets=settings.redact_secrets, redactor=_held_secrets(settings),
+                         redact_secrets=settings.redact_secrets, redactor=redactor,
                          interactive=interactive)
     agent = Agent(config=config, provider=provider, tools=default_tools(), workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,

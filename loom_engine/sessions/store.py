@@ -27,10 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..transcript import close_dangling
 from ..messages import Message, scrub_message
-from ..redact import redact_secrets
+from ..redact import Redactor
+from ..transcript import close_dangling
 from ..turn_state import TurnState
+
+# Secrets of every known shape; a run passes its own Redactor, which also knows its keys.
+SHAPES_ONLY = Redactor()
 
 FORMAT_VERSION = 1
 
@@ -78,10 +81,10 @@ def new_session_id() -> str:
 
 
 class SessionWriter:
-    def __init__(self, path: Path, session_id: str, *, redact: bool = True) -> None:
+    def __init__(self, path: Path, session_id: str, *, redactor: Redactor | None = SHAPES_ONLY) -> None:
         self.id = session_id
         self.path = path
-        self._redact = redact
+        self._redactor = redactor  # None: the user turned redaction off
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = open(path, "a", encoding="utf-8")
         try:
@@ -93,8 +96,8 @@ class SessionWriter:
     def _write(self, record: dict[str, Any]) -> None:
         # default=str: an annotation of an odd type must not lose the line.
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-        if self._redact:
-            line = redact_secrets(line)
+        if self._redactor is not None:
+            line = self._redactor.redact(line)
         self._file.write(line + "\n")
         self._file.flush()
 
@@ -152,23 +155,24 @@ class SessionStore:
             raise SessionError(f"invalid session id {session_id!r}")
         return self.root / f"{session_id}.jsonl"
 
-    def create(self, workspace: Path, *, provider: str, model: str, redact: bool = True,
+    def create(self, workspace: Path, *, provider: str, model: str, redactor: Redactor | None = SHAPES_ONLY,
                forked_from: str | None = None) -> SessionWriter:
         session_id = new_session_id()
-        writer = SessionWriter(self.path_for(session_id), session_id, redact=redact)
+        writer = SessionWriter(self.path_for(session_id), session_id, redactor=redactor)
         writer.write_header(workspace, provider, model, forked_from=forked_from)
         return writer
 
-    def open_writer(self, loaded: LoadedSession, *, redact: bool = True) -> SessionWriter:
+    def open_writer(self, loaded: LoadedSession, *, redactor: Redactor | None = SHAPES_ONLY) -> SessionWriter:
         """A writer appending to ``loaded``; :class:`SessionLocked` if another process has it."""
-        writer, _ = self.resume(loaded, redact=redact)
+        writer, _ = self.resume(loaded, redactor=redactor)
         return writer
 
-    def resume(self, loaded: LoadedSession, *, redact: bool = True) -> tuple[SessionWriter, LoadedSession]:
+    def resume(self, loaded: LoadedSession, *, redactor: Redactor | None = SHAPES_ONLY
+               ) -> tuple[SessionWriter, LoadedSession]:
         """Lock ``loaded``'s file for appending, and the session as it stands now: read
         again when another run wrote to it between the read and the lock, so nothing
         is appended after a history this run has not seen."""
-        writer = SessionWriter(loaded.info.path, loaded.info.id, redact=redact)
+        writer = SessionWriter(loaded.info.path, loaded.info.id, redactor=redactor)
         try:
             if loaded.info.path.stat().st_size != loaded.size:
                 loaded = _read(loaded.info.path)
@@ -180,9 +184,9 @@ class SessionStore:
         return writer, loaded
 
     def fork(self, loaded: LoadedSession, workspace: Path, *, provider: str, model: str,
-             redact: bool = True) -> SessionWriter:
+             redactor: Redactor | None = SHAPES_ONLY) -> SessionWriter:
         """A new session holding a copy of ``loaded``'s history (the original is untouched)."""
-        writer = self.create(workspace, provider=provider, model=model, redact=redact, forked_from=loaded.info.id)
+        writer = self.create(workspace, provider=provider, model=model, redactor=redactor, forked_from=loaded.info.id)
         for message in loaded.messages:
             writer.append_message(message)
         writer.append_turn_state(loaded.turn_state)

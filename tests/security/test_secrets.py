@@ -250,3 +250,21 @@ def test_private_keys_never_reach_the_model_the_session_or_stdout(repo: Path, tm
     found = {where: [kind for kind, key in keys.items() if leaks(text, key)]
              for where, text in (("stdout", stdout), ("stderr", stderr), ("session", sessions), ("model", sent))}
     assert found == {"stdout": [], "stderr": [], "session": [], "model": []}
+
+
+def test_the_session_file_drops_the_exact_api_key_from_prompts_and_answers(tmp_path: Path) -> None:
+    """A key of no known shape, typed by the user or echoed by the model, never reaches disk."""
+    from loom_engine.messages import Message, TextPart
+    from loom_engine.redact import Redactor
+    from loom_engine.sessions.store import SessionStore
+
+    key = "zz-custom-Key-0123456789abcdef"
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(tmp_path, provider="anthropic", model="m", redactor=Redactor.for_values([key]))
+    writer.append_message(Message.user(f"my key is {key.upper()}"))
+    writer.append_message(Message.assistant(TextPart(f"noted: {key}")))
+    writer.close()
+    saved = (tmp_path / "sessions").rglob("*.jsonl")
+    text = "".join(p.read_text() for p in saved)
+    assert key.lower() not in text.lower()
+    assert "REDACTED" in text
