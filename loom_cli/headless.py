@@ -46,6 +46,7 @@ async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO 
 
 async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
     from loom_engine.events import (
+        TERMINAL_EVENTS,
         Aborted,
         BudgetExceeded,
         Error,
@@ -53,6 +54,7 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
         MaxTurnsReached,
         Notice,
         Retrying,
+        TurnStarted,
     )
 
     started = time.monotonic()
@@ -77,10 +79,13 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
                 err.write(clean(f"loom: {event.message}\n"))
             elif isinstance(event, Retrying):
                 err.write(clean(f"loom: retrying ({event.reason}) in {event.delay_s:.1f}s\n"))
-            if event.type == "turn_started":
-                num_turns += 1
-            if isinstance(event, (Finished, Error, Aborted, MaxTurnsReached, BudgetExceeded)):
-                final = event
+            # Sub-agents' events come through the same stream (depth > 0): only the
+            # top-level agent's turns and its terminal event describe the run.
+            if event.depth == 0:
+                if isinstance(event, TurnStarted):
+                    num_turns += 1
+                elif isinstance(event, TERMINAL_EVENTS):
+                    final = event
     finally:
         for sig, _ in _STOP_SIGNALS:
             try:

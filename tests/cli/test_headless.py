@@ -47,3 +47,24 @@ async def test_connections_are_closed_after_a_failed_run_too(tmp_path: Path, fak
     assert await run_headless(agent, "hi", "text", out, err) == EXIT_ERROR
     assert "rejected the API key" in err.getvalue()
     assert closed == ["closed"]
+
+
+async def test_num_turns_counts_the_top_level_agent_only(tmp_path: Path) -> None:
+    """A parent of 2 turns whose sub-agent takes 2 turns reports 2, not 4."""
+    from builtin_tools import default_tools
+    from loom_engine.providers.scripted import ScriptedProvider
+
+    (tmp_path / "notes.md").write_text("hello\n")
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "task", "input": {"description": "look", "prompt": "list the files"}}]},
+        {"tool_calls": [{"name": "glob", "input": {"pattern": "*.md"}}]},  # the sub-agent's turns
+        {"text": "notes.md"},
+        {"text": "There is one note."},
+    ])
+    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=provider,
+                  tools=default_tools(), workspace=Workspace.at(tmp_path))
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_headless(agent, "what is here?", "json", out, err) == EXIT_OK, err.getvalue()
+    result = json.loads(out.getvalue())
+    assert result["result"] == "There is one note."
+    assert result["num_turns"] == 2
