@@ -81,7 +81,7 @@ def walk_source(text: str, depth: int = 0) -> tuple[list[SimpleCommand], str]:
     except UnicodeEncodeError:
         return [], "the command is not valid text"
     # A parser per call: cheap (under a microsecond), and checks may run in threads.
-    tree = tree_sitter.Parser(_bash_language()).parse(source)
+    tree = tree_sitter.Parser(_bash_language()).parse(_ascii_stand_in(text, source))
     walker = _Walker(source, depth)
     if tree.root_node.has_error and not only_read_write_errors(tree.root_node):
         walker.note(describe_error(text, tree.root_node))
@@ -89,8 +89,23 @@ def walk_source(text: str, depth: int = 0) -> tuple[list[SimpleCommand], str]:
     if not _LINE_GAP.fullmatch(source[:root.start_byte].decode("utf-8", "replace")) or \
             not _LINE_GAP.fullmatch(source[root.end_byte:].decode("utf-8", "replace")):
         walker.note("text this check could not read (around the start or end)")
-    walker.statement(root)
+    try:
+        walker.statement(root)
+    except (RecursionError, IndexError, ValueError, AttributeError) as exc:
+        # A tree shape this walker never met: fail closed rather than crash the check.
+        walker.note(f"the analysis failed on this line ({type(exc).__name__})")
     return walker.commands, walker.doubt
+
+
+def _ascii_stand_in(text: str, source: bytes) -> bytes:
+    """What the grammar parses: every non-ASCII character replaced by as many '%' as it
+    has bytes. tree-sitter-bash 0.25.1 crashes the process (a segfault) on some rare
+    code points after '{' (`a{\U00058bcc`); for bash any non-ASCII character is an
+    ordinary word character, and so is '%' (never part of a name), so the tree keeps
+    its shape and offsets while the walker reads the real text."""
+    if source.isascii():
+        return source
+    return "".join(c if c.isascii() else "%" * len(c.encode("utf-8")) for c in text).encode("ascii")
 
 
 class _Walker:
@@ -101,8 +116,8 @@ class _Walker:
         self.doubt = ""
 
     def note(self, doubt: str) -> None:
-        if not self.doubt:
-            self.doubt = doubt
+        if not self.doubt:  # shown to the user on one line
+            self.doubt = doubt.replace("\r", "\\r").replace("\n", "\\n")
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")

@@ -9,10 +9,14 @@ rules see it) or declares a doubt (so the user is asked); a case that is pure da
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loom_engine.bus import EventBus
 from loom_engine.execution import CancelToken
@@ -185,6 +189,35 @@ def test_long_chains_and_deep_nesting_under_the_cap_give_an_answer() -> None:
     assert "nesting too deep" in analyze(nested).doubt
     parens = "(" * 5_000 + "rm x" + ")" * 5_000
     assert analyze(parens).doubt
+
+
+def test_code_points_that_crash_the_grammar_do_not_crash_the_check() -> None:
+    """tree-sitter-bash 0.25.1 reads out of bounds on `a{` and a rare code point (a
+    segfault in about half the runs): the grammar must only ever see ASCII. The child
+    process tries many such code points, so a regression fails this test (most runs)
+    instead of killing the test run."""
+    text = "cat 'naïve' \U00058bcc{\U0002ac31 > résumé"
+    stand_in = _bash_tree._ascii_stand_in(text, text.encode())
+    assert stand_in.isascii() and len(stand_in) == len(text.encode())
+    probe = ("from loom_engine.permissions.shell import analyze\n"
+             "for cp in range(0x30000, 0x110000, 0x101):\n"
+             "    analyze('a{' + chr(cp))\n"
+             "print('alive')")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=120, check=False, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0 and "alive" in result.stdout, result.returncode
+    cmd = analyze("cat naïve\U00058bcc > résumé").commands[0]
+    assert [w.text for w in cmd.words] == ["cat", "naïve\U00058bcc"]
+    assert [r.target.text for r in cmd.redirects] == ["résumé"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(line=st.one_of(st.text(max_size=60), st.text(alphabet="$(){}[]<>|&;'\"`\\#!\n\t ~*?=-ab0",
+                                                     max_size=60)))
+def test_any_text_gets_an_analysis_and_never_an_exception(line: str) -> None:
+    analysis = analyze(line)
+    assert isinstance(analysis, CommandAnalysis)
+    assert "\n" not in analysis.doubt and "\r" not in analysis.doubt
 
 
 # -- the check runs off the event loop ------------------------------------------------
