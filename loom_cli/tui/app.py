@@ -192,8 +192,6 @@ class LoomApp(App[int]):
         self._permission_queue: deque[PermissionRequested] = deque()
         self._modal: PermissionModal | None = None
         self._ctrl_c_at = 0.0
-        self._hint = ""
-        self._hint_until = 0.0
         self._files: list[str] | None = None
         self._status = StatusInfo(mode=options.permission_mode or "")
         self._frame = 0
@@ -220,7 +218,8 @@ class LoomApp(App[int]):
         # Kept as attributes: queries run against the active screen, which is the modal
         # while a permission question is open.
         menu = CompletionMenu(id="completion")
-        self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, id="transcript")
+        self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, max_fps=self.options.max_fps,
+                                     id="transcript")
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
@@ -361,11 +360,10 @@ class LoomApp(App[int]):
 
     def _tick(self) -> None:
         self._frame += 1
-        now = time.monotonic()
         if self.running:
             for block in self._tool_blocks.values():
                 block.tick()
-            elapsed = now - self._run_started
+            elapsed = time.monotonic() - self._run_started
             spinner = SPINNER[self._frame % len(SPINNER)]
             message = f"{spinner} {self._phase or 'working'} · {elapsed:.0f}s · esc to interrupt"
         elif self.agent is None and self.agent_error is None:
@@ -374,14 +372,7 @@ class LoomApp(App[int]):
             message = ""
         if self.queue:
             message += f"{' · ' if message else ''}{len(self.queue)} queued"
-        if self._hint and now < self._hint_until:
-            message = self._hint
         self.activity.show(message)
-
-    def _show_hint(self, text: str, seconds: float = 2.0) -> None:
-        self._hint = text
-        self._hint_until = time.monotonic() + seconds
-        self.activity.show(text)
 
     # --- submitting -------------------------------------------------------------------
 
@@ -497,7 +488,6 @@ class LoomApp(App[int]):
                 self._current_thinking.finish()
                 self._current_thinking = None
             self._current_md = self.transcript.start_assistant()
-            self._current_md._interval = 1.0 / self.options.max_fps
         return self._current_md
 
     def _finish_segment(self) -> None:
@@ -620,8 +610,7 @@ class LoomApp(App[int]):
         if isinstance(event, TextDelta):
             stream = self._sub_md.get(key)
             if stream is None:
-                stream = MarkdownStream(classes="subagent-text")
-                stream._interval = 1.0 / self.options.max_fps
+                stream = MarkdownStream(classes="subagent-text", max_fps=self.options.max_fps)
                 self._sub_md[key] = stream
                 parent.subagent_box().mount(stream)
             stream.append(event.text)
@@ -707,7 +696,7 @@ class LoomApp(App[int]):
             queued = "\n\n".join(self.queue)
             self.queue.clear()
             if not self.prompt.text.strip():
-                self.prompt._set_text(queued)
+                self.prompt.set_text(queued)
         self.prompt.focus()
         return True
 
@@ -719,11 +708,11 @@ class LoomApp(App[int]):
         if selected:
             self.copy_to_clipboard(selected)
             self.screen.clear_selection()
-            self._show_hint("copied")
+            self.activity.show_hint("copied")
             return
         if self.prompt.selected_text:
             self.copy_to_clipboard(self.prompt.selected_text)
-            self._show_hint("copied")
+            self.activity.show_hint("copied")
             return
         if self.interrupt():
             return
@@ -732,7 +721,7 @@ class LoomApp(App[int]):
             self.action_quit_now()
             return
         self._ctrl_c_at = now
-        self._show_hint("press Ctrl+C again to quit", 2.0)
+        self.activity.show_hint("press Ctrl+C again to quit", 2.0)
 
     def action_quit_now(self) -> None:
         if self.running and self.agent is not None:

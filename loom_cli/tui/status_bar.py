@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 
 from rich.text import Text
 from textual.widgets import Static
@@ -31,7 +32,7 @@ class StatusInfo:
     mode: str = ""
     context_used: int = 0
     context_window: int = 0
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     note: str = ""
 
@@ -97,7 +98,11 @@ class StatusBar(Static):
 
 
 class ActivityLine(Static):
-    """One line above the prompt: what is running, how long, what is queued, hints."""
+    """One line above the prompt: what is running, how long, what is queued, hints.
+
+    A hint ("copied", "press Ctrl+C again to quit") stays for its few seconds whatever
+    the app shows meanwhile.
+    """
 
     DEFAULT_CSS = """
     ActivityLine {
@@ -110,8 +115,17 @@ class ActivityLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.message = ""
+        self._hint = ""
+        self._hint_until = 0.0
 
     def show(self, message: str) -> None:
+        if self._hint and time.monotonic() < self._hint_until:
+            message = self._hint
         if message != self.message:
             self.message = message
             self.update(Text(message, no_wrap=True, overflow="ellipsis"))
+
+    def show_hint(self, text: str, seconds: float = 2.0) -> None:
+        self._hint = text
+        self._hint_until = time.monotonic() + seconds
+        self.show(text)
