@@ -9,8 +9,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from loom_cli.tui.app import LoomApp, TuiOptions
+from loom_cli.tui.app import LoomApp
 from loom_cli.tui.markdown_stream import MarkdownStream
+from loom_cli.tui.options import TuiOptions
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice
@@ -18,7 +19,6 @@ from loom_engine.events import (
     AgentEvent,
     CompactionApplied,
     MaxTurnsReached,
-    Notice as NoticeEvent,
     PermissionAnswered,
     PermissionRequested,
     Retrying,
@@ -26,6 +26,9 @@ from loom_engine.events import (
     ToolCallStarted,
     ToolFinished,
     TurnStarted,
+)
+from loom_engine.events import (
+    Notice as NoticeEvent,
 )
 from loom_engine.permissions.answer import PermissionAnswer
 from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
