@@ -44,7 +44,7 @@ from .options import (
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
 from .run_view import EngineEvent, RunEnded, RunView
-from .status_bar import ActivityLine, StatusBar, StatusInfo
+from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .tool_block import SPINNER
 from .transcript import Transcript, entries_from_messages
@@ -97,7 +97,7 @@ class LoomApp(App[int]):
         self._run_seq = 0
         self._aborted_seq = -1
         self._compact_seq = -1
-        self._run_started = 0.0
+        self.clock = RunClock()
         self._ctrl_c_at = 0.0
         self._files: list[str] | None = None
         self._status = StatusInfo(mode=options.permission_mode or "")
@@ -119,7 +119,8 @@ class LoomApp(App[int]):
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir, self.workspace_root))
         self.permission_queue = PermissionQueue(self, guard_s=options.permission_guard_s,
-                                                on_answer=self._permission_answered)
+                                                on_answer=self._permission_answered,
+                                                on_open=self.clock.pause, on_close=self.clock.resume)
 
     # --- layout -----------------------------------------------------------------------
 
@@ -348,8 +349,7 @@ class LoomApp(App[int]):
             self.run_view.tick()
             spinner = SPINNER[self._frame % len(SPINNER)]
             phase = self.run_view.phase or "working"
-            elapsed = time.monotonic() - self._run_started
-            message = f"{spinner} {phase} · {elapsed:.0f}s · esc to interrupt"
+            message = f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt"
         elif self.agent is None and self.agent_error is None:
             message = "loading the agent…"
         else:
@@ -384,7 +384,7 @@ class LoomApp(App[int]):
         self._run_seq += 1
         self.running = True
         self._worker_active = True
-        self._run_started = time.monotonic()
+        self.clock.start()
         self.run_view.start(phase)
         self._run_worker = self.run_worker(self._drive(make_stream, self._run_seq), group="run",
                                            exit_on_error=False)

@@ -22,10 +22,14 @@ AnswerHandler = Callable[[PermissionRequested, PermissionAnswer | None], None]
 
 
 class PermissionQueue:
-    def __init__(self, app: App[Any], *, guard_s: float, on_answer: AnswerHandler) -> None:
+    def __init__(self, app: App[Any], *, guard_s: float, on_answer: AnswerHandler,
+                 on_open: Callable[[], None] = lambda: None, on_close: Callable[[], None] = lambda: None) -> None:
         self.app = app
         self.guard_s = guard_s
         self.on_answer = on_answer
+        # Told when a question opens and when it closes (the run's clock stops between).
+        self.on_open = on_open
+        self.on_close = on_close
         self._waiting: deque[PermissionRequested] = deque()
         self._modal: PermissionModal | None = None
 
@@ -41,6 +45,7 @@ class PermissionQueue:
         """The run ended: close the open question and drop the waiting ones."""
         if self._modal is not None:
             modal, self._modal = self._modal, None
+            self.on_close()
             if modal.is_attached and self.app.screen is modal:
                 modal.dismiss(None)
         self._waiting.clear()
@@ -51,6 +56,7 @@ class PermissionQueue:
         request = self._waiting.popleft()
         modal = PermissionModal(request, guard_s=self.guard_s)
         self._modal = modal
+        self.on_open()
 
         def answered(answer: PermissionAnswer | None) -> None:
             self._answered(modal, request, answer)
@@ -60,5 +66,6 @@ class PermissionQueue:
     def _answered(self, modal: PermissionModal, request: PermissionRequested, answer: PermissionAnswer | None) -> None:
         if self._modal is modal:
             self._modal = None
+            self.on_close()
         self.on_answer(request, answer)
         self._ask_next()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from rich.text import Text
@@ -129,3 +130,36 @@ class ActivityLine(Static):
         self._hint = text
         self._hint_until = time.monotonic() + seconds
         self.show(text)
+
+
+class RunClock:
+    """How long the run has been working, as the activity line shows it.
+
+    The clock stands still while a permission question waits for the user: the time
+    someone takes to answer is not the tool (or the model) being slow.
+    """
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self.now = now
+        self._started = now()
+        self._paused_at: float | None = None
+        self._paused_for = 0.0
+
+    def start(self) -> None:
+        self._started = self.now()
+        self._paused_at = None
+        self._paused_for = 0.0
+
+    def pause(self) -> None:
+        if self._paused_at is None:
+            self._paused_at = self.now()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self._paused_for += self.now() - self._paused_at
+            self._paused_at = None
+
+    @property
+    def elapsed(self) -> float:
+        until = self._paused_at if self._paused_at is not None else self.now()
+        return until - self._started - self._paused_for
