@@ -176,14 +176,8 @@ class RunView:
                 self.phase = f"running {event.name}"
                 data = ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input))
                 self._tool_blocks[event.call_id] = self.transcript.add_tool(data)
-            case ToolProgress():
-                self._tool_progress(event)
-            case ToolFinished():
-                self._tool_finished(event)
-            case PermissionRequested():
-                self._permission_requested(event)
-            case PermissionAnswered():
-                self._permission_answered(event)
+            case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
+                self._show_tool_event(event)
             case TodosUpdated():
                 self.todos.set_todos(event.todos)
             case CompactionApplied():
@@ -235,14 +229,8 @@ class RunView:
                                                depth=event.depth))
                 self._tool_blocks[event.call_id] = block
                 parent.subagent_box().mount(block)
-            case ToolProgress():
-                self._tool_progress(event)
-            case ToolFinished():
-                self._tool_finished(event)
-            case PermissionRequested():
-                self._permission_requested(event)
-            case PermissionAnswered():
-                self._permission_answered(event)
+            case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
+                self._show_tool_event(event)
             case Notice():
                 self.transcript.add_notice(f"  ↳ {event.message}", "warning")
             case Retrying():
@@ -252,35 +240,32 @@ class RunView:
 
     # --- shared by both paths ---------------------------------------------------------
 
-    def _tool_progress(self, event: ToolProgress) -> None:
+    def _show_tool_event(self, event: ToolProgress | ToolFinished | PermissionRequested | PermissionAnswered) -> None:
+        """A call's output, result and permission: drawn alike for the main agent and sub-agents."""
         block = self._tool_blocks.get(event.call_id)
-        if block is not None:
-            block.add_live_output(event.text)
-
-    def _tool_finished(self, event: ToolFinished) -> None:
-        block = self._tool_blocks.get(event.call_id)
-        if block is not None:
-            block.finish(content=event.content, is_error=event.is_error, duration_ms=event.duration_ms,
-                         display=event.display)
-        if event.name in CONTEXT_CHANGING_TOOLS:
-            self.host.refresh_context()
-        self.phase = "thinking"
-
-    def _permission_requested(self, event: PermissionRequested) -> None:
-        self.phase = "waiting for your approval"
-        block = self._tool_blocks.get(event.call_id)
-        if block is not None:
-            block.set_status("waiting")
-        self.host.ask_permission(event)
-
-    def _permission_answered(self, event: PermissionAnswered) -> None:
-        block = self._tool_blocks.get(event.call_id)
-        if block is None:
-            return
-        if event.decision == "deny":
-            block.set_status("denied", note=event.note or "")
-        elif block.data.status == "waiting":
-            block.set_status("running")
+        match event:
+            case ToolProgress():
+                if block is not None:
+                    block.add_live_output(event.text)
+            case ToolFinished():
+                if block is not None:
+                    block.finish(content=event.content, is_error=event.is_error, duration_ms=event.duration_ms,
+                                 display=event.display)
+                if event.name in CONTEXT_CHANGING_TOOLS:
+                    self.host.refresh_context()
+                self.phase = "thinking"
+            case PermissionRequested():
+                self.phase = "waiting for your approval"
+                if block is not None:
+                    block.set_status("waiting")
+                self.host.ask_permission(event)
+            case PermissionAnswered():
+                if block is None:
+                    return
+                if event.decision == "deny":
+                    block.set_status("denied", note=event.note or "")
+                elif block.data.status == "waiting":
+                    block.set_status("running")
 
     # --- the streaming answer ---------------------------------------------------------
 
