@@ -445,7 +445,7 @@ class LoomApp(App[int]):
         self.answers.append((request.request_id, answer))
         if answer is not None and self.agent is not None:
             self.agent.answer_permission(request.request_id, answer)
-            self.run_view.show_answer(request, answer)
+            self.run_view.show_permission_answer(request, answer)
 
     # --- keys -------------------------------------------------------------------------
 

@@ -125,7 +125,7 @@ class RunView:
         for block in self._tool_blocks.values():
             block.tick()
 
-    def show_answer(self, request: PermissionRequested, answer: PermissionAnswer) -> None:
+    def show_permission_answer(self, request: PermissionRequested, answer: PermissionAnswer) -> None:
         """The user answered in the modal: the block shows it before the engine says so."""
         block = self._tool_blocks.get(request.call_id)
         if block is not None and block.data.status == "waiting":
