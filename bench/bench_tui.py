@@ -290,7 +290,7 @@ _FIRST_FRAME = textwrap.dedent("""
     def factory(options):
         import anthropic, openai  # what the real bootstrap pulls in
         IMPORTED.append(time.perf_counter())
-        from loom_cli.tui.app import default_history_loader
+        from loom_cli.tui.options import default_history_loader
         return b.BenchAgent(tuple(default_history_loader(options)))
 
     async def main():

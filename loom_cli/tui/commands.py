@@ -1,16 +1,26 @@
-"""Slash commands: parsing, help text, and the read-only reports they print.
+"""Slash commands: the table, parsing, what each command does and the text it prints.
 
-The commands that change the app's state (/clear, /compact, /model, /resume, /mode,
-/exit) are carried out by the app; the text they print is built here.
+A command works through the app's public surface (its agent, status and the few
+actions that change its state: switch model, set mode, compact, replace the agent);
+the app itself knows nothing of command names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+import asyncio
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from loom_engine.permissions.manager import MODES
+
+from .options import default_session_lister
+from .session_picker import SessionPicker
 from .status_bar import StatusInfo, human_tokens
+
+if TYPE_CHECKING:
+    from .app import LoomApp
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "commands and keys"),
@@ -25,7 +35,6 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("exit", "quit Loom"),
 )
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
-PERMISSION_MODES = ("default", "accept-edits", "plan", "bypass")
 
 KEYS_HELP = (
     ("Enter", "send (while a run streams, the message is queued)"),
@@ -175,19 +184,91 @@ def permissions_text(manager: Any) -> str:
     return "\n".join(lines)
 
 
-def session_label(info: Any) -> str:
-    import time
-
-    updated = _field(info, "updated")
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if isinstance(updated, (int, float)) else ""
-    prompt = str(_field(info, "first_prompt") or "").strip().splitlines()
-    first = prompt[0] if prompt else "(no prompt)"
-    if len(first) > 60:
-        first = first[:59] + "…"
-    return f"{when}  {_field(info, 'turns') or 0:>3} turns  {first}  [{_field(info, 'id')}]"
+# --- carrying commands out ------------------------------------------------------------
 
 
-def next_mode(current: str, modes: Sequence[str]) -> str:
-    if current not in modes:
-        return modes[0]
-    return modes[(modes.index(current) + 1) % len(modes)]
+async def run_command(app: LoomApp, command: ParsedCommand) -> None:
+    name, arg = command.name, command.arg
+    if name in ("exit", "quit"):
+        app.action_quit_now()
+        return
+    if name == "help":
+        app.output(help_text())
+        return
+    agent = app.agent
+    if agent is None:
+        app.output((app.agent_error and f"the agent is not available: {app.agent_error}")
+                   or "the agent is still loading; try again in a moment")
+        return
+    match name:
+        case "cost":
+            # Stand-in agents in tests have no metrics.
+            app.output(cost_text(app.status, getattr(agent, "metrics", None)))
+        case "model":
+            if not arg:
+                app.output(f"model: {app.model}")
+            elif app.busy:
+                app.output("wait for the current run to end (or press Esc) before switching models")
+            else:
+                app.switch_model(arg)
+                app.output(f"model switched to {app.model}")
+        case "mode":
+            if not arg:
+                app.output(f"permission mode: {app.mode}  (modes: {', '.join(MODES)})")
+            elif arg not in MODES:
+                app.output(f"unknown mode {arg!r}; choose one of {', '.join(MODES)}")
+            else:
+                if arg == "bypass":
+                    app.bypass_allowed = True  # asked for by name: Shift+Tab may come back to it
+                if app.set_mode(arg):
+                    app.output(f"permission mode: {app.mode}")
+        case "permissions":
+            app.output(permissions_text(agent.permissions))
+        case "skills":
+            app.output(skills_text(getattr(agent, "skills", None)))
+        case "compact":
+            if app.busy:
+                app.output("wait for the current run to end before compacting")
+                return
+            focus = arg or None
+            app.output("compacting the conversation…" + (f" (focus: {focus})" if focus else ""))
+            app.compact(focus)
+        case "clear":
+            if app.busy:
+                app.interrupt()
+            await app.replace_agent(replace(app.options, continue_session=False, resume_id=None),
+                                    "new session started")
+        case "resume":
+            await resume(app, arg)
+        case _:
+            app.output(f"unknown command /{name} · /help lists the commands")
+
+
+async def resume(app: LoomApp, session_id: str) -> None:
+    """/resume ID switches to that session; /resume alone lets the user pick one."""
+    if app.busy:
+        app.output("wait for the current run to end before resuming another session")
+        return
+    if session_id:
+        await app.replace_agent(replace(app.options, resume_id=session_id, continue_session=False), "")
+        return
+    lister = app.options.session_lister or default_session_lister
+    workspace = getattr(app.agent, "workspace", None)  # stand-in agents have none
+    root = getattr(workspace, "root", app.options.workspace)
+    try:
+        sessions = await asyncio.to_thread(lister, Path(root))
+    except Exception as error:
+        app.output(f"cannot list sessions: {error}")
+        return
+    current = getattr(app.agent, "session_id", None)
+    sessions = [s for s in sessions if getattr(s, "id", None) != current]
+    if not sessions:
+        app.output("no earlier sessions in this workspace")
+        return
+
+    def picked(chosen: str | None) -> None:
+        if chosen:
+            app.run_worker(app.replace_agent(replace(app.options, resume_id=chosen, continue_session=False), ""),
+                           group="agent", exit_on_error=False)
+
+    app.push_screen(SessionPicker(sessions), callback=picked)

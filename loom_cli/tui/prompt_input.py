@@ -243,7 +243,8 @@ class PromptInput(TextArea):
 
     # --- keys -------------------------------------------------------------------------
 
-    def _set_text(self, text: str) -> None:
+    def set_text(self, text: str) -> None:
+        """Replace the whole text (history, a queued prompt given back) with the cursor at its end."""
         self._suppress_completion = True
         self.load_text(text)
         self.menu.hide()
@@ -255,7 +256,7 @@ class PromptInput(TextArea):
         if not text.strip():
             return
         self.prompt_history.add(text)
-        self._set_text("")
+        self.set_text("")
         self.post_message(self.Submitted(text))
 
     async def _on_key(self, event: events.Key) -> None:
@@ -282,11 +283,11 @@ class PromptInput(TextArea):
         elif key == "up" and self.cursor_location[0] == 0:
             previous = self.prompt_history.previous(self.text)
             if previous is not None:
-                self._set_text(previous)
+                self.set_text(previous)
         elif key == "down" and self.cursor_location[0] == self.document.line_count - 1 and self.prompt_history.browsing:
             following = self.prompt_history.next()
             if following is not None:
-                self._set_text(following)
+                self.set_text(following)
         else:
             handled = False
         if handled:

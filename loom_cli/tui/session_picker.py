@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +14,16 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from .commands import session_label
+
+def session_label(info: Any) -> str:
+    """One line per session: when, how long, the first prompt, the id."""
+    updated = getattr(info, "updated", None)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if isinstance(updated, (int, float)) else ""
+    prompt = str(getattr(info, "first_prompt", None) or "").strip().splitlines()
+    first = prompt[0] if prompt else "(no prompt)"
+    if len(first) > 60:
+        first = first[:59] + "…"
+    return f"{when}  {getattr(info, 'turns', None) or 0:>3} turns  {first}  [{getattr(info, 'id', None)}]"
 
 
 class SessionPicker(ModalScreen[str | None]):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from rich.text import Text
 from textual.widgets import Static
@@ -31,7 +33,7 @@ class StatusInfo:
     mode: str = ""
     context_used: int = 0
     context_window: int = 0
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     note: str = ""
 
@@ -97,7 +99,11 @@ class StatusBar(Static):
 
 
 class ActivityLine(Static):
-    """One line above the prompt: what is running, how long, what is queued, hints."""
+    """One line above the prompt: what is running, how long, what is queued, hints.
+
+    A hint ("copied", "press Ctrl+C again to quit") stays for its few seconds whatever
+    the app shows meanwhile.
+    """
 
     DEFAULT_CSS = """
     ActivityLine {
@@ -110,8 +116,50 @@ class ActivityLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.message = ""
+        self._hint = ""
+        self._hint_until = 0.0
 
     def show(self, message: str) -> None:
+        if self._hint and time.monotonic() < self._hint_until:
+            message = self._hint
         if message != self.message:
             self.message = message
             self.update(Text(message, no_wrap=True, overflow="ellipsis"))
+
+    def show_hint(self, text: str, seconds: float = 2.0) -> None:
+        self._hint = text
+        self._hint_until = time.monotonic() + seconds
+        self.show(text)
+
+
+class RunClock:
+    """How long the run has been working, as the activity line shows it.
+
+    The clock stands still while a permission question waits for the user: the time
+    someone takes to answer is not the tool (or the model) being slow.
+    """
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self.now = now
+        self._started = now()
+        self._paused_at: float | None = None
+        self._paused_for = 0.0
+
+    def start(self) -> None:
+        self._started = self.now()
+        self._paused_at = None
+        self._paused_for = 0.0
+
+    def pause(self) -> None:
+        if self._paused_at is None:
+            self._paused_at = self.now()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self._paused_for += self.now() - self._paused_at
+            self._paused_at = None
+
+    @property
+    def elapsed(self) -> float:
+        until = self._paused_at if self._paused_at is not None else self.now()
+        return until - self._started - self._paused_for

@@ -201,9 +201,11 @@ class Transcript(VerticalScroll):
     }
     """
 
-    def __init__(self, *, max_mounted: int = 150, load_step: int = 40, id: str | None = None) -> None:
+    def __init__(self, *, max_mounted: int = 150, load_step: int = 40, max_fps: float = 10.0,
+                 id: str | None = None) -> None:
         super().__init__(id=id, can_focus=False)
         self.max_mounted = max_mounted
+        self.max_fps = max_fps  # how often a streaming answer repaints
         self.load_step = load_step
         self.entries: list[Entry] = []
         self._widgets: dict[int, Widget] = {}  # entry index -> mounted widget
@@ -233,7 +235,7 @@ class Transcript(VerticalScroll):
 
     def start_assistant(self) -> MarkdownStream:
         # Created empty: a Markdown created with text and then appended to breaks fences.
-        widget = MarkdownStream(classes="assistant")
+        widget = MarkdownStream(classes="assistant", max_fps=self.max_fps)
         self._add(Entry("assistant"), widget)
         return widget
 

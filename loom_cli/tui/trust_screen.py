@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from loom_cli.project_trust import ProjectChange
 
-    from .app import TuiOptions
+    from .options import TuiOptions
 
 _WHY = {
     "permission_mode": "a looser permission mode",

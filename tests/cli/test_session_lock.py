@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loom_cli.settings import ConfigError
-from loom_cli.tui.app import TuiOptions, default_agent_factory
+from loom_cli.tui.options import TuiOptions, default_agent_factory
 from loom_engine.messages import Message, TextPart
 from loom_engine.paths import sessions_dir
 from loom_engine.sessions.store import SessionStore

@@ -73,6 +73,9 @@ def terminal(tmp_path: Path, repo: Path, fake_llm: FakeLLMServer) -> Iterator[Te
         "LOOM_PROVIDER": "anthropic", "LOOM_MODEL": "claude-sonnet-4-5", "TERM": "xterm-256color",
         "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", str(tmp_path)),
     }
+    if os.environ.get("PYTHONPATH"):
+        # A checkout tested with the venv of another one: `loom` must run this code.
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     command = f"cd {shlex.quote(str(repo))} && env -i {exports} {shlex.quote(str(LOOM))}; sleep 30"
     term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "loom", "-x", "110", "-y", "40", command)

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loom_cli.tui.app import LoomApp, TuiOptions
+from loom_cli.tui.app import LoomApp
+from loom_cli.tui.options import TuiOptions
 
 
 class GatedProvider:

@@ -66,6 +66,27 @@ async def test_clear_starts_a_new_session(harness: Harness) -> None:
         assert app.agent.messages == ()
 
 
+async def test_clear_during_a_run_waits_for_its_turn_to_close_not_for_a_timeout(harness: Harness) -> None:
+    import time
+
+    from loom_cli.tui.app import RUN_CLOSE_TIMEOUT_S
+
+    harness.gated = True  # the answer streams until the test lets it end: /clear lands mid-run
+    harness.script = [{"text": "streaming"}, {"text": "after"}]
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot, app)
+        await send(pilot, "go")
+        await wait_for(pilot, lambda: bool(app.transcript.query(MarkdownStream)))
+        sent = time.monotonic()
+        await send(pilot, "/clear")
+        await wait_for(pilot, lambda: len(harness.agents) == 2 and app.agent is harness.agents[1])
+        assert time.monotonic() - sent < RUN_CLOSE_TIMEOUT_S  # the run's end was awaited, not waited out
+        first = harness.agents[0]
+        assert [m.role for m in first.messages][:2] == ["user", "assistant"]
+        assert first.messages[1].meta.get("interrupted")  # the old session closed its turn
+        assert "new session started" in outputs(app)
+
 async def test_compact_with_focus(harness: Harness) -> None:
     summary = "\n".join(f"## {name}\nnotes" for name in (
         "Background", "Key decisions", "Tool usage", "User intent", "Results", "Errors and fixes",

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from loom_cli.tui.app import LoomApp, TuiOptions
+from loom_cli.tui.app import LoomApp
 from loom_cli.tui.markdown_stream import MarkdownStream
+from loom_cli.tui.options import TuiOptions
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice
@@ -18,7 +19,6 @@ from loom_engine.events import (
     AgentEvent,
     CompactionApplied,
     MaxTurnsReached,
-    Notice as NoticeEvent,
     PermissionAnswered,
     PermissionRequested,
     Retrying,
@@ -26,6 +26,9 @@ from loom_engine.events import (
     ToolCallStarted,
     ToolFinished,
     TurnStarted,
+)
+from loom_engine.events import (
+    Notice as NoticeEvent,
 )
 from loom_engine.permissions.answer import PermissionAnswer
 from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
@@ -178,3 +181,63 @@ async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_pat
         await wait_idle(pilot, app)
         assert agent.answers == [("perm_1", PermissionAnswer("allow_session"))]
         assert f"✓ web_fetch  {url}" in screen_text(app)
+
+
+class GatedAfterAnswerAgent(EventAgent):
+    """Holds the run after the permission answer, as a slow tool would."""
+
+    def __init__(self, events: list[AgentEvent]) -> None:
+        super().__init__(events)
+        self.gate = asyncio.Event()
+
+    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
+        async for event in super().run(prompt):
+            yield event
+            if isinstance(event, PermissionAnswered):
+                await self.gate.wait()
+
+
+async def test_the_run_clock_stands_still_while_a_permission_question_waits(tmp_path: Path) -> None:
+    agent = GatedAfterAnswerAgent([
+        ToolCallStarted(call_id="c1", name="bash", input={"command": "make test"}),
+        PermissionRequested(request_id="perm_1", call_id="c1", tool="bash", input={"command": "make test"},
+                            reason="running a command needs approval",
+                            preview={"kind": "command", "command": "make test"}),
+        ToolFinished(call_id="c1", name="bash", content="ok", is_error=False, duration_ms=3000.0),
+    ])
+    now = [1000.0]
+    app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
+                             permission_guard_s=0.0, manage_gc=False))
+    app.clock.now = lambda: now[0]
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        now[0] += 60.0  # the user reads the command for a minute
+        app._tick()
+        assert "waiting for your approval · 0s" in app.activity.message
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PermissionModal))
+        now[0] += 3.0  # the command runs for three seconds
+        app._tick()
+        assert "running bash · 3s" in app.activity.message
+        agent.gate.set()
+        await wait_idle(pilot, app)
+
+
+def test_run_clock_pauses_and_resumes() -> None:
+    from loom_cli.tui.status_bar import RunClock
+
+    now = [0.0]
+    clock = RunClock(now=lambda: now[0])
+    clock.start()
+    now[0] = 5.0
+    clock.pause()
+    clock.pause()  # a second question while one is open changes nothing
+    now[0] = 65.0
+    assert clock.elapsed == 5.0
+    clock.resume()
+    now[0] = 67.0
+    assert clock.elapsed == 7.0
+    clock.start()
+    assert clock.elapsed == 0.0

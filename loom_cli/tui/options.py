@@ -1,0 +1,129 @@
+"""What the chat is started with (`TuiOptions`), and building and closing its agent.
+
+The defaults import the engine's heavy modules inside the function bodies: they run in
+a worker thread after the first frame, never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loom_engine.workspace import find_workspace_root
+
+AgentFactory = Callable[["TuiOptions"], Any]
+SessionLister = Callable[[Path], Sequence[Any]]
+HistoryLoader = Callable[["TuiOptions"], Sequence[Any]]
+
+
+@dataclass(frozen=True)
+class TuiOptions:
+    workspace: Path
+    continue_session: bool = False
+    resume_id: str | None = None
+    fork_session: bool = False  # continue a copy of the resumed session (--fork-session)
+    model: str | None = None
+    provider: str | None = None
+    permission_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    # The user's answer to the trust screen about what the project's settings widen (None:
+    # not asked, the trust records decide).
+    trust_project: bool | None = None
+    # Builds the agent (in a worker thread). Returns an Agent, or an object with
+    # ``.agent`` and optionally ``.warnings`` (bootstrap's Built). None: loom_cli.bootstrap.
+    agent_factory: AgentFactory | None = None
+    # Lists earlier sessions of a workspace for /resume. None: the SessionStore.
+    session_lister: SessionLister | None = None
+    # Reads the messages of the session being resumed, so the history shows before the
+    # agent (and the provider SDKs) are ready. None: the SessionStore.
+    history_loader: HistoryLoader | None = None
+    # Where prompt history lives; None: loom_engine.paths.data_dir().
+    data_dir: Path | None = None
+    permission_guard_s: float = 1.0
+    max_mounted_blocks: int = 150
+    resume_window: int = 40  # transcript entries mounted when a session is resumed (about 10 turns)
+    # Streamed text refreshes at most this often: 10 a second reads as smooth, and each
+    # frame re-composes the scrolled screen, so more would cost CPU for nothing seen.
+    max_fps: float = 10.0
+    # Move the transcript's long-lived objects out of the cyclic GC's way between runs
+    # (a full collection over a long session stalls the UI for a quarter second).
+    manage_gc: bool = True
+
+
+def default_agent_factory(options: TuiOptions) -> Any:
+    """Builds the agent the way `loom run` does (imports the provider SDKs)."""
+    from loom_cli.bootstrap import RunOptions, build_agent
+
+    run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
+                             continue_session=options.continue_session, resume_id=options.resume_id,
+                             fork_session=options.fork_session,
+                             permission_mode=options.permission_mode, allow=options.allow, deny=options.deny,
+                             trust_project=options.trust_project)
+    return build_agent(run_options, interactive=True)
+
+
+def default_history_loader(options: TuiOptions) -> Sequence[Any]:
+    from loom_engine.paths import sessions_dir
+    from loom_engine.sessions.store import SessionStore
+
+    store = SessionStore(sessions_dir())
+    if options.resume_id:
+        return store.load(options.resume_id).messages
+    if options.continue_session:
+        newest = store.newest(find_workspace_root(options.workspace))
+        if newest is not None:
+            return store.load(newest.id).messages
+    return ()
+
+
+def default_session_lister(workspace: Path) -> Sequence[Any]:
+    from loom_engine.paths import sessions_dir
+    from loom_engine.sessions.store import SessionStore
+
+    infos, _warnings = SessionStore(sessions_dir()).list(workspace)
+    return infos
+
+
+class AgentUnavailable(Exception):
+    """The factory failed; the message is one line for the transcript."""
+
+
+@dataclass(frozen=True)
+class BuiltAgent:
+    agent: Any
+    warnings: tuple[str, ...] = ()
+
+
+async def build_agent(options: TuiOptions) -> BuiltAgent:
+    """Run the factory in a thread (it imports the provider SDKs) and unwrap what it gives."""
+    factory = options.agent_factory or default_agent_factory
+    try:
+        built = await asyncio.to_thread(factory, options)
+    except Exception as error:  # any setup failure is shown, not raised
+        text = str(error).strip()
+        raise AgentUnavailable(text.splitlines()[0] if text else type(error).__name__) from error
+    return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()))
+
+
+async def close_agent(agent: Any) -> None:
+    """Close the agent's session file and its provider connections.
+
+    Read with getattr: stand-in agents in tests and benchmarks have neither.
+    """
+    close_session = getattr(getattr(agent, "session", None), "close", None)
+    if callable(close_session):
+        close_session()
+    await close_provider(agent)
+
+
+async def close_provider(agent: Any) -> None:
+    close = getattr(agent, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:  # a failed close must not block quitting or switching
+            pass
