@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .shell import ShellDoubt, Word
+from .shell_words import ShellDoubt, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -34,7 +34,7 @@ from ._bash_words import (
     add_double_quoted,
     add_unquoted,
 )
-from .shell import Redirect, RedirectKind, ShellDoubt, SimpleCommand, Word
+from .shell_words import Redirect, RedirectKind, ShellDoubt, SimpleCommand, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node

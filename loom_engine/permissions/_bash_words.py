@@ -13,7 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from .shell import ShellDoubt, Word
+from .shell_words import ShellDoubt, Word
 
 _NAME_START = re.compile(r"[A-Za-z_]")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .shell import ASSIGNMENT, ShellDoubt, Word
+from .shell_words import ASSIGNMENT, ShellDoubt, Word
 
 # Looked through when matching allow rules: they change how, not what, runs.
 _HARMLESS_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup"})

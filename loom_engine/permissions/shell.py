@@ -12,75 +12,26 @@ parse errors) is a *doubt* instead of a guess, and the manager asks the user.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+from ._bash_tree import walk_source  # the grammar itself loads on first use
+from .shell_words import (
+    ASSIGNMENT,
+    CommandAnalysis,
+    Redirect,
+    RedirectKind,
+    ShellDoubt,
+    SimpleCommand,
+    Word,
+)
+
+__all__ = ["ASSIGNMENT", "MAX_ANALYSED_BYTES", "CommandAnalysis", "Redirect", "RedirectKind", "ShellDoubt",
+           "SimpleCommand", "Word", "analyze", "quote_words", "rule_words"]
+
 # Above this size a line is not analysed at all (it asks): no person reviews 64 KiB of
 # shell, and the parse and walk grow with the size (a 320 KB line took 8 s before).
 MAX_ANALYSED_BYTES = 64 * 1024
-RedirectKind = Literal["write", "read", "dup", "heredoc", "herestring"]
-
-
-class ShellDoubt(Exception):
-    """The command uses syntax this analysis cannot follow safely."""
-
-
-@dataclass(frozen=True)
-class Word:
-    """One shell word after quote removal.
-
-    Expansions (``$VAR``, ``$(...)``, backticks) stay in ``text`` as written, and
-    ``literal`` is false for such words: their run-time value is unknown.
-    """
-
-    text: str
-    raw: str
-    literal: bool = True
-    glob: bool = False          # unquoted * ? or [ : pathname expansion may happen
-    brace: bool = False         # unquoted {a,b} or {1..3}: brace expansion happens
-    quoted: bool = False        # some part was quoted or escaped
-    procsub: bool = False       # a <(...) or >(...) word: a /dev/fd path at run time
-    glob_parent_dots: bool = False  # a glob component starting with '.' may match '..'
-    tilde: bool = False         # starts with an unquoted '~': tilde expansion happens
-
-
-@dataclass(frozen=True)
-class Redirect:
-    op: str
-    kind: RedirectKind
-    target: Word
-    fd: int | None = None
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One program invocation: ``NAME=value ... word ... redirections``."""
-
-    words: tuple[Word, ...]
-    assignments: tuple[Word, ...] = ()
-    redirects: tuple[Redirect, ...] = ()
-    # `bash -c 'script'` / `sh -c`: the literal script was parsed without doubt and its
-    # commands are in the same analysis (they come right before this one).
-    walked_script: bool = False
-
-    @property
-    def display(self) -> str:
-        """The command as written (shortened), for messages."""
-        text = " ".join(w.raw for w in (*self.assignments, *self.words)) or " ".join(
-            f"{r.op}{r.target.raw}" for r in self.redirects)
-        return text if len(text) <= 120 else text[:117] + "..."
-
-
-@dataclass(frozen=True)
-class CommandAnalysis:
-    commands: tuple[SimpleCommand, ...]
-    # Non-empty when the line uses syntax the analysis cannot follow; ``commands``
-    # then holds only what was understood before that point.
-    doubt: str = ""
 
 
 def analyze(command: str) -> CommandAnalysis:
@@ -94,8 +45,6 @@ def analyze(command: str) -> CommandAnalysis:
                                f"the limit is {MAX_ANALYSED_BYTES // 1024} KiB)")
     if "\0" in command:
         return CommandAnalysis((), "the command contains a NUL byte")
-    from ._bash_tree import walk_source  # the grammar loads on first use
-
     commands, doubt = walk_source(command)
     return CommandAnalysis(tuple(commands), doubt)
 
