@@ -122,7 +122,21 @@ def runs_hidden_code(words: Sequence[Word]) -> str:
     if name in ("xargs", "find", "env", "command", "builtin", "sudo", "doas") and any(
             os.path.basename(w.text) in _SHELLS | {"eval", "sh"} for w in words[1:]):
         return f"'{name}' starts a shell this check cannot see into"
+    if name in _ARITHMETIC_BUILTINS and any(_arithmetic_runs_code(name, w.text) for w in words[1:]):
+        return f"'{name}' evaluates an arithmetic expression, where $(...) runs commands"
     return ""
+
+
+# Builtins that evaluate an array subscript (`printf -v 'a[$(cmd)]'`) or, for `let`, a
+# whole expression as arithmetic: bash expands a $(...) or backticks found there and
+# runs them, even when the word was quoted on the command line.
+_ARITHMETIC_BUILTINS = frozenset({"printf", "read", "declare", "typeset", "local", "export", "readonly",
+                                  "unset", "let", "test", "[", "wait", "mapfile", "readarray"})
+
+
+def _arithmetic_runs_code(name: str, text: str) -> bool:
+    expands = "$" in text or "`" in text
+    return expands and (name == "let" or "[" in text)
 
 
 # -- the built-in read-only commands --------------------------------------------------

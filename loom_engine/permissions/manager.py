@@ -530,6 +530,12 @@ class PermissionManager:
         if hidden and (ctx.deny or ctx.ask) and self.mode != "plan":
             return _Verdict("ask", f"`{shown}`: {hidden}, so the deny and ask rules cannot be "
                             "checked; it needs approval")
+        if hidden and not ctx.everything and self.mode != "plan":
+            # A prefix allow rule (`bash(printf:*)`) was meant for the command, not for
+            # whatever code it ends up running.
+            return _Verdict("ask", f"`{shown}`: {hidden}; it needs approval",
+                            hint="only the rule 'bash' or --permission-mode bypass allows code this "
+                            "check cannot see")
         read_only = None if cmd.assignments else self._read_only_verdict(cmd, words, cwds, cwd_known)
         if read_only is not None and read_only.from_rule and read_only.behavior != "allow":
             return read_only  # a deny/ask rule on a file it reads beats any allow rule
