@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_engine.paths import data_dir, sessions_dir, user_config_file
+from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
-from .settings import BASE_URL_VARIABLES, DEFAULT_MODELS, ConfigError, Settings, choose_provider, load_settings
+from .settings import BASE_URL_VARIABLES, ConfigError, Settings, choose_provider, load_settings
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:

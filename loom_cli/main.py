@@ -9,6 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from loom_engine.providers.names import ProviderName
+
 from .version import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
@@ -20,12 +22,6 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     stream_json = "stream-json"
-
-
-class ProviderName(str, Enum):
-    anthropic = "anthropic"
-    openai = "openai"
-    scripted = "scripted"
 
 
 class Mode(str, Enum):
@@ -93,7 +89,7 @@ def root(ctx: typer.Context,
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)
     raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
-                              provider=provider.value if provider else None,
+                              provider=provider,
                               permission_mode=permission_mode.value if permission_mode else None))
 
 
@@ -134,7 +130,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         _fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:
         _fail("use --continue or --resume, not both", EXIT_USAGE)
-    options = RunOptions(provider=provider.value if provider else None, model=model, max_turns=max_turns,
+    options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
                          fork_session=fork_session,
                          permission_mode=permission_mode.value if permission_mode else None,

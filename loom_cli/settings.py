@@ -21,9 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from loom_engine.providers.names import ProviderName
+
 from .project_trust import ProjectChange, split_project_file
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o", "scripted": "scripted"}
 PROJECT_SOURCE = ".loom/settings.toml"
 LOCAL_SOURCE = ".loom/settings.local.toml"
 DEFAULT_SOURCE = "default"
@@ -49,7 +50,7 @@ class PermissionSettings(BaseModel):
 
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    provider: Literal["anthropic", "openai", "scripted"] | None = None
+    provider: ProviderName | None = None
     model: str | None = None
     max_turns: int = Field(100, ge=1)
     max_tokens: int = Field(8192, ge=1)

@@ -23,6 +23,7 @@ from ..usage import Usage
 from .sdk_stream import (
     LoopClient,
     client_options,
+    field_of,
     parse_tool_input,
     readable_detail,
     relay,
@@ -160,12 +161,6 @@ class _Block:
     json_parts: list[str] = field(default_factory=list)
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 class StreamAccumulator:
     """Folds raw Messages stream events into normalised events and a final message."""
 
@@ -181,83 +176,83 @@ class StreamAccumulator:
     def _usage_from(self, usage: Any) -> None:
         if usage is None:
             return
-        value = _get(usage, "input_tokens")
+        value = field_of(usage, "input_tokens")
         if value is not None:
             self.input_tokens = int(value)
-        value = _get(usage, "output_tokens")
+        value = field_of(usage, "output_tokens")
         if value is not None:
             self.output_tokens = int(value)
-        value = _get(usage, "cache_read_input_tokens")
+        value = field_of(usage, "cache_read_input_tokens")
         if value is not None:
             self.cache_read = int(value)
-        value = _get(usage, "cache_creation_input_tokens")
+        value = field_of(usage, "cache_creation_input_tokens")
         if value is not None:
             self.cache_write = int(value)
 
     def feed(self, event: Any) -> tuple[ProviderEvent, ...]:
-        kind = _get(event, "type")
+        kind = field_of(event, "type")
         if kind == "content_block_delta":
-            block = self.blocks.get(int(_get(event, "index", 0)))
-            delta = _get(event, "delta")
+            block = self.blocks.get(int(field_of(event, "index", 0)))
+            delta = field_of(event, "delta")
             if block is None or delta is None:
                 return ()
-            dtype = _get(delta, "type")
+            dtype = field_of(delta, "type")
             if dtype == "text_delta":
-                text = _get(delta, "text") or ""
+                text = field_of(delta, "text") or ""
                 block.text.append(text)
                 if text:
                     self.has_output = True
                     return (StreamText(text),)
             elif dtype == "input_json_delta":
-                block.json_parts.append(_get(delta, "partial_json") or "")
+                block.json_parts.append(field_of(delta, "partial_json") or "")
             elif dtype == "thinking_delta":
-                text = _get(delta, "thinking") or ""
+                text = field_of(delta, "thinking") or ""
                 block.text.append(text)
                 if text:
                     self.has_output = True
                     return (StreamThinking(text),)
             elif dtype == "signature_delta":
-                block.signature = _get(delta, "signature")
+                block.signature = field_of(delta, "signature")
             return ()
         if kind == "content_block_start":
-            index = int(_get(event, "index", 0))
-            cb = _get(event, "content_block")
-            btype = str(_get(cb, "type") or "")
+            index = int(field_of(event, "index", 0))
+            cb = field_of(event, "content_block")
+            btype = str(field_of(cb, "type") or "")
             block = _Block(btype)
             self.blocks[index] = block
             if btype == "tool_use":
-                block.id = str(_get(cb, "id") or "")
-                block.name = str(_get(cb, "name") or "")
-                block.start_input = _get(cb, "input")
+                block.id = str(field_of(cb, "id") or "")
+                block.name = str(field_of(cb, "name") or "")
+                block.start_input = field_of(cb, "input")
                 self.has_output = True
                 return (StreamToolUseStart(block.id, block.name),)
             if btype == "text":
-                initial = _get(cb, "text") or ""
+                initial = field_of(cb, "text") or ""
                 if initial:
                     block.text.append(initial)
                     self.has_output = True
                     return (StreamText(initial),)
             elif btype == "thinking":
-                initial = _get(cb, "thinking") or ""
-                block.signature = _get(cb, "signature") or None
+                initial = field_of(cb, "thinking") or ""
+                block.signature = field_of(cb, "signature") or None
                 if initial:
                     block.text.append(initial)
                     self.has_output = True
                     return (StreamThinking(initial),)
             elif btype == "redacted_thinking":
-                block.data = _get(cb, "data")
+                block.data = field_of(cb, "data")
             return ()
         if kind == "message_start":
             # A second message_start (seen from some proxies) restarts the message.
             self.blocks = {}
             self.stop_reason = None
-            self._usage_from(_get(_get(event, "message"), "usage"))
+            self._usage_from(field_of(field_of(event, "message"), "usage"))
             return ()
         if kind == "message_delta":
-            stop = _get(_get(event, "delta"), "stop_reason")
+            stop = field_of(field_of(event, "delta"), "stop_reason")
             if stop:
                 self.stop_reason = str(stop)
-            self._usage_from(_get(event, "usage"))
+            self._usage_from(field_of(event, "usage"))
             return ()
         return ()
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from .base import Provider, ProviderError, StreamTimeouts
+from .names import PROVIDERS
 from .scripted import ScriptSource
 
-PROVIDERS = ("anthropic", "openai", "scripted")
 # Where the CLI points ``--provider scripted`` when no script is passed explicitly.
 SCRIPT_ENV = "LOOM_SCRIPT"
 

@@ -25,6 +25,7 @@ from ..usage import Usage
 from .sdk_stream import (
     LoopClient,
     client_options,
+    field_of,
     parse_tool_input,
     readable_detail,
     relay,
@@ -146,19 +147,6 @@ class _Call:
     announced: bool = False
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None)
-        if isinstance(extra, dict):
-            value = extra.get(name)
-    return default if value is None else value
-
-
 class ChunkAccumulator:
     """Folds ``chat.completion.chunk`` objects (choice 0) into events and a message."""
 
@@ -173,51 +161,51 @@ class ChunkAccumulator:
 
     def feed(self, chunk: Any) -> list[ProviderEvent]:
         out: list[ProviderEvent] = []
-        usage = _get(chunk, "usage")
+        usage = field_of(chunk, "usage")
         if usage is not None:
-            prompt = int(_get(usage, "prompt_tokens", 0))
-            cached = int(_get(_get(usage, "prompt_tokens_details"), "cached_tokens", 0))
+            prompt = int(field_of(usage, "prompt_tokens", 0))
+            cached = int(field_of(field_of(usage, "prompt_tokens_details"), "cached_tokens", 0))
             self.usage = Usage(input_tokens=max(0, prompt - cached),
-                               output_tokens=int(_get(usage, "completion_tokens", 0)),
+                               output_tokens=int(field_of(usage, "completion_tokens", 0)),
                                cache_read_input_tokens=cached)
-        for choice in _get(chunk, "choices", ()) or ():
-            if int(_get(choice, "index", 0)) != 0:
+        for choice in field_of(chunk, "choices", ()) or ():
+            if int(field_of(choice, "index", 0)) != 0:
                 continue  # Loom asks for one choice; ignore any others
-            delta = _get(choice, "delta")
+            delta = field_of(choice, "delta")
             if delta is not None:
                 out.extend(self._delta(delta))
-            finish = _get(choice, "finish_reason")
+            finish = field_of(choice, "finish_reason")
             if finish:
                 self.finish_reason = str(finish)
         return out
 
     def _delta(self, delta: Any) -> list[ProviderEvent]:
         out: list[ProviderEvent] = []
-        reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning")
+        reasoning = field_of(delta, "reasoning_content") or field_of(delta, "reasoning")
         if isinstance(reasoning, str) and reasoning:
             self.thinking.append(reasoning)
             out.append(StreamThinking(reasoning))
-        content = _get(delta, "content")
+        content = field_of(delta, "content")
         if content:
             self.text.append(content)
             out.append(StreamText(content))
-        refusal = _get(delta, "refusal")
+        refusal = field_of(delta, "refusal")
         if refusal:
             self.refused = True
             self.text.append(refusal)
             out.append(StreamText(refusal))
-        for position, tc in enumerate(_get(delta, "tool_calls", ()) or ()):
-            index = _get(tc, "index")
+        for position, tc in enumerate(field_of(delta, "tool_calls", ()) or ()):
+            index = field_of(tc, "index")
             # Some compatible servers omit the index on single, complete tool calls.
             key = int(index) if index is not None else len(self.calls) + position
             call = self.calls.setdefault(key, _Call())
-            if _get(tc, "id"):
-                call.id = str(_get(tc, "id"))
-            fn = _get(tc, "function")
-            name = _get(fn, "name")
+            if field_of(tc, "id"):
+                call.id = str(field_of(tc, "id"))
+            fn = field_of(tc, "function")
+            name = field_of(fn, "name")
             if name and not call.name:
                 call.name = str(name)
-            args = _get(fn, "arguments")
+            args = field_of(fn, "arguments")
             if args:
                 call.arguments.append(str(args))
             if call.name and not call.announced:

@@ -138,6 +138,26 @@ def _scrubbed(event: ProviderEvent) -> ProviderEvent:
     return event
 
 
+def field_of(obj: Any, name: str, default: Any = None) -> Any:
+    """A field of an SDK object or of the plain dict a compatible server sent instead.
+
+    Servers that speak "OpenAI-compatible" add fields the SDK models do not declare (they
+    land in ``model_extra``) and send ``null`` where a value is missing: both read as
+    ``default``.
+    """
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        value = obj.get(name)
+    else:
+        value = getattr(obj, name, None)
+        if value is None:
+            extra = getattr(obj, "model_extra", None)
+            if isinstance(extra, dict):
+                value = extra.get(name)
+    return default if value is None else value
+
+
 def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any], str | None]:
     """(input, raw_input): raw_input is kept only when the JSON did not parse to an object."""
     if not raw.strip():
