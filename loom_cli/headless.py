@@ -57,6 +57,8 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
         TurnStarted,
     )
 
+    from .stop_reason import stop_reason
+
     started = time.monotonic()
     clean = _cleaner(agent)
     loop = asyncio.get_running_loop()
@@ -94,19 +96,17 @@ async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: Te
                 pass
 
     metrics = agent.metrics
-    if isinstance(final, Finished):
-        code, result, is_error = EXIT_OK, final.result, False
-    elif isinstance(final, MaxTurnsReached):
-        code, result, is_error = EXIT_LIMIT, f"stopped: reached the limit of {final.max_turns} turns", True
-    elif isinstance(final, BudgetExceeded):
-        code, result, is_error = EXIT_LIMIT, (f"stopped: spent ${final.cost_usd:.4f} of the "
-                                              f"${final.max_budget_usd:.4f} budget"), True
-    elif isinstance(final, Aborted):
-        code, result, is_error = EXIT_INTERRUPTED, f"interrupted: {final.reason}", True
-    elif isinstance(final, Error):
-        code, result, is_error = EXIT_ERROR, final.message, True
-    else:
-        code, result, is_error = EXIT_ERROR, "the run ended without a result", True
+    match final:
+        case Finished():
+            code, result, is_error = EXIT_OK, final.result, False
+        case MaxTurnsReached() | BudgetExceeded():
+            code, result, is_error = EXIT_LIMIT, stop_reason(final), True
+        case Aborted():
+            code, result, is_error = EXIT_INTERRUPTED, stop_reason(final), True
+        case Error():
+            code, result, is_error = EXIT_ERROR, stop_reason(final), True
+        case _:
+            code, result, is_error = EXIT_ERROR, "the run ended without a result", True
 
     result = clean(result)
     if output_format == "json":

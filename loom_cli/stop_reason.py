@@ -1,7 +1,9 @@
 """Why a run stopped, in the words the user reads.
 
-The chat shows these lines in its transcript; they live outside the TUI package (and
-import nothing of Textual) so the headless printer can say the same thing.
+The chat shows these lines in its transcript and `loom run` prints them on stderr (and
+as the json result): one wording for both. The error kinds the engine uses to decide
+on retries (`overloaded`, `stream_broken`...) are not words for the user, so an error
+is shown by its message alone.
 """
 
 from __future__ import annotations
@@ -24,4 +26,4 @@ def stop_reason(event: StopEvent) -> str:
         case Aborted():
             return event.reason
         case Error():
-            return event.message + (f" ({event.kind})" if event.kind else "")
+            return event.message

@@ -14,7 +14,7 @@ def test_each_way_a_run_stops_has_one_line() -> None:
     assert stop_reason(BudgetExceeded(max_budget_usd=0.5, cost_usd=0.51234)) == (
         "stopped: cost $0.5123 passed the budget of $0.50")
     assert stop_reason(Aborted(reason="interrupted by user")) == "interrupted by user"
-    assert stop_reason(Error(message="invalid x-api-key", kind="auth")) == "invalid x-api-key (auth)"
+    assert stop_reason(Error(message="invalid x-api-key", kind="auth")) == "invalid x-api-key"
     assert stop_reason(Error(message="boom", kind="")) == "boom"
 
 
