@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from builtin_tools._walk import RG_WALK_ARGS, find_rg
+from builtin_tools._files.rg import RG_WALK_ARGS, find_rg
 from builtin_tools.glob import GlobInput, GlobTool
 from builtin_tools.grep import GrepInput, GrepTool
 from loom_engine.execution import CancelToken

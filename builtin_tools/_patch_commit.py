@@ -2,7 +2,7 @@
 
 Each original is kept beside its file until every write has succeeded, so a failure
 half-way through puts everything back by renaming, and no file's content is held in
-memory for the rollback. Nothing here follows a symlink (see ``_safe_io``).
+memory for the rollback. Nothing here follows a symlink (see ``_files.safe_io``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from loom_engine.tools.base import ToolError
 
-from ._safe_io import open_folder, open_regular
-from ._text import atomic_write
+from ._files.safe_io import open_folder, open_regular
+from ._files.text import atomic_write
 
 
 class CommitFailed(Exception):

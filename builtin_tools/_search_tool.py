@@ -7,9 +7,9 @@ from pydantic import BaseModel
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError
 
-from . import _limits
-from ._paths import resolve_path
-from ._walk import find_rg
+from ._files import limits
+from ._files.paths import resolve_path
+from ._files.rg import find_rg
 
 
 def check_pattern(pattern: str, what: str = "pattern") -> None:
@@ -22,8 +22,8 @@ def check_pattern(pattern: str, what: str = "pattern") -> None:
     except UnicodeError:
         raise ToolError(f"The {what} contains a lone surrogate (such as \\ud800), which is no character; "
                         "write the text you mean.") from None
-    if len(pattern) > _limits.MAX_PATTERN_CHARS:
-        raise ToolError(f"The {what} is {len(pattern):,} characters, over the {_limits.MAX_PATTERN_CHARS:,}-"
+    if len(pattern) > limits.MAX_PATTERN_CHARS:
+        raise ToolError(f"The {what} is {len(pattern):,} characters, over the {limits.MAX_PATTERN_CHARS:,}-"
                         "character limit: search for a short, distinctive part of it instead.")
 
 

@@ -34,22 +34,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
-from ._patch_commit import CommitFailed, commit_files
-from ._paths import resolve_entry, resolve_path
-from ._text import (
+from ._files.diff import diff_labels, unified_diff
+from ._files.near_match import find_near_match
+from ._files.paths import resolve_entry, resolve_path
+from ._files.text import (
     UTF8,
     TextEncoding,
     TextFileError,
     detect_newline,
-    diff_labels,
-    find_near_match,
     load_text,
     missing_file_message,
     normalize_newlines,
     split_lines,
-    unified_diff,
     unread_overwrite_message,
 )
+from ._patch_commit import CommitFailed, commit_files
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"

@@ -19,22 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
-from ._paths import resolve_path
-from ._text import (
+from ._files.diff import changed_regions, diff_labels, snippet, unified_diff
+from ._files.near_match import find_near_match
+from ._files.paths import resolve_path
+from ._files.text import (
     UTF8,
     TextFile,
     atomic_write,
-    changed_regions,
     count_lines,
-    diff_labels,
-    find_near_match,
     lines_phrase,
     load_text,
     missing_file_message,
     normalize_newlines,
     regular_file_stat,
-    snippet,
-    unified_diff,
     write_error,
 )
 

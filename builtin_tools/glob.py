@@ -13,18 +13,13 @@ from pydantic import BaseModel, Field
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from ._paths import resolve_path
-from ._safe_io import open_folder, pinned_folder
+from ._files.globs import PathGlob
+from ._files.ignore import IgnoreChecker
+from ._files.paths import resolve_path
+from ._files.rg import RG_WALK_ARGS, SearchCancelled, rg_filter_args, stream_rg_paths
+from ._files.safe_io import open_folder, pinned_folder
+from ._files.walk import walk
 from ._search_tool import RgSearchTool, check_pattern
-from ._walk import (
-    RG_WALK_ARGS,
-    IgnoreChecker,
-    PathGlob,
-    SearchCancelled,
-    rg_filter_args,
-    stream_rg_paths,
-    walk,
-)
 
 MAX_RESULTS = 200
 _GLOB_META = re.compile(r"[*?\[{\\]")

@@ -1,6 +1,6 @@
 """grep: regex search with the ripgrep binary, and a pure-Python twin for when it is missing.
 
-Both engines select files with the rules in :mod:`builtin_tools._walk` and feed one
+Both engines select files with the rules in :mod:`builtin_tools._files.walk` and feed one
 formatter, so the model sees the same text either way. Known differences, all at the
 edges: the regex dialect (Rust's vs Python's ``re``), invalid UTF-8 (rg never lets
 ``.`` match it), and files whose first NUL byte lies beyond rg's first 64 KiB buffer
@@ -24,21 +24,14 @@ from pydantic import BaseModel, Field
 from loom_engine.execution import CancelToken
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from . import _limits
-from ._paths import resolve_path
-from ._safe_io import pinned_folder
+from ._files import limits
+from ._files.globs import PathGlob
+from ._files.ignore import IgnoreChecker
+from ._files.paths import resolve_path
+from ._files.rg import RG_WALK_ARGS, SearchCancelled, rg_filter_args, rg_path, rg_paths, run_rg
+from ._files.safe_io import pinned_folder
+from ._files.walk import walk
 from ._search_tool import RgSearchTool, check_pattern
-from ._walk import (
-    RG_WALK_ARGS,
-    IgnoreChecker,
-    PathGlob,
-    SearchCancelled,
-    rg_filter_args,
-    rg_path,
-    rg_paths,
-    run_rg,
-    walk,
-)
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -414,7 +407,7 @@ def search_with_python(
             break
         try:
             # This engine holds a whole file in memory; rg streams, so only it takes huge ones.
-            if path.stat().st_size > _limits.PYTHON_GREP_MAX_BYTES:
+            if path.stat().st_size > limits.PYTHON_GREP_MAX_BYTES:
                 too_big += 1
                 continue
             data = path.read_bytes()
@@ -433,7 +426,7 @@ def search_with_python(
         if binary:
             found.binary, found.lines = True, []
         files.append(found)
-    notes = [f"{too_big} file{'s' if too_big != 1 else ''} over {_limits.PYTHON_GREP_MAX_BYTES // 2**20} MB "
+    notes = [f"{too_big} file{'s' if too_big != 1 else ''} over {limits.PYTHON_GREP_MAX_BYTES // 2**20} MB "
              "not searched (without ripgrep installed, grep reads whole files into memory); search them "
              "with bash, e.g. grep -n PATTERN FILE."] if too_big else []
     return SearchResult(files, notes)

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 
-from ._paths import resolve_path
-from ._safe_io import open_folder
+from ._files.paths import resolve_path
+from ._files.safe_io import open_folder
+from ._files.walk import walk
 from ._search_tool import FolderReadTool
-from ._walk import walk
 
 MAX_ENTRIES = 1000
 # Counting stops here: `ls /` should answer, not walk the whole disk.

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
-from ._paths import resolve_path
+from ._files.paths import resolve_path
 from .edit_file import Edit, preview_edits, run_edits
 
 

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
-from ._paths import resolve_path
-from ._safe_io import open_regular
-from ._text import (
+from ._files.paths import resolve_path
+from ._files.safe_io import open_regular
+from ._files.text import (
     CP1252_UNDEFINED,
     LARGE_FILE_BYTES,
     LINE_NUMBER_WIDTH,

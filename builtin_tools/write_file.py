@@ -13,17 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
-from ._paths import resolve_path
-from ._text import (
+from ._files.diff import diff_labels, unified_diff
+from ._files.paths import resolve_path
+from ._files.text import (
     UTF8,
     TextFileError,
     atomic_write,
     count_lines,
-    diff_labels,
     lines_phrase,
     load_text,
     regular_file_stat,
-    unified_diff,
     unread_overwrite_message,
     write_error,
 )

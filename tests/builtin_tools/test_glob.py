@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builtin_tools._walk import find_rg
+from builtin_tools._files.rg import find_rg
 from builtin_tools.glob import MAX_RESULTS, GlobInput, GlobTool
 from loom_engine.permissions.targets import FileAccess
 

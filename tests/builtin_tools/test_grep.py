@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builtin_tools._walk import find_rg
+from builtin_tools._files.rg import find_rg
 from builtin_tools.grep import FILE_TYPES, MAX_LINE_CHARS, GrepInput, GrepTool
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import ToolOutput

@@ -238,7 +238,7 @@ async def test_streamed_lines_match_the_whole_file_split(ctx: ToolContext, call_
                                                           data: bytes) -> None:
     """Reading chunk by chunk gives the lines, numbers and total of splitting the whole text."""
     import builtin_tools.read_file as module
-    from builtin_tools._text import detect_encoding, split_lines, strip_ending
+    from builtin_tools._files.text import detect_encoding, split_lines, strip_ending
 
     monkeypatch.setattr(module, "_CHUNK_BYTES", chunk)
     (tmp_path / "f.txt").write_bytes(data)

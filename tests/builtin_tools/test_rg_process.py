@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builtin_tools._walk import SearchCancelled, rg_paths, run_rg, stream_rg_paths
+from builtin_tools._files.rg import SearchCancelled, rg_paths, run_rg, stream_rg_paths
 from loom_engine.execution import CancelToken
 from tests.processes import alive
 

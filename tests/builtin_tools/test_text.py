@@ -8,22 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from builtin_tools._text import (
+from builtin_tools._files.diff import changed_regions, unified_diff
+from builtin_tools._files.near_match import find_near_match
+from builtin_tools._files.text import (
     UTF8,
     BinaryFileError,
     TextEncoding,
     TextFileError,
     atomic_write,
     binary_kind,
-    changed_regions,
     count_lines,
     detect_encoding,
     detect_newline,
-    find_near_match,
     for_display,
     load_text,
     split_lines,
-    unified_diff,
 )
 
 

@@ -11,18 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builtin_tools._walk import (
-    RG_WALK_ARGS,
-    IgnoreChecker,
-    IgnoreFile,
-    PathGlob,
-    RgFilter,
-    find_rg,
-    glob_to_regex,
-    rg_filter_args,
-    walk,
-    walk_files,
-)
+from builtin_tools._files.globs import PathGlob, glob_to_regex
+from builtin_tools._files.ignore import IgnoreChecker, IgnoreFile
+from builtin_tools._files.rg import RG_WALK_ARGS, RgFilter, find_rg, rg_filter_args
+from builtin_tools._files.walk import walk, walk_files
 
 RG = find_rg()
 needs_rg = pytest.mark.skipif(RG is None, reason="the rg binary is not installed")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import builtin_tools._limits as limits
+import builtin_tools._files.limits as limits
 from builtin_tools.apply_patch import ApplyPatchTool
 from builtin_tools.edit_file import EditFileTool
 from builtin_tools.glob import GlobTool

@@ -234,7 +234,7 @@ async def test_temp_files_carry_their_owner_pid(tmp_path: Path, monkeypatch: pyt
     await BashTool().run(BashInput(command="true"), context(tmp_path))
     assert made and all(name.startswith(f"loom-cwd-{os.getpid()}-") for name in made)
 
-    from builtin_tools import _safe_io
+    from builtin_tools._files import safe_io as _safe_io
     from builtin_tools.stale_files import CWD_FILE, WRITE_TEMP
 
     renamed: list[str] = []

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from loom_engine.tools.base import ToolError
 
-from . import _limits
-from ._safe_io import open_regular, write_file_at
+from . import limits
+from .safe_io import open_regular, write_file_at
 
 # Enough to classify a file without reading all of it.
 SNIFF_BYTES = 8192
@@ -291,13 +291,13 @@ def load_text(path: Path, shown: str) -> TextFile:
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(st.st_mode):
             raise TextFileError(f"{shown} is not a regular file; it cannot be edited as text.")
-        if st.st_size > _limits.EDIT_LIMIT_BYTES:
+        if st.st_size > limits.EDIT_LIMIT_BYTES:
             raise TextFileError(too_big_to_edit(shown, st.st_size))
         try:
-            data = handle.read(_limits.EDIT_LIMIT_BYTES + 1)
+            data = handle.read(limits.EDIT_LIMIT_BYTES + 1)
         except OSError as error:
             raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
-    if len(data) > _limits.EDIT_LIMIT_BYTES:  # it grew since the stat
+    if len(data) > limits.EDIT_LIMIT_BYTES:  # it grew since the stat
         raise TextFileError(too_big_to_edit(shown, len(data)))
     kind = binary_kind(data)
     if kind is not None:
@@ -309,7 +309,7 @@ def load_text(path: Path, shown: str) -> TextFile:
 
 
 def too_big_to_edit(shown: str, size: int) -> str:
-    return (f"{shown} is {size / 2**20:.1f} MB, over the {_limits.EDIT_LIMIT_BYTES / 2**20:g} MB edit limit: "
+    return (f"{shown} is {size / 2**20:.1f} MB, over the {limits.EDIT_LIMIT_BYTES / 2**20:g} MB edit limit: "
             "change it with bash (sed -i, or split it into smaller files); read_file with offset and "
             "limit still shows any part of it.")
 
@@ -338,193 +338,3 @@ def numbered(lines: Sequence[str], first: int) -> str:
     """``cat -n`` style: right-aligned line number, a tab, the line (without its ending)."""
     return "\n".join(f"{n:>{LINE_NUMBER_WIDTH}}\t{for_display(strip_ending(line))}"
                      for n, line in enumerate(lines, start=first))
-
-
-# ----------------------------------------------------------------------------- diffs
-
-def _range(start: int, length: int) -> str:
-    # Unified-diff ranges are 1-based; an empty range names the line before it.
-    if length == 1:
-        return str(start + 1)
-    return f"{start + 1 if length else start},{length}"
-
-
-def unified_diff(old: str, new: str, old_label: str, new_label: str, context: int = 3) -> str:
-    """A unified diff of two texts for display; empty when they are equal.
-
-    The common head and tail are cut before difflib runs, so a one-line edit in a
-    200,000-line file costs no more than in a short one.
-    """
-    if old == new:
-        return ""
-    lo, middle_a, middle_b, matcher = _middle_matcher(split_lines(old), split_lines(new), context)
-    out = [f"--- {old_label}\n", f"+++ {new_label}\n"]
-    for group in matcher.get_grouped_opcodes(context):
-        a_start, a_end = group[0][1] + lo, group[-1][2] + lo
-        b_start, b_end = group[0][3] + lo, group[-1][4] + lo
-        out.append(f"@@ -{_range(a_start, a_end - a_start)} +{_range(b_start, b_end - b_start)} @@\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out.extend(_diff_line(" ", line) for line in middle_a[i1:i2])
-                continue
-            out.extend(_diff_line("-", line) for line in middle_a[i1:i2])
-            out.extend(_diff_line("+", line) for line in middle_b[j1:j2])
-    return for_display("".join(out))
-
-
-def _middle_matcher(a: list[str], b: list[str],
-                    context: int) -> tuple[int, list[str], list[str], difflib.SequenceMatcher[str]]:
-    """A line matcher over the part of ``a`` and ``b`` that differs, plus ``context`` lines.
-
-    Returns the index both slices start at, the slices, and the matcher over them.
-    """
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
-    lo = max(0, head - context)
-    a_hi, b_hi = len(a) - max(0, tail - context), len(b) - max(0, tail - context)
-    middle_a, middle_b = a[lo:a_hi], b[lo:b_hi]
-    # Autojunk keeps a whole-file rewrite of a huge file from going quadratic.
-    matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=len(middle_a) + len(middle_b) > 4000)
-    return lo, middle_a, middle_b, matcher
-
-
-def changed_regions(old: str, new: str) -> list[tuple[int, int]]:
-    """0-based ``[start, end)`` line ranges of ``new`` that differ from ``old``.
-
-    A pure deletion gives an empty range at the place the lines were removed.
-    """
-    lo, _, _, matcher = _middle_matcher(split_lines(old), split_lines(new), 0)
-    return [(j1 + lo, j2 + lo) for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
-def snippet(text: str, regions: Sequence[tuple[int, int]], context: int = 3, max_lines: int = 80) -> str:
-    """Numbered lines around each region of ``text``, windows merged, at most ``max_lines``."""
-    lines = split_lines(text)
-    if not lines:
-        return "(the file is now empty)"
-    windows: list[list[int]] = []
-    for start, end in regions:
-        lo, hi = max(0, start - context), min(len(lines), max(end, start) + context)
-        if windows and lo <= windows[-1][1]:
-            windows[-1][1] = max(windows[-1][1], hi)
-        else:
-            windows.append([lo, hi])
-    parts: list[str] = []
-    shown = 0
-    note = ""
-    for index, (lo, hi) in enumerate(windows):
-        if shown >= max_lines:
-            note = f"\n... ({len(windows) - index} more edited regions not shown)"
-            break
-        hi = min(hi, lo + max_lines - shown)
-        parts.append(numbered(lines[lo:hi], lo + 1))
-        shown += hi - lo
-    if not parts:
-        return "(the file is now empty)"
-    return "\n...\n".join(parts) + note
-
-
-def _diff_line(sign: str, line: str) -> str:
-    body = strip_ending(line)
-    if line_ending(line):
-        return f"{sign}{body}\n"
-    return f"{sign}{body}\n\\ No newline at end of file\n"
-
-
-def diff_labels(shown: str, created: bool = False, deleted: bool = False) -> tuple[str, str]:
-    return ("/dev/null" if created else f"a/{shown}", "/dev/null" if deleted else f"b/{shown}")
-
-
-# ----------------------------------------------------------------------------- near matches
-
-@dataclass(frozen=True)
-class NearMatch:
-    line: int  # 1-based first line of the match
-    lines: tuple[str, ...]
-    whitespace_only: bool
-
-    def render(self) -> str:
-        return numbered(list(self.lines), self.line)
-
-
-_MAX_CANDIDATES = 2000
-_FULL_SCAN_LINES = 5000
-_WORD = re.compile(r"\w{3,}")
-
-
-def find_near_match(text: str, needle: str, cutoff: float = 0.6) -> NearMatch | None:
-    """The place in ``text`` that looks most like ``needle``, for a "not found" message.
-
-    First a match that differs only in whitespace; otherwise the line window most
-    similar by difflib's ratio. On big files only windows anchored on a line the two
-    share, or on the needle's rarest words, are scored; every search over the whole
-    text is a regex or str method, so a 200,000-line file stays cheap.
-    """
-    body = normalize_newlines(text)
-    squeezed = "".join(needle.split())
-    if not squeezed:
-        return None
-    hay = body.split("\n")
-    loose = re.compile(r"\s*".join(map(re.escape, squeezed)))
-    hit = loose.search(body)
-    if hit is not None:
-        first = body.count("\n", 0, hit.start())
-        last = first + body.count("\n", hit.start(), hit.end())
-        return NearMatch(first + 1, tuple(hay[first:last + 1]), True)
-
-    wanted = normalize_newlines(needle).strip("\n").split("\n")
-    size = len(wanted)
-    starts: set[int] = set()
-    for offset, line in enumerate(wanted):
-        core = line.strip()
-        if len(core) >= 4:
-            same_line = re.compile(r"^[ \t]*" + re.escape(core) + r"[ \t]*$", re.MULTILINE)
-            starts.update(index - offset for index in _lines_of(body, same_line))
-    if not starts:
-        if len(hay) <= _FULL_SCAN_LINES:
-            starts = set(range(len(hay)))
-        else:
-            starts = _rare_word_starts(body, wanted)
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2("\n".join(wanted))
-    best_score, best_start = cutoff, -1
-    highest = max(len(hay) - size, 0)
-    for start in sorted({min(max(s, 0), highest) for s in starts}):
-        matcher.set_seq1("\n".join(hay[start:start + size]))
-        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
-            continue
-        score = matcher.ratio()
-        if score > best_score:
-            best_score, best_start = score, start
-    if best_start < 0:
-        return None
-    return NearMatch(best_start + 1, tuple(hay[best_start:best_start + size]), False)
-
-
-def _lines_of(body: str, pattern: re.Pattern[str]) -> list[int]:
-    """0-based numbers of the lines where ``pattern`` matches (at most _MAX_CANDIDATES)."""
-    numbers: list[int] = []
-    line, previous = 0, 0
-    for match in pattern.finditer(body):
-        line += body.count("\n", previous, match.start())
-        previous = match.start()
-        numbers.append(line)
-        if len(numbers) >= _MAX_CANDIDATES:
-            break
-    return numbers
-
-
-def _rare_word_starts(body: str, wanted: list[str]) -> set[int]:
-    """Window starts around lines holding the needle's three rarest words."""
-    counts = sorted((body.count(word), word) for word in set(_WORD.findall("\n".join(wanted))))
-    starts: set[int] = set()
-    for _count, word in [(c, w) for c, w in counts if c > 0][:3]:
-        offsets = [j for j, line in enumerate(wanted) if word in line]
-        for index in _lines_of(body, re.compile(re.escape(word))):
-            starts.update(index - offset for offset in offsets)
-    return starts

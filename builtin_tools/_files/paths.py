@@ -3,7 +3,7 @@
 A path the model writes is resolved the first time the call needs it (usually by the
 permission check) and the same resolution is reused by the preview and the run, so a
 symlink changed in between cannot send the run somewhere the check never saw. The
-writes and reads themselves then refuse to follow any symlink (see ``_safe_io``).
+writes and reads themselves then refuse to follow any symlink (see ``safe_io``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from loom_engine.tools.base import ToolContext, ToolError
 
-from . import _limits
+from . import limits
 
 # Keys of ToolContext.resolved_paths for a directory entry resolved without following
 # its last component; a NUL cannot occur in a real path, so the keys never collide.
@@ -24,8 +24,8 @@ def check_path_text(raw: str, what: str = "path") -> None:
     """Refuse a path no file system could hold, with a one-line reason."""
     if "\0" in raw:
         raise ToolError(f"The {what} contains a NUL byte, which no file name can hold; remove it and call again.")
-    if len(raw) > _limits.MAX_PATH_CHARS:
-        raise ToolError(f"The {what} is {len(raw):,} characters long, over the {_limits.MAX_PATH_CHARS:,} "
+    if len(raw) > limits.MAX_PATH_CHARS:
+        raise ToolError(f"The {what} is {len(raw):,} characters long, over the {limits.MAX_PATH_CHARS:,} "
                         "a path can have; give the real path.")
     try:
         # Stray bytes of an undecodable name come back as \udc80-\udcff and are fine.
@@ -34,8 +34,8 @@ def check_path_text(raw: str, what: str = "path") -> None:
         raise ToolError(f"The {what} contains characters that cannot be a file name (a lone surrogate "
                         "such as \\ud800); give the path in plain text.") from None
     longest = max(len(name) for name in encoded.split(b"/"))
-    if longest > _limits.MAX_NAME_BYTES:
-        raise ToolError(f"The {what} has a name {longest:,} bytes long, over the {_limits.MAX_NAME_BYTES} "
+    if longest > limits.MAX_NAME_BYTES:
+        raise ToolError(f"The {what} has a name {longest:,} bytes long, over the {limits.MAX_NAME_BYTES} "
                         "bytes a file or folder name can have; give the real path.")
 
 
