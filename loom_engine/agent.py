@@ -119,6 +119,13 @@ class Agent:
     def abort(self, reason: str = "interrupted by user") -> None:
         self.bus.abort(reason)
 
+    def pause(self) -> None:
+        """Hold the run before its next turn (a call in progress finishes); abort still works."""
+        self.bus.pause()
+
+    def resume(self) -> None:
+        self.bus.resume()
+
     async def aclose(self) -> None:
         """Close the provider's connections; call it on the event loop that used them,
         before that loop ends. The agent can run again afterwards (a new client is made)."""

@@ -1,20 +1,17 @@
 """EventBus: control flowing into the engine (abort, pause, request/response).
 
 The event stream carries what happens out to the UI; the bus carries the UI's answers
-back in. Everything is asyncio: waiting never polls.
+back in: a permission request waits on a future here until the UI answers it by id.
+Everything is asyncio: waiting never polls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 from .execution import CancelToken
-
-Handler = Callable[[Any], None]
 
 
 class EventBus:
@@ -22,7 +19,6 @@ class EventBus:
         self._cancel = CancelToken()
         self._running = asyncio.Event()
         self._running.set()
-        self._subscribers: defaultdict[str, list[Handler]] = defaultdict(list)
         self._pending: dict[str, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
 
@@ -39,7 +35,6 @@ class EventBus:
             if not future.done():
                 future.cancel()
         self._running.set()  # a paused run must wake up to notice the abort
-        self.publish("abort", reason)
 
     @property
     def aborted(self) -> bool:
@@ -52,12 +47,11 @@ class EventBus:
     # --- pause / resume --------------------------------------------------------------
 
     def pause(self) -> None:
+        """Hold the run at the start of its next turn (tools already running finish)."""
         self._running.clear()
-        self.publish("pause", None)
 
     def resume(self) -> None:
         self._running.set()
-        self.publish("resume", None)
 
     @property
     def paused(self) -> bool:
@@ -66,32 +60,20 @@ class EventBus:
     async def wait_if_paused(self) -> None:
         await self._running.wait()
 
-    # --- publish / subscribe ---------------------------------------------------------
-
-    def subscribe(self, topic: str, handler: Handler) -> Callable[[], None]:
-        """Call ``handler(payload)`` for every publish on ``topic``; returns an unsubscribe."""
-        self._subscribers[topic].append(handler)
-        return lambda: self._subscribers[topic].remove(handler)
-
-    def publish(self, topic: str, payload: Any) -> None:
-        for handler in list(self._subscribers.get(topic, ())):
-            handler(payload)
-
     # --- request / response ----------------------------------------------------------
 
     def new_request_id(self, prefix: str = "req") -> str:
         return f"{prefix}_{next(self._ids)}"
 
-    async def request(self, topic: str, payload: Any, request_id: str | None = None) -> Any:
-        """Publish a request and wait for :meth:`respond` with its id.
+    async def request(self, request_id: str) -> Any:
+        """Wait for :meth:`respond` with ``request_id`` (the UI learnt of the request
+        from an event carrying that id).
 
         Raises ``asyncio.CancelledError`` if the run is aborted while waiting.
         """
-        request_id = request_id or self.new_request_id(topic)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            self.publish(topic, (request_id, payload))
             return await future
         finally:
             self._pending.pop(request_id, None)
@@ -103,7 +85,3 @@ class EventBus:
             return False
         future.set_result(value)
         return True
-
-    @property
-    def pending_requests(self) -> tuple[str, ...]:
-        return tuple(self._pending)

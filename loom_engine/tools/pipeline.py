@@ -34,7 +34,6 @@ from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
 
 MAX_RESULT_CHARS = 60_000
-PERMISSION_TOPIC = "permission"
 
 
 def cap_text(text: str, limit: int = MAX_RESULT_CHARS) -> str:
@@ -200,7 +199,7 @@ class ToolPipeline:
         self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
                                       input=dict(call.input), reason=decision.reason, preview=preview,
                                       suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
-        answer = await self.bus.request(PERMISSION_TOPIC, call, request_id=request_id)
+        answer = await self.bus.request(request_id)
         if not isinstance(answer, PermissionAnswer):
             answer = PermissionAnswer("deny", note="invalid answer")
         self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,

@@ -1,4 +1,5 @@
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -7,21 +8,19 @@ from loom_engine.bus import EventBus
 
 async def test_request_waits_for_the_matching_response() -> None:
     bus = EventBus()
-    seen: list[tuple[str, object]] = []
-    bus.subscribe("permission", seen.append)
-    waiter = asyncio.create_task(bus.request("permission", {"tool": "bash"}, request_id="perm_1"))
+    request_id = bus.new_request_id("perm")
+    waiter = asyncio.create_task(bus.request(request_id))
     await asyncio.sleep(0)
-    assert seen == [("perm_1", {"tool": "bash"})]
-    assert bus.pending_requests == ("perm_1",)
-    assert not bus.respond("perm_2", "nope")
-    assert bus.respond("perm_1", "yes")
+    assert not waiter.done()
+    assert not bus.respond("perm_999", "nope")
+    assert bus.respond(request_id, "yes")
     assert await waiter == "yes"
-    assert bus.pending_requests == ()
+    assert not bus.respond(request_id, "again")  # answered requests are forgotten
 
 
 async def test_abort_cancels_pending_requests_and_sets_the_token() -> None:
     bus = EventBus()
-    waiter = asyncio.create_task(bus.request("permission", None))
+    waiter = asyncio.create_task(bus.request("perm_1"))
     await asyncio.sleep(0)
     bus.abort("esc")
     with pytest.raises(asyncio.CancelledError):
@@ -45,11 +44,22 @@ async def test_pause_blocks_until_resume_and_abort_wakes_it() -> None:
     await asyncio.wait_for(waiter, 1)
 
 
-def test_unsubscribe() -> None:
-    bus = EventBus()
-    got: list[object] = []
-    unsubscribe = bus.subscribe("x", got.append)
-    bus.publish("x", 1)
-    unsubscribe()
-    bus.publish("x", 2)
-    assert got == [1]
+async def test_a_paused_agent_holds_before_its_next_turn(tmp_path: Path) -> None:
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.events import Finished, TurnStarted
+    from loom_engine.providers.scripted import ScriptedProvider
+    from loom_engine.workspace import Workspace
+
+    agent = Agent(config=AgentConfig(model="scripted"), provider=ScriptedProvider([{"text": "hi"}]), tools=[],
+                  workspace=Workspace.at(tmp_path), system_prompt="s")
+    agent.pause()
+    stream = agent.run("hello")
+    first = await asyncio.wait_for(anext(stream), 1)
+    assert isinstance(first, TurnStarted)
+    held = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    assert not held.done()  # waiting at the turn's pause point
+    agent.resume()
+    rest = [await asyncio.wait_for(held, 1)] + [event async for event in stream]
+    assert isinstance(rest[-1], Finished)
