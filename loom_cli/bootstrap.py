@@ -59,7 +59,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools import default_tools
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
-    from loom_engine.permissions.manager import PermissionManager, RuleLayer
+    from loom_engine.permissions.layers import RuleLayer
+    from loom_engine.permissions.manager import PermissionManager
     from loom_engine.providers.factory import create_provider
     from loom_engine.sessions.store import SessionError, SessionStore
 
@@ -180,13 +181,11 @@ def _held_secrets(settings: Settings) -> Redactor:
 
 
 def _context(workspace: Workspace, settings: Settings) -> tuple[Any, Any, list[str]]:
-    """The skills catalog and the system-prompt assembler, when those modules are present."""
-    try:
-        from loom_engine.context.assembler import ContextAssembler
-        from loom_engine.paths import builtin_skills_dir, config_dir
-        from loom_engine.skills.catalog import SkillCatalog
-    except ImportError:
-        return None, None, []
+    """The skills catalog and the system-prompt assembler."""
+    from loom_engine.context.assembler import ContextAssembler
+    from loom_engine.paths import builtin_skills_dir, config_dir
+    from loom_engine.skills.catalog import SkillCatalog
+
     skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir())
     context = ContextAssembler(workspace, skills=skills)
     return skills, context, list(getattr(skills, "warnings", []))

@@ -84,7 +84,7 @@ def root(ctx: typer.Context,
              "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
-    from .tui_entry import open_tui
+    from .tui.options import open_tui
 
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)

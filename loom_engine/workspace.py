@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,14 +47,6 @@ class Workspace:
             rel = resolved.relative_to(self.root).as_posix()
             return rel or "."
         return str(resolved)
-
-    def git_branch(self) -> str | None:
-        try:
-            out = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=self.root,
-                                 capture_output=True, text=True, timeout=2)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def _is_within(path: Path, folder: Path) -> bool:

@@ -127,3 +127,13 @@ async def close_provider(agent: Any) -> None:
             await close()
         except Exception:  # a failed close must not block quitting or switching
             pass
+
+
+def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
+             permission_mode: str | None, fork_session: bool = False) -> int:
+    """Open the chat in the current folder; returns the exit code."""
+    from .app import run_tui  # Textual loads here, never for `loom run`
+
+    return run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
+                              fork_session=fork_session, model=model, provider=provider,
+                              permission_mode=permission_mode))

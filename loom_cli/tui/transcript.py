@@ -419,6 +419,3 @@ class Transcript(VerticalScroll):
         self.expand_tools = expanded
         for block in self.query(ToolBlock):
             block.set_expanded(expanded)
-
-    def entry_dicts(self) -> list[Mapping[str, Any]]:
-        return [{"kind": e.kind, "text": e.text} for e in self.entries]
