@@ -25,14 +25,14 @@ from builtin_tools.apply_patch import (
     apply_patch_text,
     parse_patch,
 )
+from tests.conformance import conformance_dir, require
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "conformance" / "apply_patch"
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"conformance corpus not found at {CORPUS}")
+CORPUS = conformance_dir("apply_patch")
+require(CORPUS)
 
 
 def _load(name: str) -> list[dict[str, Any]]:
-    return json.loads((CORPUS / name).read_text(encoding="utf-8")) if CORPUS.is_dir() else []
+    return json.loads((CORPUS / name).read_text(encoding="utf-8"))
 
 
 SCENARIOS = sorted(p.name for p in (CORPUS / "scenarios").iterdir()) if CORPUS.is_dir() else []

@@ -26,8 +26,6 @@ How the summaries map onto Loom's neutral message:
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,14 +35,13 @@ from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
 from loom_engine.providers.openai_provider import FINISH_REASONS, OpenAIProvider
 from loom_engine.usage import Usage
+from tests.conformance import conformance_dir, require
 from tests.fakellm.server import FakeLLMServer, Reply
 
-SSE_DIR = Path(os.environ.get("LOOM_CONFORMANCE_DIR")
-               or Path(__file__).resolve().parents[3] / "shared" / "conformance").joinpath("sse")
+SSE_DIR = conformance_dir("sse")
 TRUNCATED = "...[truncated in summary]"
 
-if not (SSE_DIR / "expected_summaries.json").is_file():
-    pytest.skip(f"conformance data not found at {SSE_DIR}", allow_module_level=True)
+require(SSE_DIR / "expected_summaries.json")
 
 EXPECTED: dict[str, Any] = json.loads((SSE_DIR / "expected_summaries.json").read_text())
 
