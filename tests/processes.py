@@ -12,3 +12,20 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def running_with(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker``: give the processes a test
+    starts a marker of its own (``sleep 30.123456``), so the check never sees another
+    test's, or another program's, processes."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

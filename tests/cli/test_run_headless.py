@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakellm.server import FakeLLMServer, Reply
 from tests.fakeweb import local_site
+from tests.processes import running_with
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
@@ -143,7 +144,7 @@ def test_max_turns_exits_3(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) 
     assert done.returncode == 3 and "1 turns" in done.stderr
 
 
-def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: str) -> None:
+def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: str, marker: str = "") -> None:
     env = loom_env(tmp_path, fake_llm)
     proc = subprocess.Popen(LOOM + ["run", "go", "--allow", "bash(sleep:*)", "-o", "stream-json"], cwd=repo,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -162,8 +163,8 @@ def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: st
     # Typically ~0.5 s; the bound only has to tell an exit from waiting out the
     # 30 s command or the whole stream, on a loaded machine.
     assert elapsed < 5
-    leftover = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True).stdout.strip()
-    assert leftover == ""
+    if marker:
+        assert running_with(marker) == []
     fake_llm.enqueue(Reply.text("resumed"))
     done = loom(["run", "continue please", "--continue"], repo, env)
     assert done.returncode == 0, done.stderr
@@ -177,8 +178,9 @@ def test_sigint_during_stream(repo: Path, tmp_path: Path, fake_llm: FakeLLMServe
 
 
 def test_sigint_during_bash(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    fake_llm.enqueue(Reply.tool("bash", {"command": "sleep 30"}))
-    _interrupt(repo, tmp_path, fake_llm, "tool_call_started")
+    marker = f"sleep 30.{os.getpid()}{time.monotonic_ns() % 10**6}"  # this test's own sleep
+    fake_llm.enqueue(Reply.tool("bash", {"command": marker}))
+    _interrupt(repo, tmp_path, fake_llm, "tool_call_started", marker)
 
 
 def test_version_and_sessions(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
