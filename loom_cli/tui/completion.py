@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
+import itertools
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 MAX_FILES = 50_000
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
-                        ".pytest_cache", ".ruff_cache", ".tox"})
 _MENTION_RE = re.compile(r"(?:^|(?<=\s))@([^\s@]*)$")
 
 
@@ -44,58 +39,18 @@ def completion_context(line: str, column: int, first_line: bool) -> CompletionCo
     return None
 
 
-def _git_files(root: Path) -> list[str] | None:
-    try:
-        result = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if result.returncode != 0:
-        return None
-    files = [f for f in result.stdout.decode("utf-8", "replace").split("\0") if f]
-    return files[:MAX_FILES]
-
-
-def _walk_files(root: Path) -> list[str]:
-    """Files under ``root`` honouring .gitignore files, for folders that are not git repos."""
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    files: list[str] = []
-    for folder, dirs, names in os.walk(root):
-        rel_folder = os.path.relpath(folder, root)
-        rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
-        ignore = os.path.join(folder, ".gitignore")
-        if os.path.isfile(ignore):
-            try:
-                with open(ignore, encoding="utf-8", errors="replace") as handle:
-                    specs.append((rel_folder, pathspec.GitIgnoreSpec.from_lines(handle)))
-            except OSError:
-                pass
-
-        def ignored(rel: str, is_dir: bool) -> bool:
-            for base, spec in specs:
-                if rel.startswith(base):
-                    sub = rel[len(base):]
-                    if spec.match_file(sub + "/" if is_dir else sub):
-                        return True
-            return False
-
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not ignored(rel_folder + d, True))
-        for name in sorted(names):
-            rel = rel_folder + name
-            if not ignored(rel, False):
-                files.append(rel)
-                if len(files) >= MAX_FILES:
-                    return files
-    return files
-
-
 def list_workspace_files(root: Path) -> list[str]:
-    """Workspace files relative to ``root``, gitignore-aware, sorted."""
-    files = _git_files(root)
-    if files is None:
-        files = _walk_files(root)
-    return sorted(set(files))
+    """Workspace files relative to ``root``, sorted: the files glob lists, at most MAX_FILES.
+
+    The same walk as glob, grep and ls (.gitignore inside a git repository, hidden files
+    listed, ``.git`` and symlinks not), so ``@`` never offers a file glob would not find,
+    nor hides one it would. Slow on a huge tree: the app calls it in a worker thread.
+    """
+    # Imported here, in that thread: the builtin_tools package pulls in pydantic and the
+    # tool contract, which the TUI's start-up does not otherwise need.
+    from builtin_tools._files.walk import walk
+
+    return sorted(entry.rel for entry in itertools.islice(walk(root), MAX_FILES))
 
 
 def match_files(files: Sequence[str], query: str, limit: int = 12) -> list[Candidate]:

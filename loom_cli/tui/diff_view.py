@@ -9,7 +9,6 @@ old/new line numbers, a +/- sign and a tinted background.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -44,19 +43,6 @@ class ParsedDiff:
     @property
     def path(self) -> str:
         return self.new_path if self.new_path not in ("", "/dev/null") else self.old_path
-
-
-def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
-    """A unified diff of two texts, the way edit tools report their changes."""
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 fromfile=f"a/{path}", tofile=f"b/{path}", n=context)
-    out: list[str] = []
-    for line in lines:
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
 
 
 def _strip_prefix(path: str) -> str:

@@ -299,7 +299,10 @@ async def test_at_file_completion_is_gitignore_aware(harness: Harness) -> None:
         assert not menu.is_open
 
 
-def test_file_listing_without_git_honours_gitignore(tmp_path: Path) -> None:
+def test_file_listing_honours_gitignore_without_running_git(tmp_path: Path) -> None:
+    # A .git folder, no `git`: .gitignore applies inside a repository, as for glob
+    # (outside one, neither glob nor @ applies it: tests/tui/test_completion_files.py).
+    (tmp_path / ".git").mkdir()
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text("")
     (tmp_path / "pkg" / "gen").mkdir()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from loom_cli.tui.diff_view import DiffView, parse_unified_diff, unified_diff
+from builtin_tools._files.diff import diff_labels, unified_diff
+from loom_cli.tui.diff_view import DiffView, parse_unified_diff
 
 OLD = "import os\n\ndef greet(name):\n    return 'hello ' + name\n\n\ndef main():\n    print(greet('x'))\n"
 NEW = "import os\n\ndef greet(name):\n    return 'hi ' + name\n\n\ndef main():\n    print(greet('y'))\n    return 0\n"
 
 
 def test_parse_counts_and_numbers() -> None:
-    parsed = parse_unified_diff(unified_diff(OLD, NEW, "src/app.py", context=1))
+    parsed = parse_unified_diff(unified_diff(OLD, NEW, *diff_labels("src/app.py"), context=1))
     assert parsed.path == "src/app.py"
     assert (parsed.added, parsed.removed) == (3, 2)
     kinds = [row.kind for row in parsed.rows]
@@ -24,7 +25,7 @@ def test_parse_counts_and_numbers() -> None:
 
 
 def test_no_newline_marker_and_new_file() -> None:
-    diff = unified_diff("", "one\ntwo", "new.txt")
+    diff = unified_diff("", "one\ntwo", *diff_labels("new.txt"))
     parsed = parse_unified_diff(diff)
     assert [(r.kind, r.text) for r in parsed.rows if r.kind != "hunk"] == [
         ("add", "one"), ("add", "two"), ("note", "No newline at end of file")]
@@ -40,7 +41,7 @@ class Host(App[None]):
 
 
 async def test_rendered_rows_have_gutter_signs_and_tints() -> None:
-    app = Host(unified_diff(OLD, NEW, "src/app.py", context=1))
+    app = Host(unified_diff(OLD, NEW, *diff_labels("src/app.py"), context=1))
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.pause()
         view = app.query_one(DiffView)
@@ -60,7 +61,7 @@ async def test_rendered_rows_have_gutter_signs_and_tints() -> None:
 
 async def test_long_lines_fold_under_the_gutter() -> None:
     long = "x = '" + "a" * 120 + "'\n"
-    app = Host(unified_diff("", long, "long.py"))
+    app = Host(unified_diff("", long, *diff_labels("long.py")))
     async with app.run_test(size=(50, 20)) as pilot:
         await pilot.pause()
         lines = list(app.query_one(DiffView).plain_lines())

@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
-from loom_cli.tui.diff_view import unified_diff
+from builtin_tools._files.diff import diff_labels, unified_diff
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock, ToolCallData
 from loom_engine.events import PermissionRequested
@@ -16,7 +16,7 @@ from tests.tui.helpers import Harness, wait_for, wait_idle
 
 OLD = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n\n\nprint(greet("world"))\n'
 NEW = 'def greet(name: str) -> str:\n    """Say hi."""\n    return f"hi {name}"\n\n\nprint(greet("world"))\n'
-DIFF = unified_diff(OLD, NEW, "src/app.py")
+DIFF = unified_diff(OLD, NEW, *diff_labels("src/app.py"))
 
 
 def test_main_screen(snap_compare, harness: Harness) -> None:
