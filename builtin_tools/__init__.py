@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import importlib
-import inspect
+from loom_engine.tools.base import Tool
 
-from loom_engine.tools.base import BaseTool, Tool
-
-# The order is the order the model sees them in; it never changes within a session.
-TOOL_MODULES = ("read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
-                "bash", "todo_write", "task", "skill", "web_fetch")
+from .apply_patch import ApplyPatchTool
+from .bash import BashTool
+from .edit_file import EditFileTool
+from .glob import GlobTool
+from .grep import GrepTool
+from .ls import LsTool
+from .multi_edit import MultiEditTool
+from .read_file import ReadFileTool
+from .skill import SkillTool
+from .task import TaskTool
+from .todo_write import TodoWriteTool
+from .web_fetch import WebFetchTool
+from .write_file import WriteFileTool
 
 
 def default_tools() -> list[Tool]:
-    """One instance of every built-in tool."""
-    tools: list[Tool] = []
-    for module_name in TOOL_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
-        except ModuleNotFoundError as error:
-            if error.name == f"{__name__}.{module_name}":
-                continue  # not shipped in this build
-            raise
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if issubclass(cls, BaseTool) and cls.__module__ == module.__name__ and getattr(cls, "name", None):
-                tools.append(cls())
-    return tools
+    """One instance of every built-in tool.
+
+    The order is the order the model sees them in (tools block and tool notes); it never
+    changes within a session.
+    """
+    return [ReadFileTool(), WriteFileTool(), EditFileTool(), MultiEditTool(), ApplyPatchTool(),
+            GlobTool(), GrepTool(), LsTool(), BashTool(), TodoWriteTool(), TaskTool(), SkillTool(),
+            WebFetchTool()]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
-from loom_engine.tools.base import BaseTool, ToolContext, ToolError
+from loom_engine.tools.base import ArgsT, BaseTool, ToolContext, ToolError
 
 from ._files import limits
 from ._files.paths import resolve_path
@@ -27,18 +25,19 @@ def check_pattern(pattern: str, what: str = "pattern") -> None:
                         "character limit: search for a short, distinctive part of it instead.")
 
 
-class FolderReadTool(BaseTool):
+class FolderReadTool(BaseTool[ArgsT]):
     """A read-only, concurrency-safe tool whose ``path`` argument is what it reads."""
 
     is_concurrency_safe = True
     is_read_only = True
+    reads_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+    def permission_target(self, args: ArgsT, ctx: ToolContext) -> PermissionTarget | None:
         path = args.path if hasattr(args, "path") else "."
         return FileAccess(paths=(str(resolve_path(ctx, path)),), write=False)
 
 
-class RgSearchTool(FolderReadTool):
+class RgSearchTool(FolderReadTool[ArgsT]):
     """A search that runs the rg binary when there is one, and Python's walker when not."""
 
     def __init__(self, rg_path: str | None = None, *, use_rg: bool = True) -> None:

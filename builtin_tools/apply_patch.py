@@ -584,7 +584,7 @@ class ApplyPatchInput(BaseModel):
     patch: str = Field(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")
 
 
-class ApplyPatchTool(BaseTool):
+class ApplyPatchTool(BaseTool[ApplyPatchInput]):
     name = "apply_patch"
     description = (
         "Apply a patch in the '*** Begin Patch' format to one or more files; paths are relative to the "
@@ -597,9 +597,25 @@ class ApplyPatchTool(BaseTool):
         "'*** End of File'. The patch applies entirely or not at all; an error names the hunk that "
         "did not match.")
     input_model = ApplyPatchInput
+    guidance = (
+        "apply_patch takes one patch:\n"
+        "*** Begin Patch\n"
+        "*** Update File: src/app.py\n"
+        "@@ def greet(name):\n"
+        '-    return f"hello {name}"\n'
+        '+    return f"Hello, {name}!"\n'
+        "*** Add File: src/extra.py\n"
+        '+print("new file")\n'
+        "*** Delete File: src/old.py\n"
+        "*** End Patch\n"
+        "In an Update File hunk each line starts with a space (context), - (remove) or + "
+        "(add). Give about three lines of context around each change and an @@ line "
+        "naming the enclosing function or class when the context alone is ambiguous. "
+        'Every line of an Add File starts with +. "*** Move to: new/path" right after an '
+        "Update File line renames the file. The patch applies completely or not at all.")
+    writes_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
-        assert isinstance(args, ApplyPatchInput)
+    def permission_target(self, args: ApplyPatchInput, ctx: ToolContext) -> FileAccess:
         try:
             hunks = parse_patch(args.patch)
         except PatchError:
@@ -616,13 +632,11 @@ class ApplyPatchTool(BaseTool):
                         paths.append(str(place))
         return FileAccess(paths=tuple(paths), write=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        assert isinstance(args, ApplyPatchInput)
+    async def preview(self, args: ApplyPatchInput, ctx: ToolContext) -> Mapping[str, Any] | None:
         plan = await asyncio.to_thread(_plan, args.patch, ctx)
         return _display(plan)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ApplyPatchInput)
+    async def run(self, args: ApplyPatchInput, ctx: ToolContext) -> ToolOutput:
 
         def work() -> ToolOutput:
             plan = _plan(args.patch, ctx)

@@ -59,7 +59,7 @@ class BashInput(BaseModel):
         "A few words saying what the command does, shown to the user."))
 
 
-class BashTool(BaseTool):
+class BashTool(BaseTool[BashInput]):
     name = "bash"
     description = (
         "Run a shell command with bash in the workspace and return its exit code and "
@@ -72,18 +72,22 @@ class BashTool(BaseTool):
     input_model = BashInput
     is_concurrency_safe = False
     is_read_only = False
+    guidance = (
+        "bash runs a command with bash -c. A cd persists to the next call while it stays "
+        "inside the workspace; environment variables do not. Nothing can be typed into a "
+        "command: avoid interactive programs and pass flags like --yes or --no-pager. "
+        "The default timeout is 120 s (timeout raises it, up to 600 s). Output beyond "
+        "30,000 characters is cut in the middle, so filter noisy output (tail, grep) "
+        "yourself.")
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, BashInput)
+    def permission_target(self, args: BashInput, ctx: ToolContext) -> PermissionTarget | None:
         return CommandRun(args.command, cwd=str(ctx.cwd))
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        assert isinstance(args, BashInput)
+    async def preview(self, args: BashInput, ctx: ToolContext) -> Mapping[str, Any] | None:
         return {"kind": "command", "command": args.command, "cwd": str(ctx.cwd),
                 "description": args.description}
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, BashInput)
+    async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
         notes: list[str] = []
         cwd = ctx.cwd
         if not cwd.is_dir() or not ctx.workspace.contains(Path(os.path.realpath(cwd))):

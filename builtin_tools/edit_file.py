@@ -277,7 +277,7 @@ class EditFileInput(BaseModel):
                                                  "occur exactly once.")
 
 
-class EditFileTool(BaseTool):
+class EditFileTool(BaseTool[EditFileInput]):
     name = "edit_file"
     description = (
         "Replace an exact string in a text file. The file must have been read with read_file in this "
@@ -286,17 +286,18 @@ class EditFileTool(BaseTool):
         "include a few surrounding lines to make it unique. Line endings and encoding are kept. For "
         "several changes to one file use multi_edit; to create a file use write_file.")
     input_model = EditFileInput
+    guidance = (
+        "edit_file fails when old_string is missing or not unique; the error shows the "
+        "closest match or the lines it occurs on, so fix old_string from that.")
+    writes_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
-        assert isinstance(args, EditFileInput)
+    def permission_target(self, args: EditFileInput, ctx: ToolContext) -> FileAccess:
         return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        assert isinstance(args, EditFileInput)
+    async def preview(self, args: EditFileInput, ctx: ToolContext) -> Mapping[str, Any] | None:
         return await preview_edits(ctx, args.path, [_edit_of(args)])
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, EditFileInput)
+    async def run(self, args: EditFileInput, ctx: ToolContext) -> ToolOutput:
         return await run_edits(ctx, args.path, [_edit_of(args)])
 
 

@@ -35,7 +35,7 @@ class GlobInput(BaseModel):
         "Folder to search, absolute or relative to the workspace root."))
 
 
-class GlobTool(RgSearchTool):
+class GlobTool(RgSearchTool[GlobInput]):
     name = "glob"
     description = (
         "Find files by name or path pattern (e.g. `**/*.py`, `src/**/*.{ts,tsx}`). Returns "
@@ -44,17 +44,17 @@ class GlobTool(RgSearchTool):
         "inside an ignored folder is still listed). Use grep to search file contents."
     )
     input_model = GlobInput
+    guidance = (
+        'glob finds files by name ("**/*.py", "src/**/test_*.py"), newest first.')
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, GlobInput)
+    def permission_target(self, args: GlobInput, ctx: ToolContext) -> PermissionTarget | None:
         # A pattern such as `../other/*` or `/etc/*` searches the folder its fixed start
         # names, so that folder is checked along with `path`.
         searched, _ = search_root(ctx, args.path, args.pattern.strip())
         named = str(resolve_path(ctx, args.path))
         return FileAccess(paths=tuple(dict.fromkeys((named, str(searched)))), write=False)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GlobInput)
+    async def run(self, args: GlobInput, ctx: ToolContext) -> ToolOutput:
         pattern = args.pattern.strip()
         if not pattern:
             return ToolOutput("The pattern is empty; give a glob such as **/*.py.", is_error=True)

@@ -550,7 +550,7 @@ def _printable(path: str) -> str:
 
 # --------------------------------------------------------------------------- tool
 
-class GrepTool(RgSearchTool):
+class GrepTool(RgSearchTool[GrepInput]):
     name = "grep"
     description = (
         "Search file contents with a regular expression (ripgrep). Skips files ignored by "
@@ -560,8 +560,13 @@ class GrepTool(RgSearchTool):
         "head_limit. Prefer this over running grep or rg through bash."
     )
     input_model = GrepInput
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GrepInput)
+    guidance = (
+        "grep searches file contents with a regular expression (ripgrep syntax, "
+        '.gitignore honoured). output_mode "files_with_matches" (default) lists paths, '
+        '"content" shows path:line:text, "count" counts; narrow it with path, glob or '
+        "type.")
+
+    async def run(self, args: GrepInput, ctx: ToolContext) -> ToolOutput:
         try:
             check_pattern(args.pattern)
             if args.glob:

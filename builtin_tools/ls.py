@@ -39,7 +39,7 @@ class _Node:
     link_target: str | None = None
 
 
-class LsTool(FolderReadTool):
+class LsTool(FolderReadTool[LsInput]):
     name = "ls"
     description = (
         "List a folder as a tree (folders end with '/', symlinks show their target). Hides "
@@ -48,8 +48,10 @@ class LsTool(FolderReadTool):
         "by pattern and grep to search contents."
     )
     input_model = LsInput
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, LsInput)
+    guidance = (
+        "ls shows a folder as a tree (gitignored entries hidden).")
+
+    async def run(self, args: LsInput, ctx: ToolContext) -> ToolOutput:
         try:
             root = resolve_path(ctx, args.path)
         except ToolError as error:

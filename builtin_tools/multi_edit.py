@@ -32,7 +32,7 @@ class MultiEditInput(BaseModel):
                                                                   "to the result of the previous one.")
 
 
-class MultiEditTool(BaseTool):
+class MultiEditTool(BaseTool[MultiEditInput]):
     name = "multi_edit"
     description = (
         "Make several exact-string replacements in one text file in a single call. Edits apply in "
@@ -41,17 +41,18 @@ class MultiEditTool(BaseTool):
         "the file must have been read with read_file and not changed since; old_string must match "
         "exactly and be unique unless replace_all is true.")
     input_model = MultiEditInput
+    guidance = (
+        "multi_edit applies several edits to one file in order, all or nothing; each "
+        "old_string must match the file as the edits before it left it.")
+    writes_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
-        assert isinstance(args, MultiEditInput)
+    def permission_target(self, args: MultiEditInput, ctx: ToolContext) -> FileAccess:
         return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        assert isinstance(args, MultiEditInput)
+    async def preview(self, args: MultiEditInput, ctx: ToolContext) -> Mapping[str, Any] | None:
         return await preview_edits(ctx, args.path, _edits_of(args))
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, MultiEditInput)
+    async def run(self, args: MultiEditInput, ctx: ToolContext) -> ToolOutput:
         return await run_edits(ctx, args.path, _edits_of(args))
 
 

@@ -67,7 +67,7 @@ class Window:
     encoding: TextEncoding
 
 
-class ReadFileTool(BaseTool):
+class ReadFileTool(BaseTool[ReadFileInput]):
     name = "read_file"
     description = (
         "Read a text file. Returns numbered lines like `cat -n` (line number, tab, text), up to "
@@ -77,13 +77,15 @@ class ReadFileTool(BaseTool):
     input_model = ReadFileInput
     is_concurrency_safe = True
     is_read_only = True
+    guidance = (
+        "read_file returns numbered lines (line number, a tab, the text). Read long "
+        "files in ranges with offset and limit instead of all at once.")
+    reads_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
-        assert isinstance(args, ReadFileInput)
+    def permission_target(self, args: ReadFileInput, ctx: ToolContext) -> FileAccess:
         return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=False)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ReadFileInput)
+    async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
         try:
             resolved = resolve_path(ctx, args.path)
         except ToolError as error:

@@ -24,7 +24,7 @@ class SkillInput(BaseModel):
     name: str = Field(description="The skill's name, exactly as listed under Skills in your instructions.")
 
 
-class SkillTool(BaseTool):
+class SkillTool(BaseTool[SkillInput]):
     name = "skill"
     description = (
         "Load the full instructions of a skill listed under Skills in your instructions. Call it "
@@ -34,12 +34,16 @@ class SkillTool(BaseTool):
     input_model = SkillInput
     is_concurrency_safe = True
     is_read_only = True
+    guidance = (
+        "skill(name) loads the full instructions of one of the skills listed under "
+        "Skills. When a task matches a skill's description, call skill first and follow "
+        "what it says; read the files it lists with read_file only when you need them.")
+    session_only = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+    def permission_target(self, args: SkillInput, ctx: ToolContext) -> PermissionTarget | None:
         return None  # reads only Loom's own skill files, which the user installed
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, SkillInput)
+    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolOutput:
         catalog = ctx.skills
         if catalog is None or len(catalog) == 0:
             return ToolOutput("No skills are installed, so there is nothing to load. Continue without one.",

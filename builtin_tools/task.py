@@ -16,7 +16,7 @@ class TaskInput(BaseModel):
                                                       "grep, ls). Only tools you have can be given.")
 
 
-class TaskTool(BaseTool):
+class TaskTool(BaseTool[TaskInput]):
     name = "task"
     description = (
         "Start a sub-agent for a self-contained job, typically research across many files (find where X is "
@@ -26,9 +26,16 @@ class TaskTool(BaseTool):
     input_model = TaskInput
     is_concurrency_safe = True
     is_read_only = True
+    guidance = (
+        "task starts a sub-agent with its own fresh history and read-only tools, for "
+        "self-contained research such as finding where something is handled across many "
+        "files. Several task calls in one message run in parallel. The sub-agent sees "
+        "nothing of this conversation, so give it every path and fact it needs and say "
+        "what to report; only its final answer comes back. Do not use it for a single "
+        "read or search.")
+    session_only = True
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, TaskInput)
+    async def run(self, args: TaskInput, ctx: ToolContext) -> ToolOutput:
         if ctx.spawn_subagent is None:
             return ToolOutput("Sub-agents are not available here; do the task yourself.", is_error=True)
         return await ctx.spawn_subagent(description=args.description, prompt=args.prompt,

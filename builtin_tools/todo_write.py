@@ -32,7 +32,7 @@ class TodoWriteInput(BaseModel):
         "The complete, updated list; it replaces the previous one (an empty list clears it)."))
 
 
-class TodoWriteTool(BaseTool):
+class TodoWriteTool(BaseTool[TodoWriteInput]):
     name = "todo_write"
     description = (
         "Keep a visible task list for work with several steps. Send the whole list each "
@@ -43,12 +43,16 @@ class TodoWriteTool(BaseTool):
     input_model = TodoWriteInput
     is_concurrency_safe = False
     is_read_only = False
+    guidance = (
+        "todo_write replaces the task list the user sees. Use it for work with three or "
+        "more steps: one item in_progress at a time, marked completed as soon as it is "
+        "done.")
+    session_only = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+    def permission_target(self, args: TodoWriteInput, ctx: ToolContext) -> PermissionTarget | None:
         return None
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, TodoWriteInput)
+    async def run(self, args: TodoWriteInput, ctx: ToolContext) -> ToolOutput:
         todos = [{"content": t.content, "status": t.status} for t in args.todos]
         ctx.state.todos = todos
         ctx.emit(TodosUpdated(todos=tuple(dict(t) for t in todos)))

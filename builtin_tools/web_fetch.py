@@ -53,7 +53,7 @@ class FetchError(Exception):
     """A failure the model can read: bad URL, network error, redirect elsewhere."""
 
 
-class WebFetchTool(BaseTool):
+class WebFetchTool(BaseTool[WebFetchInput]):
     name = "web_fetch"
     description = (
         "Fetch a web page over http(s) and return it as Markdown (HTML converted; text, JSON "
@@ -65,17 +65,19 @@ class WebFetchTool(BaseTool):
     input_model = WebFetchInput
     is_concurrency_safe = True
     is_read_only = True
+    guidance = (
+        "web_fetch reads a web page as Markdown: documentation, an issue or a changelog "
+        "the user points to or that the task needs. Long pages come in windows; read on "
+        "with offset only when the part you need is further down. Each new host asks the "
+        "user, so fetch only what helps, and never put secrets or private code in a URL.")
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        assert isinstance(args, WebFetchInput)
+    def permission_target(self, args: WebFetchInput, ctx: ToolContext) -> PermissionTarget | None:
         return UrlFetch(args.url.strip())
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any] | None:
-        assert isinstance(args, WebFetchInput)
+    async def preview(self, args: WebFetchInput, ctx: ToolContext) -> dict[str, Any] | None:
         return {"kind": "url", "url": args.url.strip()}
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, WebFetchInput)
+    async def run(self, args: WebFetchInput, ctx: ToolContext) -> ToolOutput:
         url = args.url.strip()
         try:
             _check_url(url)

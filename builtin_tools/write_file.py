@@ -71,7 +71,7 @@ def plan_write(ctx: ToolContext, path: str, content: str) -> PlannedWrite:
     return PlannedWrite(resolved, shown, existing.text, after, existing.encode(after), existing.mode)
 
 
-class WriteFileTool(BaseTool):
+class WriteFileTool(BaseTool[WriteFileInput]):
     name = "write_file"
     description = (
         "Write a text file with the given complete content, creating missing parent folders. An "
@@ -79,18 +79,19 @@ class WriteFileTool(BaseTool):
         "(and not changed since); its line endings, encoding and permissions are kept. Prefer edit_file "
         "or multi_edit for changes to part of an existing file.")
     input_model = WriteFileInput
+    guidance = (
+        "write_file creates a file or replaces one completely; prefer edit_file for "
+        "changes to an existing file.")
+    writes_files = True
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> FileAccess:
-        assert isinstance(args, WriteFileInput)
+    def permission_target(self, args: WriteFileInput, ctx: ToolContext) -> FileAccess:
         return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        assert isinstance(args, WriteFileInput)
+    async def preview(self, args: WriteFileInput, ctx: ToolContext) -> Mapping[str, Any] | None:
         plan = await asyncio.to_thread(plan_write, ctx, args.path, args.content)
         return plan.display()
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, WriteFileInput)
+    async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
 
         def work() -> ToolOutput:
             plan = plan_write(ctx, args.path, args.content)

@@ -258,6 +258,8 @@ class Agent:
 
     def _assemble_system_prompt(self) -> str:
         if self.context is not None:
+            if self.context.tools is None:  # the notes of the tools this agent has
+                self.context.tools = tuple(self.registry)
             return self.context.system_prompt()
         from .context.prompts import BASE_INSTRUCTIONS
 

@@ -15,7 +15,7 @@ from .config import AgentConfig
 from .execution import CancelToken
 from .messages import Message
 from .providers.base import Provider, ProviderEvent, ProviderRequest
-from .tools.base import ToolSpec
+from .tool_spec import ToolSpec
 from .usage import Usage
 
 if TYPE_CHECKING:  # loaded on first use: they are not needed to start

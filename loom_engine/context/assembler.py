@@ -25,7 +25,7 @@ priority goes first, cut at a paragraph or sentence boundary with a note saying 
 dropped whole when too little of it would remain):
 
 1. base instructions [required, never cut]   ``prompts.BASE_INSTRUCTIONS``
-2. tool notes [80]        ``prompts.tool_guidance`` for the tools present
+2. tool notes [80]        ``prompts.tool_guidance``: each present tool's own ``guidance``
 3. skills index [50]      names and descriptions only (``SkillCatalog.index_text``)
 4. user instructions [65] ``LOOM.md`` in the user's config dir
 5. project instructions [72 / 71 / 70]  ``LOOM.md``, ``AGENTS.md``, ``CLAUDE.md`` at the
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..workspace import Workspace
-from .prompts import BASE_INSTRUCTIONS, tool_guidance
+from .prompts import BASE_INSTRUCTIONS, HasGuidance, tool_guidance
 from .tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -215,14 +215,15 @@ def fit_components(components: Sequence[PromptComponent], budget_tokens: int,
 
 class ContextAssembler:
     def __init__(self, workspace: Workspace | Path | str, *, skills: SkillCatalog | None = None,
-                 tools: Iterable[Any] | None = None, counter: TokenCounter | None = None,
+                 tools: Iterable[HasGuidance] | None = None, counter: TokenCounter | None = None,
                  budget_tokens: int = DEFAULT_BUDGET_TOKENS, user_config_dir: Path | str | None = None,
                  extra_components: Sequence[PromptComponent] = (), now: datetime | None = None,
                  base_instructions: str = BASE_INSTRUCTIONS) -> None:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
         self.skills = skills
-        # Tools, ToolSpecs or plain names; None means "the built-in set".
-        self.tool_names = None if tools is None else [str(getattr(t, "name", t)) for t in tools]
+        # Whose notes go in the prompt. None: the tools of the agent this assembler serves
+        # (the Agent fills them in before it builds the prompt); () for none.
+        self.tools: tuple[HasGuidance, ...] | None = None if tools is None else tuple(tools)
         self.counter = counter or TokenCounter()
         self.budget_tokens = budget_tokens
         self.user_config_dir = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
@@ -246,7 +247,7 @@ class ContextAssembler:
 
     def components(self) -> list[PromptComponent]:
         parts = [PromptComponent("base instructions", self.base_instructions, 100, required=True)]
-        notes = tool_guidance(self.tool_names)
+        notes = tool_guidance(self.tools or ())
         if notes:
             parts.append(PromptComponent("tool notes", notes, PRIORITY_TOOL_NOTES))
         if self.skills is not None:

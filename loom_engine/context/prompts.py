@@ -5,8 +5,8 @@ Public API
 ``BASE_INSTRUCTIONS``       who Loom is, how it works, the tools' shared contracts, the
                             permission model. Never cut from the system prompt.
 ``SUBAGENT_INSTRUCTIONS``   the system prompt of a ``task`` sub-agent.
-``TOOL_GUIDANCE``           per-tool notes, keyed by tool name.
-``tool_guidance(names)``    the notes for the tools present (all built-ins when None).
+``tool_guidance(tools)``    the notes of the tools present (each tool declares its own
+                            ``guidance``).
 ``COMPACTION_SECTIONS``     the eight section headings a compaction summary must have.
 ``COMPACTION_SYSTEM``       system prompt of the compaction call.
 ``compaction_prompt(transcript, focus=None, max_words=1200)``  its user message.
@@ -20,6 +20,7 @@ byte-identical across requests (prompt caching depends on that).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 BASE_INSTRUCTIONS = """\
 You are Loom, a coding assistant working in the user's repository from their terminal. \
@@ -85,72 +86,15 @@ and make independent read-only calls in the same message so they run in parallel
 not repeat the same call unchanged.
 - Keep the answer short and factual: no preamble, no restating the task."""
 
-TOOL_GUIDANCE: dict[str, str] = {
-    "read_file": (
-        "read_file returns numbered lines (line number, a tab, the text). Read long files in "
-        "ranges with offset and limit instead of all at once."),
-    "write_file": (
-        "write_file creates a file or replaces one completely; prefer edit_file for changes to an "
-        "existing file."),
-    "edit_file": (
-        "edit_file fails when old_string is missing or not unique; the error shows the closest "
-        "match or the lines it occurs on, so fix old_string from that."),
-    "multi_edit": (
-        "multi_edit applies several edits to one file in order, all or nothing; each old_string "
-        "must match the file as the edits before it left it."),
-    "apply_patch": (
-        "apply_patch takes one patch:\n"
-        "*** Begin Patch\n"
-        "*** Update File: src/app.py\n"
-        "@@ def greet(name):\n"
-        "-    return f\"hello {name}\"\n"
-        "+    return f\"Hello, {name}!\"\n"
-        "*** Add File: src/extra.py\n"
-        "+print(\"new file\")\n"
-        "*** Delete File: src/old.py\n"
-        "*** End Patch\n"
-        "In an Update File hunk each line starts with a space (context), - (remove) or + (add). "
-        "Give about three lines of context around each change and an @@ line naming the enclosing "
-        "function or class when the context alone is ambiguous. Every line of an Add File starts "
-        "with +. \"*** Move to: new/path\" right after an Update File line renames the file. The "
-        "patch applies completely or not at all."),
-    "grep": (
-        "grep searches file contents with a regular expression (ripgrep syntax, .gitignore "
-        "honoured). output_mode \"files_with_matches\" (default) lists paths, \"content\" shows "
-        "path:line:text, \"count\" counts; narrow it with path, glob or type."),
-    "glob": "glob finds files by name (\"**/*.py\", \"src/**/test_*.py\"), newest first.",
-    "ls": "ls shows a folder as a tree (gitignored entries hidden).",
-    "bash": (
-        "bash runs a command with bash -c. A cd persists to the next call while it stays inside "
-        "the workspace; environment variables do not. Nothing can be typed into a command: avoid "
-        "interactive programs and pass flags like --yes or --no-pager. The default timeout is "
-        "120 s (timeout raises it, up to 600 s). Output beyond 30,000 characters is cut in the "
-        "middle, so filter noisy output (tail, grep) yourself."),
-    "todo_write": (
-        "todo_write replaces the task list the user sees. Use it for work with three or more "
-        "steps: one item in_progress at a time, marked completed as soon as it is done."),
-    "task": (
-        "task starts a sub-agent with its own fresh history and read-only tools, for "
-        "self-contained research such as finding where something is handled across many files. "
-        "Several task calls in one message run in parallel. The sub-agent sees nothing of this "
-        "conversation, so give it every path and fact it needs and say what to report; only its "
-        "final answer comes back. Do not use it for a single read or search."),
-    "skill": (
-        "skill(name) loads the full instructions of one of the skills listed under Skills. When "
-        "a task matches a skill's description, call skill first and follow what it says; read "
-        "the files it lists with read_file only when you need them."),
-    "web_fetch": (
-        "web_fetch reads a web page as Markdown: documentation, an issue or a changelog the user "
-        "points to or that the task needs. Long pages come in windows; read on with offset only "
-        "when the part you need is further down. Each new host asks the user, so fetch only what "
-        "helps, and never put secrets or private code in a URL."),
-}
+class HasGuidance(Protocol):
+    """A tool, as far as the tool notes go: each tool writes its own note."""
+
+    guidance: str
 
 
-def tool_guidance(tool_names: Iterable[str] | None = None) -> str:
-    """Guidance for the named tools, in Loom's tool order; all built-ins when None."""
-    names = set(TOOL_GUIDANCE) if tool_names is None else set(tool_names)
-    notes = [text for name, text in TOOL_GUIDANCE.items() if name in names]
+def tool_guidance(tools: Iterable[HasGuidance]) -> str:
+    """The tools' notes, in the order the tools are given (tools without one add nothing)."""
+    notes = [tool.guidance for tool in tools if tool.guidance]
     if not notes:
         return ""
     return "# Tool notes\n" + "\n\n".join(notes)

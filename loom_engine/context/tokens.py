@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import ImagePart, Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
-from ..tools.base import ToolSpec
+from ..tool_spec import ToolSpec
 from ..usage import Usage
 
 # --- the estimate ----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..messages import Message
-from ..tools.base import ToolSpec
+from ..tool_spec import ToolSpec
 from ..usage import Usage
 
 

@@ -7,13 +7,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from ..events import AgentEvent
 from ..execution import CancelToken
 from ..permissions.targets import PermissionTarget
+from ..tool_spec import ToolSpec
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -99,57 +100,77 @@ class ToolContext:
         return self.workspace.resolve(path)
 
 
+# The validated arguments a tool's ``run`` receives: its own ``input_model``.
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
 @runtime_checkable
-class Tool(Protocol):
+class Tool(Protocol[ArgsT]):
     """A capability the model can call.
 
     ``input_model`` validates the arguments (and gives the JSON schema the model sees);
-    ``run`` receives the validated model instance.
+    ``run`` receives the validated model instance. The facts below are what the rest of
+    Loom knows about a tool, so no other module keeps lists of tool names:
+
+    ``guidance``       the tool's note in the system prompt ("" for none).
+    ``reads_files``    its permission target reads files at paths: the ``read`` rule
+                       group covers it, and a bash command reading a file is checked
+                       against its rules too.
+    ``writes_files``   its target writes files at paths: the ``edit`` group covers it.
+    ``session_only``   it changes nothing outside the session (the todo list, a
+                       sub-agent whose own calls are checked, a loaded skill), so plan
+                       mode allows it even when it is not read-only.
     """
 
     name: str
     description: str
-    input_model: type[BaseModel]
+    input_model: type[ArgsT]
     is_concurrency_safe: bool
     is_read_only: bool
+    guidance: str
+    reads_files: bool
+    writes_files: bool
+    session_only: bool
 
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
+    def permission_target(self, args: ArgsT, ctx: ToolContext) -> PermissionTarget | None:
         """What the call touches; ``None`` means it needs no permission."""
         ...
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
+    async def preview(self, args: ArgsT, ctx: ToolContext) -> Mapping[str, Any] | None:
         """What the call will do, for a permission prompt (a diff, the command...)."""
         ...
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput: ...
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput: ...
 
 
-class BaseTool(ABC):
-    """Convenient defaults for implementing :class:`Tool`; subclasses write ``run``."""
-
-    name: ClassVar[str]
-    description: ClassVar[str]
-    input_model: ClassVar[type[BaseModel]]
-    is_concurrency_safe: ClassVar[bool] = False
-    is_read_only: ClassVar[bool] = False
-
-    def permission_target(self, args: BaseModel, ctx: ToolContext) -> PermissionTarget | None:
-        return None
-
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> Mapping[str, Any] | None:
-        return None
-
-    @abstractmethod
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput: ...
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as a provider sees it."""
+class BaseTool(ABC, Generic[ArgsT]):
+    """Convenient defaults for implementing :class:`Tool`; subclasses set the class
+    attributes and write ``run``."""
 
     name: str
     description: str
-    input_schema: Mapping[str, Any]
+    input_model: type[ArgsT]
+    is_concurrency_safe: bool = False
+    is_read_only: bool = False
+    guidance: str = ""
+    reads_files: bool = False
+    writes_files: bool = False
+    session_only: bool = False
+
+    def permission_target(self, args: ArgsT, ctx: ToolContext) -> PermissionTarget | None:
+        return None
+
+    async def preview(self, args: ArgsT, ctx: ToolContext) -> Mapping[str, Any] | None:
+        return None
+
+    @abstractmethod
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput: ...
+
+
+def changes_workspace(tool: Tool) -> bool:
+    """Whether a call may change what is on disk (so facts about the workspace, such as
+    the context estimate, are worth refreshing after it)."""
+    return not (tool.is_read_only or tool.session_only)
 
 
 def tool_spec(tool: Tool) -> ToolSpec:

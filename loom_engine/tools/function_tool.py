@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .base import BaseTool, ToolContext, ToolOutput
 
+
 def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """Summary text and per-argument descriptions (Google, NumPy or reST docstrings)."""
     parsed = docstring_parser.parse(doc)
@@ -43,7 +44,9 @@ def model_from_signature(fn: Callable[..., Any], name: str) -> type[BaseModel]:
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
-class FunctionTool(BaseTool):
+class FunctionTool(BaseTool[BaseModel]):
+    """A tool made from a function; its arguments are a model built from the signature."""
+
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None,
                  description: str | None = None, read_only: bool = False) -> None:
         self._fn = fn

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .base import Tool, ToolSpec, tool_spec
+from ..tool_spec import ToolSpec
+from .base import Tool, tool_spec
 
 
 class ToolRegistry:

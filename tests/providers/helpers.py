@@ -8,7 +8,7 @@ import pytest
 
 from loom_engine.messages import Message
 from loom_engine.providers.base import Provider, ProviderError, ProviderEvent, ProviderRequest, StreamCompleted
-from loom_engine.tools.base import ToolSpec
+from loom_engine.tool_spec import ToolSpec
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 BASH = ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}})

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from builtin_tools import default_tools
+from builtin_tools.grep import GrepTool
+from builtin_tools.read_file import ReadFileTool
 from loom_engine.context.assembler import (
     ChangingFacts,
     ContextAssembler,
@@ -96,10 +99,10 @@ def test_the_same_file_under_two_names_is_shown_once(workspace: Path, config_dir
 
 
 def test_tool_notes_cover_only_the_tools_present(workspace: Path, config_dir: Path) -> None:
-    prompt = assembler(workspace, config_dir, tools=["read_file", "grep"]).system_prompt()
+    prompt = assembler(workspace, config_dir, tools=[ReadFileTool(), GrepTool()]).system_prompt()
     assert "read_file returns numbered lines" in prompt
     assert "*** Begin Patch" not in prompt
-    everything = assembler(workspace, config_dir).system_prompt()
+    everything = assembler(workspace, config_dir, tools=default_tools()).system_prompt()
     assert "*** Begin Patch" in everything
 
 

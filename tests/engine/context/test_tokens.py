@@ -16,7 +16,7 @@ from loom_engine.context.tokens import (
     tiktoken_cache_dir,
 )
 from loom_engine.messages import ImagePart, Message, TextPart, ToolResultPart, ToolUsePart
-from loom_engine.tools.base import ToolSpec
+from loom_engine.tool_spec import ToolSpec
 from loom_engine.usage import Usage
 
 from .samples import CL100K_TOKENS, SAMPLES
