@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from loom_engine.events import AgentEvent, Error, PermissionRequested, UsageUpdated
 from loom_engine.permissions.answer import PermissionAnswer
-from loom_engine.permissions.manager import next_mode
+from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
 from .commands import COMMANDS, parse_command, run_command

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom_engine.permissions.manager import MODES
+from loom_engine.permissions.modes import MODES
 
 from .options import default_session_lister
 from .session_picker import SessionPicker
@@ -30,7 +30,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("cost", "tokens and cost of this session"),
     ("skills", "list the available skills"),
     ("resume", "resume an earlier session of this workspace  [id]"),
-    ("mode", "show or set the permission mode  [default|accept-edits|plan|bypass]"),
+    ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "show the effective permission rules"),
     ("exit", "quit Loom"),
 )

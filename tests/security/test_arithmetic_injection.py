@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.targets import CommandRun
 from loom_engine.workspace import Workspace
 

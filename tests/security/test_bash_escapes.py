@@ -24,7 +24,8 @@ from builtin_tools.apply_patch import ApplyPatchInput, ApplyPatchTool
 from builtin_tools.bash import BashInput, BashTool
 from loom_engine.execution import CancelToken
 from loom_engine.permissions.git_config import git_environment, repository_doubt
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.targets import CommandRun, FileAccess
 from loom_engine.tools.base import ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace

@@ -23,7 +23,8 @@ from loom_engine.execution import CancelToken
 from loom_engine.messages import ToolUsePart
 from loom_engine.metrics import RunMetrics
 from loom_engine.permissions import _bash_tree
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.shell import MAX_ANALYSED_BYTES, CommandAnalysis, analyze
 from loom_engine.permissions.targets import CommandRun
 from loom_engine.tools.base import ToolContext, ToolSessionState

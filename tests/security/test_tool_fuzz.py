@@ -29,7 +29,8 @@ from loom_engine.events import AgentEvent
 from loom_engine.execution import CancelToken
 from loom_engine.messages import ToolUsePart
 from loom_engine.metrics import RunMetrics
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.tools.pipeline import ToolPipeline, ToolRun
 from loom_engine.tools.registry import ToolRegistry

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.targets import CommandRun, FileAccess
 from loom_engine.workspace import Workspace
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import MODES
+from loom_engine.permissions.modes import MODES
 from loom_engine.permissions.rules import parse_rule
 from loom_engine.permissions.shell import analyze
 

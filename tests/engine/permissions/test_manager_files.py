@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import MODES, PermissionManager, RuleLayer, next_mode
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
+from loom_engine.permissions.modes import MODES, next_mode
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.workspace import Workspace
 

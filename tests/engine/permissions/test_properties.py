@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loom_engine.permissions.manager import PermissionManager, RuleLayer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.rules import parse_rule
 from loom_engine.permissions.shell import analyze
 from loom_engine.permissions.targets import CommandRun, FileAccess

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import SOURCE_SAVED, PermissionManager, RuleLayer
+from loom_engine.permissions.layers import SOURCE_SAVED, RuleLayer
+from loom_engine.permissions.manager import PermissionManager
 
 from .conftest import Env, bash
 
@@ -73,11 +74,13 @@ def test_child_saves_through_the_parent(env: Env) -> None:
 
 def test_the_engine_names_no_settings_file_but_the_ones_it_protects() -> None:
     """Only the built-in ask rules (edits of Loom's settings files ask) may mention them."""
-    source = (Path(__file__).resolve().parents[3] / "loom_engine" / "permissions" / "manager.py").read_text()
-    tree = ast.parse(source)
+    folder = Path(__file__).resolve().parents[3] / "loom_engine" / "permissions"
+    tree = ast.parse((folder / "layers.py").read_text())
     default_layer = next(node for node in ast.walk(tree) if isinstance(node, ast.Assign)
                          and any(isinstance(t, ast.Name) and t.id == "DEFAULT_LAYER" for t in node.targets))
     mentions = [node for node in ast.walk(tree) if isinstance(node, ast.Constant)
                 and isinstance(node.value, str) and "settings.local.toml" in node.value]
     protected = {id(node) for node in ast.walk(default_layer)}
     assert all(id(node) in protected for node in mentions)
+    others = [p.name for p in folder.glob("*.py") if p.name != "layers.py" and "settings.local.toml" in p.read_text()]
+    assert others == []

@@ -1,0 +1,460 @@
+"""The check of a bash command line.
+
+A command line is split into the simple commands it would run (:mod:`.shell`); it is
+allowed only when every one of them is, and output redirections count as file writes
+(checked with the file tools' rules and the mode). A small set of read-only commands
+(``ls``, ``cat``, ``grep``, ``git status``...) runs without asking as long as everything
+it would read resolves inside the workspace, judged as bash will run it
+(:mod:`.expansion`: globs and tildes expanded, ``cd`` followed logically, /proc paths
+refused, symlink-following walks checked), its command word is not a program inside the
+workspace, and, for git, the repository's config names no program (:mod:`.git_config`).
+Commands the analysis cannot follow are asked about. "Always allow" saves one rule per
+part that asked: ``bash(npm test:*)`` when the second word names a subcommand, else the
+exact command.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from ..workspace import Workspace
+from .commands import (
+    cd_target,
+    deny_candidates,
+    read_only_command,
+    runs_hidden_code,
+    strip_wrappers,
+)
+from .decision import Verdict, behavior_word, combine, worst
+from .expansion import (
+    Unknowable,
+    expand_glob,
+    expand_tilde,
+    logical_cd,
+    outward_symlink,
+    physical,
+)
+from .git_config import repository_doubt
+from .layers import CompiledRule, RuleStore
+from .modes import PermissionMode
+from .rules import READ_GROUP, READ_TOOLS, WRITE_GROUPS, WRITE_TOOLS, Behavior
+from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
+from .targets import CommandRun
+
+__all__ = ["CommandCheck", "CommandCheckHost", "find_program", "suggest_command_rule"]
+
+# Redirection targets that are not files anyone cares about.
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Second words that name a subcommand (`npm test`, `git commit`), for "always allow".
+_NO_PREFIX_SUGGESTION = frozenset({"rm", "rmdir", "mv", "cp", "dd", "chmod", "chown", "chgrp",
+                                   "sudo", "su", "doas", "kill", "pkill", "killall", "ln",
+                                   "truncate", "shred", "eval", "exec", "source", ".", "cd",
+                                   # their second word is a file or a pattern
+                                   "ls", "cat", "head", "tail", "wc", "grep", "rg", "find",
+                                   "diff", "stat", "du", "echo", "which", "touch", "mkdir"})
+_MAX_CWDS = 32
+# Wrappers in front of a read-only command are programs found on PATH too.
+_PATH_WRAPPERS = frozenset({"timeout", "nice", "nohup"})
+# Read-only command words bash runs itself, without a PATH lookup.
+_SHELL_BUILTINS = frozenset({"echo", "pwd", "time"})
+
+
+class CommandCheckHost(Protocol):
+    """What the command check reads from the permission manager."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def mode(self) -> PermissionMode: ...
+
+    @property
+    def rules(self) -> RuleStore: ...
+
+    def check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool,
+                   base: Path) -> Verdict:
+        """One path read or written; ``rule_tools`` are the tool names whose rules apply."""
+        ...
+
+
+class CommandCheck:
+    """The check of command lines run by one tool, against the rules in force now."""
+
+    def __init__(self, host: CommandCheckHost, tool: str) -> None:
+        self._host = host
+        self._tool = tool
+        rules = host.rules
+
+        def targeted(behavior: Behavior) -> list[CompiledRule]:
+            return [c for c in rules.for_tool(tool, behavior) if c.rule.specifier is not None]
+
+        self._deny = targeted("deny")
+        self._ask = targeted("ask")
+        self._allow = targeted("allow")
+        self._everything = self._everything_allowed()
+
+    def verdict(self, target: CommandRun, cwd: Path | None) -> Verdict:
+        tool = self._tool
+        base = Path(target.cwd) if target.cwd else (cwd or self._host.workspace.root)
+        behavior: Behavior
+        for behavior in ("deny", "ask"):
+            hit = self._host.rules.bare(tool, behavior)
+            if hit:
+                return Verdict(behavior, f"{tool} is {behavior_word(behavior)} by "
+                               f"{hit.label}", True, hint=hit.remove_hint)
+        if "\0" in target.command:
+            return Verdict("ask", "the command contains a NUL byte; it needs approval")
+        analysis = analyze(target.command)
+        # Deny rules first, over whatever could be parsed, even when the rest could not.
+        ruled = [v for v in (self._rule_verdict(cmd) for cmd in analysis.commands) if v]
+        if any(v.behavior == "deny" for v in ruled):
+            return combine(ruled)
+        if analysis.doubt:
+            return self._doubtful(analysis.doubt)
+        cwds, cwd_known = self._possible_cwds(analysis.commands, base)
+        verdicts: list[Verdict] = []
+        for cmd in analysis.commands:
+            verdicts.append(self._check_simple(cmd, cwds, cwd_known))
+            verdicts.extend(self._check_redirects(cmd, cwds, cwd_known))
+        if not analysis.commands:
+            return Verdict("allow", "empty command")
+        return combine(verdicts)
+
+    def _everything_allowed(self) -> str:
+        """Why every command is allowed (bypass or a bare ``bash`` rule), or ''."""
+        if self._host.mode == "bypass":
+            return "bypass mode: everything is allowed"
+        bare = self._host.rules.bare(self._tool, "allow")
+        return bare.label if bare else ""
+
+    def _doubtful(self, doubt: str) -> Verdict:
+        if self._host.mode == "plan":
+            return Verdict("deny", f"plan mode: this command cannot be checked to be read-only "
+                           f"({doubt}); only read-only commands run while planning",
+                           hint="--permission-mode default")
+        if self._everything and not (self._deny or self._ask):
+            return Verdict("allow", self._everything)
+        return Verdict("ask", f"cannot check this command safely ({doubt}); it needs approval",
+                       hint="only --permission-mode bypass or the rule 'bash' allows a command "
+                       "that cannot be analysed")
+
+    def _rule_verdict(self, cmd: SimpleCommand) -> Verdict | None:
+        """Deny or ask from an explicit rule, looking through sudo, env, xargs and co."""
+        if not cmd.words:
+            return None
+        candidates = deny_candidates(cmd.words, cmd.assignments)
+        checks: tuple[tuple[Behavior, list[CompiledRule]], ...] = (("deny", self._deny), ("ask", self._ask))
+        for behavior, rules in checks:
+            for c in rules:
+                if any(c.rule.matches_words(words) for words in candidates):
+                    return Verdict(behavior, f"`{cmd.display}` is "
+                                   f"{behavior_word(behavior)} by {c.label}", True,
+                                   hint=c.remove_hint if behavior == "deny" else
+                                   f"{c.label} always asks; a headless run cannot allow it")
+        return None
+
+    def _check_simple(self, cmd: SimpleCommand, cwds: list[Path],
+                      cwd_known: bool) -> Verdict:
+        shown = cmd.display
+        if not cmd.words and not cmd.assignments:
+            return Verdict("allow", "redirection only")
+        ruled = self._rule_verdict(cmd)
+        if ruled is not None:
+            return ruled
+        words = strip_wrappers(cmd.words)
+        hidden = runs_hidden_code(words)
+        if hidden and (self._deny or self._ask) and self._host.mode != "plan":
+            return Verdict("ask", f"`{shown}`: {hidden}, so the deny and ask rules cannot be "
+                           "checked; it needs approval")
+        if hidden and not self._everything and self._host.mode != "plan":
+            # A prefix allow rule (`bash(printf:*)`) was meant for the command, not for
+            # whatever code it ends up running.
+            return Verdict("ask", f"`{shown}`: {hidden}; it needs approval",
+                           hint="only the rule 'bash' or --permission-mode bypass allows code this "
+                           "check cannot see")
+        read_only = None if cmd.assignments else self._read_only_verdict(cmd, words, cwds, cwd_known)
+        if read_only is not None and read_only.from_rule and read_only.behavior != "allow":
+            return read_only  # a deny/ask rule on a file it reads beats any allow rule
+        if read_only is not None and read_only.firm and not self._everything:
+            return read_only
+        if self._host.mode == "plan":
+            if read_only is not None:
+                return read_only
+            return Verdict("deny", f"plan mode: `{shown}` may run or change things; only "
+                           "read-only commands run while planning — present the plan instead",
+                           hint="--permission-mode default")
+        if self._everything:
+            return Verdict("allow", self._everything)
+        full = tuple(w.text for w in cmd.assignments) + tuple(w.text for w in words)
+        if words and words[0].literal:
+            for c in self._allow:
+                if c.rule.matches_words(full):
+                    return Verdict("allow", c.label, True)
+        suggestions = (suggest_command_rule(cmd, self._tool),) if words else ()
+        hint = " ".join(f"--allow {shlex.quote(s)}" for s in suggestions)
+        if read_only is not None:
+            if read_only.behavior == "ask":
+                return Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
+            return read_only
+        cd = self._cd_verdict(cmd, cwds, cwd_known)
+        if cd is not None:
+            return cd
+        return Verdict("ask", f"{self._host.mode} mode: running `{shown}` needs approval",
+                       suggestions=suggestions, hint=hint or "only the rule 'bash' or "
+                       "--permission-mode bypass allows setting shell variables")
+
+    def _read_only_verdict(self, cmd: SimpleCommand, words: Sequence[Word], cwds: list[Path],
+                           cwd_known: bool) -> Verdict | None:
+        """For a built-in read-only command: allow, or ask/deny for the files it reads.
+
+        The words are checked as bash will run them: tildes and globs expanded in every
+        directory the command may run in, paths resolved the way the shell's kernel calls
+        will, the program the command word names looked up on PATH, and for git the
+        repository's config read for keys that name programs."""
+        if read_only_command(words) is None:
+            return None
+        shown = cmd.display
+        if any(w.glob_parent_dots for w in words):
+            return Verdict("ask", f"`{shown}` has a pattern that may expand to '..'")
+        verdicts: list[Verdict] = []
+        for base in cwds:
+            try:
+                expanded, listed = _expand_words(words, base)
+            except Unknowable as exc:
+                return Verdict("ask", f"`{shown}`: {exc}")
+            check = read_only_command(expanded)
+            if check is None:
+                return None  # what it expands to is not read-only (a file named -delete...)
+            paths = [os.path.expanduser(p) if p.startswith("~") else p for p in check.paths]
+            if not cwd_known and (check.reads_cwd or listed or
+                                  any(not p.startswith("/") for p in paths)):
+                return Verdict("ask", f"`{shown}` reads relative paths after a change of "
+                               "directory this check cannot follow")
+            program = self._program_doubt(cmd, words, base)
+            if program:
+                return Verdict("ask", f"`{shown}`: {program}", firm=True)
+            reads = list(listed) + paths + ([str(base)] if check.reads_cwd else [])
+            resolved_reads: dict[str, Path] = {}
+            for raw in reads:
+                try:
+                    resolved = resolved_reads[raw] = physical(raw, base)
+                except Unknowable as exc:
+                    return Verdict("ask", f"`{shown}`: {exc}")
+                verdicts.append(self._host.check_path("read_file", {*READ_TOOLS, READ_GROUP},
+                                                 str(resolved), False, base))
+            if check.follows:
+                # The trees it walks: the files it names, or the working directory when
+                # none of its words (after a grep pattern) names an existing file.
+                named = [resolved_reads[p] for p in paths[1 if check.pattern_first else 0:]]
+                tops = [p for p in named if os.path.lexists(p)]
+                if not tops and check.reads_cwd:
+                    tops = [resolved_reads[str(base)]]
+                outward = outward_symlink(tops, self._host.workspace.contains)
+                if outward:
+                    return Verdict("ask", f"`{shown}` follows symlinks and {outward}")
+            if expanded[0].text == "git":
+                doubt = self._git_doubt(base)
+                if doubt:
+                    return Verdict("ask", f"`{shown}`: {doubt}; it needs approval", firm=True,
+                                   hint="only --permission-mode bypass or the rule 'bash' "
+                                   "runs git with this repository's config unchecked")
+        strictest = worst(verdicts, "")
+        if strictest.behavior == "allow":
+            return Verdict("allow", f"`{shown}` is a read-only command")
+        return Verdict(strictest.behavior, f"`{shown}`: {strictest.reason}", strictest.from_rule,
+                       hint=strictest.hint)
+
+    def _program_doubt(self, cmd: SimpleCommand, words: Sequence[Word], cwd: Path) -> str:
+        """Why a command word of this read-only command (or of a wrapper in front of it)
+        may run a program from the workspace rather than the system's, or ''."""
+        names = [w.text for w in cmd.words[:len(cmd.words) - len(words)]
+                 if w.text in _PATH_WRAPPERS] + [words[0].text]
+        for name in names:
+            if name in _SHELL_BUILTINS:
+                continue
+            try:
+                found = find_program(name, cwd)
+            except Unknowable as exc:
+                return str(exc)
+            if found is not None and self._host.workspace.contains(found):
+                return (f"'{name}' would run {self._host.workspace.relative(found)}, a program "
+                        "inside the workspace (a folder on PATH), not the system's")
+        return ""
+
+    def _git_doubt(self, cwd: Path) -> str:
+        try:
+            folder = physical(str(cwd), Path("/"))
+            git = find_program("git", cwd)
+        except Unknowable as exc:
+            return str(exc)
+        if git is None:
+            return ""  # no git: the command fails without running anything
+        if not folder.is_dir():
+            return f"it would run in {cwd}, which does not exist yet, so its git config cannot be read"
+        return repository_doubt(str(git), folder, self._host.workspace.contains)
+
+    def _cd_verdict(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool) -> Verdict | None:
+        try:
+            target = cd_target(cmd.words)
+        except ShellDoubt:
+            return None
+        if target is None or not cwd_known:
+            return None
+        for base in cwds:
+            for nxt in self._cd_destinations(target, base):
+                try:
+                    real = physical(str(nxt), Path("/"))
+                except Unknowable:
+                    return None
+                if not (self._host.workspace.contains(nxt) and self._host.workspace.contains(real)):
+                    return None
+        return Verdict("allow", "changing directory inside the workspace")
+
+    def _cd_destinations(self, target: str, base: Path) -> list[Path]:
+        """Where ``cd target`` from the logical ``base`` may land: bash's logical answer
+        (``..`` taken as text) and, should that fail, the physical one. Raises ShellDoubt."""
+        raw_target = target
+        try:
+            target = expand_tilde(target, target, base)
+        except Unknowable as exc:
+            raise ShellDoubt(str(exc)) from None
+        if os.environ.get("CDPATH") and not target.startswith(("/", "./", "../")) \
+                and target not in (".", ".."):
+            raise ShellDoubt(f"'cd {raw_target}' may go through $CDPATH, which this check "
+                             "does not follow")
+        logical = logical_cd(base, target)
+        try:
+            real = physical(target, base)
+        except Unknowable as exc:
+            raise ShellDoubt(str(exc)) from None
+        return [logical] if real == logical else [logical, real]
+
+    def _possible_cwds(self, commands: Sequence[SimpleCommand], base: Path) -> tuple[list[Path], bool]:
+        """Every directory a command might run in, as bash names it (logically). A ``cd``
+        anywhere (even in a subshell or after ``||``) adds its target for the whole line:
+        over-approximating keeps a relative path from being checked against the wrong
+        folder."""
+        cwds = [base]
+        for cmd in commands:
+            if cmd.words and cmd.words[0].text in ("source", "."):
+                return cwds, False  # a sourced script may change directory
+            try:
+                target = cd_target(cmd.words)
+                if target is None:
+                    continue
+                for current in list(cwds):
+                    for nxt in self._cd_destinations(target, current):
+                        if nxt not in cwds:
+                            cwds.append(nxt)
+            except ShellDoubt:
+                return cwds, False
+            if len(cwds) > _MAX_CWDS:
+                return cwds, False
+        return cwds, True
+
+    def _check_redirects(self, cmd: SimpleCommand, cwds: list[Path],
+                         cwd_known: bool) -> list[Verdict]:
+        out: list[Verdict] = []
+        for redirect in cmd.redirects:
+            if redirect.kind not in ("write", "read") or redirect.target.procsub:
+                continue
+            target = redirect.target
+            write = redirect.kind == "write"
+            if target.literal and target.text in _HARMLESS_DEVICES:
+                continue
+            verdicts: list[Verdict] = []
+            if not target.literal or target.glob or target.brace:
+                verdicts.append(self._unknown_redirect(redirect.op + target.raw, write))
+            elif not cwd_known and not os.path.isabs(os.path.expanduser(target.text)):
+                verdicts.append(Verdict("deny" if write and self._host.mode == "plan" else "ask",
+                                        f"redirection {redirect.op}{target.raw} after a change of "
+                                        "directory this check cannot follow"))
+            else:
+                tools = {*WRITE_TOOLS, *WRITE_GROUPS} if write else {*READ_TOOLS, READ_GROUP}
+                tool = "write_file" if write else "read_file"
+                for base in cwds:
+                    try:  # as bash opens it: `~-` and /proc/self/cwd are the shell's
+                        where = str(physical(expand_tilde(target.raw, target.text, base), base))
+                    except Unknowable as exc:
+                        unknown = self._unknown_redirect(redirect.op + target.raw, write)
+                        verdicts.append(replace(unknown, reason=f"{unknown.reason}: {exc}")
+                                        if unknown.behavior != "allow" else unknown)
+                        continue
+                    v = self._host.check_path(tool, tools, where, write, base)
+                    if self._everything and not v.from_rule and v.behavior != "allow" and \
+                            self._host.mode != "plan":
+                        v = Verdict("allow", self._everything)
+                    verdicts.append(v)
+            out.extend(verdicts)
+        return out
+
+    def _unknown_redirect(self, shown: str, write: bool) -> Verdict:
+        if write and self._host.mode == "plan":
+            return Verdict("deny", f"plan mode: redirection {shown} writes a file; not allowed "
+                           "while planning", hint="--permission-mode default")
+        if self._everything and not (self._deny or self._ask):
+            return Verdict("allow", self._everything)
+        return Verdict("ask", f"redirection {shown} goes to a file this check cannot know")
+
+
+def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], list[str]]:
+    """The words as bash passes them to the program when run in ``cwd`` (tilde and
+    pathname expansion), and the directories the expansion lists. Raises Unknowable."""
+    out: list[Word] = []
+    listed: list[str] = []
+    for word in words:
+        if word.procsub or not word.literal:
+            out.append(word)
+            continue
+        text = expand_tilde(word.raw, word.text, cwd)
+        if not word.glob:
+            out.append(replace(word, text=text))
+            continue
+        if word.quoted:
+            raise Unknowable(f"{word.raw} mixes quoted text and a pattern; which characters "
+                             "are wildcards cannot be told")
+        result = expand_glob(text, cwd)
+        listed.extend(result.listed)
+        if result.words == (text,):
+            out.append(replace(word, text=text, glob=False))
+        else:
+            out.extend(Word(text=m, raw=m) for m in result.words)
+    return tuple(out), listed
+
+
+def find_program(name: str, cwd: Path) -> Path | None:
+    """The file bash would run for the command word ``name`` in ``cwd`` (resolved), or
+    None when there is none. Raises Unknowable for a lookup through /proc."""
+    if "/" in name:
+        candidates = [name]
+    else:
+        candidates = [os.path.join(entry or ".", name)
+                      for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)]
+    for candidate in candidates:
+        full = physical(candidate, cwd)
+        if full.is_file() and os.access(full, os.X_OK):
+            return full
+    return None
+
+
+def suggest_command_rule(cmd: SimpleCommand, tool: str = "bash") -> str:
+    """The rule "always allow" saves for one simple command: ``bash(npm test:*)`` when the
+    second word names a subcommand, otherwise the exact command."""
+    words = strip_wrappers(cmd.words)
+    texts = [w.text for w in words]
+    if not cmd.assignments and len(words) >= 2 and all(w.literal for w in words[:2]) \
+            and _looks_like_subcommand(texts[1]) and texts[0] not in _NO_PREFIX_SUGGESTION \
+            and not words[0].quoted:
+        return f"{tool}({quote_words(texts[:2])}:*)"
+    full = [w.text for w in cmd.assignments] + texts
+    return f"{tool}({quote_words(full, assignments=len(cmd.assignments))})"
+
+
+def _looks_like_subcommand(word: str) -> bool:
+    return bool(word) and word[0].isalpha() and all(ch.isalnum() or ch in "-_:" for ch in word) \
+        and not word.endswith(":")

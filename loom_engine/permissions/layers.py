@@ -1,0 +1,106 @@
+"""Where rules come from and how they are kept once parsed.
+
+Rules come in layers (built-in defaults, the layers the application reads from its
+settings files, CLI flags, saved and session answers). The layers only say where a rule
+came from, for the reasons shown to the user: across all of them deny beats ask beats
+allow. The built-in defaults ask before any edit of ``.git/`` or of Loom's own settings
+files, so that an agent in ``accept-edits`` cannot grant itself more permissions or plant
+a git hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import PathPattern, compile_path_pattern
+from .rules import Behavior, Rule, parse_rule
+
+__all__ = ["DEFAULT_LAYER", "SOURCE_DEFAULTS", "SOURCE_SAVED", "SOURCE_SESSION",
+           "CompiledRule", "RuleLayer", "RuleStore"]
+
+SOURCE_DEFAULTS = "defaults"
+# "Allow always in this project" answers (where they are kept is the saver's business).
+SOURCE_SAVED = "saved answers"
+SOURCE_SESSION = "session"
+
+
+@dataclass(frozen=True)
+class RuleLayer:
+    """One source of rules."""
+
+    source: str
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+
+
+# Git runs commands named in a repository's config (core.fsmonitor, diff drivers), and
+# a `.git` file can point git at any folder: edits there, at any depth, always ask, as do
+# edits of Loom's own permission settings.
+DEFAULT_LAYER = RuleLayer(
+    SOURCE_DEFAULTS,
+    ask=("edit(**/.git)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
+)
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule in force: parsed, its path pattern compiled, with where it came from."""
+
+    behavior: Behavior
+    rule: Rule
+    source: str
+    path: PathPattern | None
+
+    @property
+    def label(self) -> str:
+        return f"rule {self.rule.text} from {self.source}"
+
+    @property
+    def remove_hint(self) -> str:
+        """What a headless user would do to stop this rule from deciding."""
+        return f"remove {self.rule.text} from {self.source}"
+
+
+class RuleStore:
+    """The rules in force, layer by layer; shared by a manager and its sub-agents'."""
+
+    def __init__(self, root: Path) -> None:
+        # Relative path patterns are anchored at the workspace root.
+        self._root = root
+        self._compiled: list[CompiledRule] = []
+
+    def __iter__(self) -> Iterator[CompiledRule]:
+        return iter(self._compiled)
+
+    def compile(self, behavior: Behavior, text: str, source: str) -> CompiledRule:
+        """The rule parsed and ready, without adding it. ValueError names the source."""
+        try:
+            rule = parse_rule(text)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (in {source})") from None
+        path = compile_path_pattern(rule.specifier, self._root) \
+            if rule.path_rule and rule.specifier else None
+        return CompiledRule(behavior, rule, source, path)
+
+    def add(self, layer: RuleLayer) -> None:
+        """Add a layer's rules; nothing is added when one of them is invalid."""
+        by_behavior: tuple[tuple[Behavior, tuple[str, ...]], ...] = (
+            ("deny", layer.deny), ("ask", layer.ask), ("allow", layer.allow))
+        compiled = [self.compile(behavior, text, layer.source)
+                    for behavior, texts in by_behavior for text in texts]
+        self._compiled.extend(compiled)
+
+    def for_tool(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> list[CompiledRule]:
+        """The rules of this behaviour that name ``tool`` (``write``: for a file write or
+        read, so that the ``edit``/``read`` groups apply)."""
+        return [c for c in self._compiled
+                if c.behavior == behavior and c.rule.names_tool(tool, write=write)]
+
+    def bare(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> CompiledRule | None:
+        """The first rule of this behaviour naming the whole tool (``bash``, not
+        ``bash(ls)``), or None."""
+        return next((c for c in self.for_tool(tool, behavior, write=write)
+                     if c.rule.specifier is None), None)
