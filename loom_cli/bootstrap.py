@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_engine.paths import data_dir, sessions_dir, user_config_file
+from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.workspace import Workspace, find_workspace_root
 
@@ -34,7 +35,7 @@ class RunOptions:
     resume_id: str | None = None
     # Continue a copy of the resumed session in a new one (the original may be in use).
     fork_session: bool = False
-    permission_mode: str | None = None
+    permission_mode: PermissionMode | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     add_dirs: tuple[Path, ...] = ()

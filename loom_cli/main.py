@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
 
 from .version import __version__
@@ -22,13 +23,6 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     stream_json = "stream-json"
-
-
-class Mode(str, Enum):
-    default = "default"
-    accept_edits = "accept-edits"
-    plan = "plan"
-    bypass = "bypass"
 
 
 def _fail(message: str, code: int) -> None:
@@ -80,7 +74,7 @@ def root(ctx: typer.Context,
              "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
          model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
          provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
-         permission_mode: Annotated[Optional[Mode], typer.Option(
+         permission_mode: Annotated[Optional[PermissionMode], typer.Option(
              "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -90,7 +84,7 @@ def root(ctx: typer.Context,
         _fail("--fork-session needs --continue or --resume", 2)
     raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
                               provider=provider,
-                              permission_mode=permission_mode.value if permission_mode else None))
+                              permission_mode=permission_mode))
 
 
 @app.command()
@@ -107,7 +101,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
         fork_session: Annotated[bool, typer.Option(
             "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
-        permission_mode: Annotated[Optional[Mode], typer.Option(
+        permission_mode: Annotated[Optional[PermissionMode], typer.Option(
             "--permission-mode", help="What may run without asking; a question is a denial here.")] = None,
         allow: Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
         deny: Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
@@ -133,7 +127,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
                          fork_session=fork_session,
-                         permission_mode=permission_mode.value if permission_mode else None,
+                         permission_mode=permission_mode,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script, trust_project=trust_project or None)
     from loom_engine.providers.base import ProviderError

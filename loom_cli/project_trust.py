@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from loom_engine.permissions.modes import is_wider
+
 if TYPE_CHECKING:
     from .settings import Settings
 
-# How much each mode lets through (the engine's order): a project may only go down.
-_MODE_WIDTH = {"plan": 0, "default": 1, "accept-edits": 2, "bypass": 3}
 # Keys that neither widen permissions nor send anything anywhere new.
 _NEUTRAL = frozenset({"provider", "model", "max_tokens", "compact_threshold", "context_window",
                       "thinking_budget", "stream_first_byte_timeout", "stream_idle_timeout"})
@@ -58,7 +58,7 @@ def split_project_file(data: Mapping[str, Any], base: Settings, source: str
         if key in _NEUTRAL:
             narrowing[key] = value
         elif key == "permission_mode":
-            if _MODE_WIDTH[value] <= _MODE_WIDTH[base.permission_mode]:
+            if not is_wider(value, than=base.permission_mode):  # a project may only narrow it
                 narrowing[key] = value
             else:
                 changes.append(ProjectChange(source, key, value))

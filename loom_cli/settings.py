@@ -17,10 +17,11 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
 
 from .project_trust import ProjectChange, split_project_file
@@ -58,7 +59,7 @@ class Settings(BaseModel):
     context_window: int | None = Field(None, ge=1024)
     thinking_budget: int | None = Field(None, ge=1024)
     redact_secrets: bool = True
-    permission_mode: Literal["default", "accept-edits", "plan", "bypass"] = "default"
+    permission_mode: PermissionMode = "default"
     # Seconds a model stream may stay silent before the attempt counts as stalled and is
     # retried: before its first event, and between two events.
     stream_first_byte_timeout: float = Field(60.0, gt=0)

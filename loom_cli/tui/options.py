@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loom_engine.permissions.modes import PermissionMode
 from loom_engine.workspace import find_workspace_root
 
 AgentFactory = Callable[["TuiOptions"], Any]
@@ -27,7 +28,7 @@ class TuiOptions:
     fork_session: bool = False  # continue a copy of the resumed session (--fork-session)
     model: str | None = None
     provider: str | None = None
-    permission_mode: str | None = None
+    permission_mode: PermissionMode | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     # The user's answer to the trust screen about what the project's settings widen (None:
@@ -130,7 +131,7 @@ async def close_provider(agent: Any) -> None:
 
 
 def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
-             permission_mode: str | None, fork_session: bool = False) -> int:
+             permission_mode: PermissionMode | None, fork_session: bool = False) -> int:
     """Open the chat in the current folder; returns the exit code."""
     from .app import run_tui  # Textual loads here, never for `loom run`
 
