@@ -29,7 +29,7 @@ from .paths import rule_path
 from .rules import Behavior, is_rule_domain, parse_rule
 from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
 
-__all__ = ["PLAN_SAFE_TOOLS", "PermissionManager", "url_host"]
+__all__ = ["PLAN_SAFE_TOOLS", "PermissionManager"]
 
 # Tools without a target that stay usable while planning: they change nothing outside
 # the session (a sub-agent inherits plan mode through child()).
@@ -39,6 +39,11 @@ PLAN_SAFE_TOOLS: frozenset[str] = frozenset({"todo_write", "task", "skill"})
 class PermissionManager:
     """Answers for one agent. A sub-agent's manager (``parent=``, see :meth:`child`)
     shares its parent's rules and follows its mode live, never wider."""
+
+    _store: RuleStore
+    # Keeps "allow always in this project" rules for later sessions; the application
+    # decides where (None: such answers cannot be saved, only used this session).
+    _save_rules: Callable[[Sequence[str]], None] | None
 
     def __init__(self, workspace: Workspace, *, mode: PermissionMode = "default",
                  layers: Sequence[RuleLayer] = (), save_rules: Callable[[Sequence[str]], None] | None = None,
@@ -52,11 +57,9 @@ class PermissionManager:
             if is_wider(self._mode, parent.mode):
                 raise ValueError(f"a sub-agent cannot use mode '{self._mode}', wider than its parent's "
                                  f"'{parent.mode}'")
-            # Followed live: an "allow always" answered to the sub-agent holds for everyone.
-            self._store: RuleStore = parent._store
-            # Keeps "allow always in this project" rules for later sessions; the
-            # application decides where (None: such answers are only used this session).
-            self._save_rules: Callable[[Sequence[str]], None] | None = parent._save_rules
+            # Shared, not copied: an "allow always" answered to a sub-agent holds for all.
+            self._store = parent._store
+            self._save_rules = parent._save_rules
             return
         self._store = RuleStore(workspace.root)
         self._save_rules = save_rules
@@ -254,8 +257,6 @@ class PermissionManager:
             return False
         strict = c.behavior != "allow"
         return c.path.matches(resolved, self.workspace.root, outside_too=strict, loose=strict)
-
-    # -- commands ---------------------------------------------------------------------
 
 
 def _path_folders(base: Path) -> set[Path]:
