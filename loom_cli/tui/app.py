@@ -338,6 +338,15 @@ class LoomApp(App[int]):
             return
         self._set_status(context_used=int(used), context_window=int(window))
 
+    def changes_workspace(self, tool_name: str) -> bool:
+        registry = getattr(self.agent, "registry", None)  # a stand-in agent may have none
+        tool = registry.get(tool_name) if registry is not None else None
+        if tool is None:
+            return False
+        from loom_engine.tools.base import changes_workspace  # loaded by now: a tool just ran
+
+        return changes_workspace(tool)
+
     def count_usage(self, event: UsageUpdated) -> None:
         self._status = self._status.with_usage(event.usage, event.cost_usd)
         if event.depth == 0 and event.context_window:

@@ -43,9 +43,6 @@ from .todo_panel import TodoPanel
 from .tool_block import ToolBlock, ToolCallData
 from .transcript import ThinkingBlock, Transcript
 
-# Calls after which the context estimate in the status bar is worth refreshing.
-CONTEXT_CHANGING_TOOLS = frozenset({"edit_file", "multi_edit", "write_file", "apply_patch", "bash"})
-
 
 class EngineEvent(TextualMessage):
     """One engine event, delivered on the UI loop."""
@@ -68,6 +65,11 @@ class RunHost(Protocol):
     def count_usage(self, event: UsageUpdated) -> None: ...
 
     def refresh_context(self) -> None: ...
+
+    def changes_workspace(self, tool_name: str) -> bool:
+        """Whether a call of this tool may have changed files (then the context estimate
+        in the status bar is worth refreshing); the tool's own declaration says."""
+        ...
 
     def ask_permission(self, request: PermissionRequested) -> None: ...
 
@@ -251,7 +253,7 @@ class RunView:
                 if block is not None:
                     block.finish(content=event.content, is_error=event.is_error, duration_ms=event.duration_ms,
                                  display=event.display)
-                if event.name in CONTEXT_CHANGING_TOOLS:
+                if self.host.changes_workspace(event.name):
                     self.host.refresh_context()
                 self.phase = "thinking"
             case PermissionRequested():

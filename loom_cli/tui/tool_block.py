@@ -24,7 +24,6 @@ from .diff_view import diff_palette, parse_unified_diff, render_diff
 from .strip_view import StripView, render_rich
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-EDIT_TOOLS = frozenset({"edit_file", "multi_edit", "write_file", "apply_patch"})
 _KEY_ARGS = ("command", "path", "file_path", "pattern", "url", "description", "name", "query", "skill")
 COLLAPSED_OUTPUT_LINES = 4
 COLLAPSED_DIFF_ROWS = 40
