@@ -29,7 +29,7 @@ from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .run import AgentIdentity, Run
 from .subagents.spawn import ChildAgent, run_subagent
-from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState
+from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names
 from .tools.registry import ToolRegistry
 from .transcript import SessionLog, Transcript
 from .turn import drive
@@ -207,7 +207,8 @@ class Agent:
                            emit: Callable[[AgentEvent], None]) -> ToolOutput:
         """Run a child agent to completion; only its final answer comes back."""
         return await run_subagent(self._make_child, parent_config=self.config,
-                                  parent_tools=self.registry.names, metrics=self.metrics,
+                                  parent_tools=self.registry.names,
+                                  default_tools=subagent_tool_names(self.registry), metrics=self.metrics,
                                   description=description, prompt=prompt, tools=tools,
                                   parent_call_id=parent_call_id, cancel=cancel, emit=emit)
 

@@ -7,6 +7,10 @@ from typing import Any
 
 from .redact import Redactor
 
+# A child's tools when ``inherit`` is given none. The Agent always passes the set it
+# derives from its tools' declarations (``tools.base.subagent_tool_names``); this is the
+# same set for the built-ins, for a configuration inherited without tools at hand (a test
+# proves the two agree).
 DEFAULT_SUBAGENT_TOOLS = ("read_file", "glob", "grep", "ls")
 
 

@@ -34,14 +34,18 @@ MakeChild = Callable[[AgentConfig, str], ChildAgent]
 
 
 async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, parent_tools: Collection[str],
-                       metrics: RunMetrics, description: str, prompt: str, tools: Sequence[str] | None,
+                       default_tools: Sequence[str], metrics: RunMetrics, description: str, prompt: str,
+                       tools: Sequence[str] | None,
                        parent_call_id: str, cancel: CancelToken,
                        emit: Callable[[AgentEvent], None]) -> ToolOutput:
-    """Run a child agent to completion; only its final answer comes back."""
+    """Run a child agent to completion; only its final answer comes back.
+
+    ``default_tools`` are the child's tools when the call names none (the parent derives
+    them from its tools' declarations: see ``subagent_tool_names``)."""
     if parent_config.depth + 1 > parent_config.max_depth:
         return ToolOutput(f"Sub-agents may nest at most {parent_config.max_depth} deep; do this task "
                           "yourself.", is_error=True)
-    child = make_child(parent_config.inherit(tools=tuple(tools) if tools else None), parent_call_id)
+    child = make_child(parent_config.inherit(tools=tuple(tools or default_tools)), parent_call_id)
     unknown = [t for t in (tools or ()) if t not in parent_tools]
     final: AgentEvent | None = None
     try:

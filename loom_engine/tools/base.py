@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -171,6 +171,12 @@ def changes_workspace(tool: Tool) -> bool:
     """Whether a call may change what is on disk (so facts about the workspace, such as
     the context estimate, are worth refreshing after it)."""
     return not (tool.is_read_only or tool.session_only)
+
+
+def subagent_tool_names(tools: Iterable[Tool]) -> tuple[str, ...]:
+    """The tools a sub-agent gets when the task call names none: those that only read
+    files (read_file, glob, grep and ls among the built-ins), in the given order."""
+    return tuple(t.name for t in tools if t.is_read_only and t.reads_files)
 
 
 def tool_spec(tool: Tool) -> ToolSpec:

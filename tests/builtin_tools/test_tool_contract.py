@@ -7,14 +7,24 @@ so a new tool that declares itself correctly joins them.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from builtin_tools import default_tools
+from loom_engine.agent import Agent
+from loom_engine.config import DEFAULT_SUBAGENT_TOOLS, AgentConfig
 from loom_engine.context.assembler import ContextAssembler
 from loom_engine.context.prompts import tool_guidance
-from loom_engine.tools.base import BaseTool, Tool, ToolContext, ToolOutput
+from loom_engine.events import AgentEvent, Finished
+from loom_engine.execution import CancelToken
+from loom_engine.messages import Message
+from loom_engine.metrics import RunMetrics
+from loom_engine.permissions.targets import FileAccess
+from loom_engine.providers.scripted import ScriptedProvider
+from loom_engine.tools.base import BaseTool, Tool, ToolContext, ToolOutput, subagent_tool_names
+from loom_engine.workspace import Workspace
 
 NAMES = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
          "bash", "todo_write", "task", "skill", "web_fetch"]
@@ -58,3 +68,55 @@ def test_a_new_tool_brings_its_note_into_the_system_prompt(tmp_path: Path) -> No
                               user_config_dir=tmp_path / "config").system_prompt()
     assert "echo repeats its text; use it to test a plugin's note." in prompt
     assert "read_file returns numbered lines" in prompt
+
+
+# --- the sub-agent's default tools ---------------------------------------------------------
+
+class NotesInput(BaseModel):
+    path: str
+
+
+class ReadNotesTool(BaseTool[NotesInput]):
+    """A plugin's read-only file reader: it declares so, and sub-agents get it."""
+
+    name = "read_notes"
+    description = "Read a notes file."
+    input_model = NotesInput
+    is_read_only = True
+    is_concurrency_safe = True
+    reads_files = True
+
+    def permission_target(self, args: NotesInput, ctx: ToolContext) -> FileAccess:
+        return FileAccess(paths=(args.path,), write=False)
+
+    async def run(self, args: NotesInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("notes")
+
+
+def test_the_sub_agent_default_is_the_read_only_file_readers() -> None:
+    assert subagent_tool_names(default_tools()) == ("read_file", "glob", "grep", "ls")
+    assert subagent_tool_names(default_tools()) == DEFAULT_SUBAGENT_TOOLS
+
+
+async def test_a_read_only_file_reader_joins_the_sub_agents_default(tmp_path: Path) -> None:
+    configs: list[AgentConfig] = []
+
+    class Child:
+        metrics = RunMetrics()
+        messages: tuple[Message, ...] = ()
+
+        async def run(self, prompt: str, *, cancel: CancelToken | None = None) -> AsyncIterator[AgentEvent]:
+            yield Finished(result="done", num_turns=1)
+
+    def make_child(config: AgentConfig, call_id: str) -> Child:
+        configs.append(config)
+        return Child()
+
+    agent = Agent(config=AgentConfig(model="m"), provider=ScriptedProvider([]),
+                  tools=[*default_tools(), ReadNotesTool()], workspace=Workspace.at(tmp_path),
+                  system_prompt="parent")
+    agent._make_child = make_child  # type: ignore[method-assign]  # capture the child's configuration
+    output = await agent.run_subagent(description="d", prompt="p", tools=None, parent_call_id="c",
+                                      cancel=CancelToken(), emit=lambda e: None)
+    assert not output.is_error
+    assert configs[0].tool_names == ("read_file", "glob", "grep", "ls", "read_notes")
