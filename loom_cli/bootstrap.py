@@ -62,6 +62,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from loom_engine.config import AgentConfig
     from loom_engine.permissions.layers import RuleLayer
     from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.permissions.tool_facts import ToolFacts
     from loom_engine.providers.factory import create_provider
     from loom_engine.sessions.store import SessionError, SessionStore
 
@@ -70,6 +71,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     workspace = Workspace.at(root, tuple(options.add_dirs))
+    tools = default_tools()
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
@@ -98,7 +100,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         if options.allow or options.deny:
             layers.append(RuleLayer(source="command line", allow=tuple(options.allow), deny=tuple(options.deny)))
         permissions = PermissionManager(workspace, mode=options.permission_mode or settings.permission_mode,
-                                        layers=layers,
+                                        layers=layers, tool_facts=ToolFacts.of(tools),
                                         save_rules=lambda rules: records.save_rules(workspace.root, rules))
     except ValueError as error:
         if options.allow or options.deny:
@@ -151,7 +153,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
                          redact_secrets=settings.redact_secrets, redactor=redactor,
                          interactive=interactive)
-    agent = Agent(config=config, provider=provider, tools=default_tools(), workspace=workspace,
+    agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,

@@ -42,9 +42,10 @@ from .expansion import (
 from .git_config import repository_doubt
 from .layers import CompiledRule, RuleStore
 from .modes import PermissionMode
-from .rules import READ_GROUP, READ_TOOLS, WRITE_GROUPS, WRITE_TOOLS, Behavior
+from .rules import Behavior
 from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
 from .targets import CommandRun
+from .tool_facts import ToolFacts
 
 __all__ = ["CommandCheck", "CommandCheckHost", "find_program", "suggest_command_rule"]
 
@@ -75,6 +76,9 @@ class CommandCheckHost(Protocol):
 
     @property
     def rules(self) -> RuleStore: ...
+
+    @property
+    def tool_facts(self) -> ToolFacts: ...
 
     def check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool,
                    base: Path) -> Verdict:
@@ -245,7 +249,7 @@ class CommandCheck:
                     resolved = resolved_reads[raw] = physical(raw, base)
                 except Unknowable as exc:
                     return Verdict("ask", f"`{shown}`: {exc}")
-                verdicts.append(self._host.check_path("read_file", {*READ_TOOLS, READ_GROUP},
+                verdicts.append(self._host.check_path("read_file", set(self._host.tool_facts.rule_tools(write=False)),
                                                  str(resolved), False, base))
             if check.follows:
                 # The trees it walks: the files it names, or the working directory when
@@ -375,7 +379,7 @@ class CommandCheck:
                                         f"redirection {redirect.op}{target.raw} after a change of "
                                         "directory this check cannot follow"))
             else:
-                tools = {*WRITE_TOOLS, *WRITE_GROUPS} if write else {*READ_TOOLS, READ_GROUP}
+                tools = set(self._host.tool_facts.rule_tools(write=write))
                 tool = "write_file" if write else "read_file"
                 for base in cwds:
                     try:  # as bash opens it: `~-` and /proc/self/cwd are the shell's

@@ -28,12 +28,9 @@ from .modes import PermissionMode, check_mode, is_wider, narrower
 from .paths import rule_path
 from .rules import Behavior, is_rule_domain, parse_rule
 from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
+from .tool_facts import BUILTIN_TOOL_FACTS, ToolFacts
 
-__all__ = ["PLAN_SAFE_TOOLS", "PermissionManager"]
-
-# Tools without a target that stay usable while planning: they change nothing outside
-# the session (a sub-agent inherits plan mode through child()).
-PLAN_SAFE_TOOLS: frozenset[str] = frozenset({"todo_write", "task", "skill"})
+__all__ = ["PermissionManager"]
 
 
 class PermissionManager:
@@ -44,12 +41,17 @@ class PermissionManager:
     # Keeps "allow always in this project" rules for later sessions; the application
     # decides where (None: such answers cannot be saved, only used this session).
     _save_rules: Callable[[Sequence[str]], None] | None
+    # Which tools read or write files, and which change only the session (plan mode
+    # allows those): the tools' own declarations, given by whoever builds the manager.
+    tool_facts: ToolFacts
 
     def __init__(self, workspace: Workspace, *, mode: PermissionMode = "default",
                  layers: Sequence[RuleLayer] = (), save_rules: Callable[[Sequence[str]], None] | None = None,
-                 include_defaults: bool = True, parent: PermissionManager | None = None) -> None:
+                 include_defaults: bool = True, parent: PermissionManager | None = None,
+                 tool_facts: ToolFacts | None = None) -> None:
         self.workspace = workspace
         self._parent = parent
+        self.tool_facts = tool_facts or (parent.tool_facts if parent is not None else BUILTIN_TOOL_FACTS)
         self._mode: PermissionMode = check_mode(mode)
         if parent is not None:
             if layers or save_rules is not None:
@@ -145,7 +147,7 @@ class PermissionManager:
             if hit:
                 return Verdict(behavior, f"{tool} is {behavior_word(behavior)} by "
                                f"{hit.label}", True, hint=hit.remove_hint)
-        if self.mode == "plan" and not is_read_only and tool not in PLAN_SAFE_TOOLS:
+        if self.mode == "plan" and not is_read_only and tool not in self.tool_facts.session_only:
             return Verdict("deny", f"plan mode: {tool} may change things and is not available "
                            "while planning (read-only); present the plan instead",
                            hint="--permission-mode default")

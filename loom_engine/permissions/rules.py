@@ -7,7 +7,8 @@
   (see :mod:`.paths`).
 * ``read`` names every tool that reads files (read_file, glob, grep, ls) and ``edit``
   (alias ``write``) every tool that writes them (write_file, edit_file, multi_edit,
-  apply_patch), so ``edit(src/**)`` covers them all.
+  apply_patch), so ``edit(src/**)`` covers them all: a call's target says whether it
+  reads or writes, and each tool declares it (see :mod:`.tool_facts`).
 * ``web_fetch(domain:docs.python.org)`` allows fetching from that host;
   ``web_fetch(domain:*.python.org)`` from its subdomains (not the domain itself).
 * Tool names are case-insensitive (``Bash(...)`` works too).
@@ -22,14 +23,13 @@ from typing import Literal
 
 from .paths import validate_path_spec
 from .shell import rule_words
+from .tool_facts import BUILTIN_TOOL_FACTS, READ_GROUP, WRITE_GROUPS
 
 Behavior = Literal["allow", "deny", "ask"]
 
-READ_TOOLS: frozenset[str] = frozenset({"read_file", "glob", "grep", "ls"})
-WRITE_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file", "multi_edit", "apply_patch"})
-FILE_TOOLS: frozenset[str] = READ_TOOLS | WRITE_TOOLS
-READ_GROUP = "read"
-WRITE_GROUPS: frozenset[str] = frozenset({"edit", "write"})
+# The built-in file tools' rules must name valid path patterns (another tool's rule keeps
+# whichever readings are valid, below).
+_FILE_TOOLS = BUILTIN_TOOL_FACTS.file_tools
 COMMAND_TOOLS: frozenset[str] = frozenset({"bash"})
 URL_TOOLS: frozenset[str] = frozenset({"web_fetch"})
 
@@ -130,7 +130,7 @@ def parse_rule(text: str) -> Rule:
         if kind.strip() != "domain" or not is_rule_domain(domain):
             raise bad(f"write {tool}(domain:example.com) or {tool}(domain:*.example.com)")
         return Rule(tool, spec, domain=domain)
-    if tool in FILE_TOOLS or tool == READ_GROUP or tool in WRITE_GROUPS:
+    if tool in _FILE_TOOLS or tool == READ_GROUP or tool in WRITE_GROUPS:
         try:
             validate_path_spec(spec)
         except ValueError as exc:

@@ -22,8 +22,16 @@ from loom_engine.execution import CancelToken
 from loom_engine.messages import Message
 from loom_engine.metrics import RunMetrics
 from loom_engine.permissions.targets import FileAccess
+from loom_engine.permissions.tool_facts import BUILTIN_TOOL_FACTS, ToolFacts
 from loom_engine.providers.scripted import ScriptedProvider
-from loom_engine.tools.base import BaseTool, Tool, ToolContext, ToolOutput, subagent_tool_names
+from loom_engine.tools.base import (
+    BaseTool,
+    Tool,
+    ToolContext,
+    ToolOutput,
+    changes_workspace,
+    subagent_tool_names,
+)
 from loom_engine.workspace import Workspace
 
 NAMES = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
@@ -120,3 +128,19 @@ async def test_a_read_only_file_reader_joins_the_sub_agents_default(tmp_path: Pa
                                       cancel=CancelToken(), emit=lambda e: None)
     assert not output.is_error
     assert configs[0].tool_names == ("read_file", "glob", "grep", "ls", "read_notes")
+
+
+# --- permissions, plan mode and the TUI's refresh -------------------------------------------
+
+def test_the_built_in_declarations_give_todays_rule_groups_and_plan_safe_set() -> None:
+    facts = ToolFacts.of(default_tools())
+    assert facts == BUILTIN_TOOL_FACTS  # what a manager built without its tools assumes
+    assert facts.rule_tools(write=False) == {"read_file", "glob", "grep", "ls", "read"}
+    assert facts.rule_tools(write=True) == {"write_file", "edit_file", "multi_edit", "apply_patch",
+                                            "edit", "write"}
+    assert facts.session_only == {"todo_write", "task", "skill"}
+
+
+def test_the_tools_that_change_the_workspace() -> None:
+    assert {t.name for t in default_tools() if changes_workspace(t)} == {
+        "edit_file", "multi_edit", "write_file", "apply_patch", "bash"}
