@@ -48,7 +48,7 @@ class FunctionTool(BaseTool[BaseModel]):
     """A tool made from a function; its arguments are a model built from the signature."""
 
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None,
-                 description: str | None = None, read_only: bool = False) -> None:
+                 description: str | None = None, read_only: bool = False, guidance: str = "") -> None:
         self._fn = fn
         self._wants_ctx = "ctx" in inspect.signature(fn).parameters
         self.name = name or fn.__name__
@@ -57,6 +57,7 @@ class FunctionTool(BaseTool[BaseModel]):
         self.input_model = model_from_signature(fn, self.name)
         self.is_read_only = read_only
         self.is_concurrency_safe = read_only
+        self.guidance = guidance
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         kwargs = args.model_dump()
@@ -71,10 +72,11 @@ class FunctionTool(BaseTool[BaseModel]):
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         description: str | None = None, read_only: bool = False) -> Any:
-    """Decorator: ``@tool`` or ``@tool(read_only=True)`` makes a FunctionTool."""
+         description: str | None = None, read_only: bool = False, guidance: str = "") -> Any:
+    """Decorator: ``@tool`` or ``@tool(read_only=True, guidance="...")`` makes a FunctionTool
+    (``guidance``: its note in the system prompt)."""
 
     def wrap(f: Callable[..., Any | Awaitable[Any]]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, read_only=read_only)
+        return FunctionTool(f, name=name, description=description, read_only=read_only, guidance=guidance)
 
     return wrap(fn) if fn is not None else wrap

@@ -32,6 +32,7 @@ from loom_engine.tools.base import (
     changes_workspace,
     subagent_tool_names,
 )
+from loom_engine.tools.function_tool import tool
 from loom_engine.workspace import Workspace
 
 NAMES = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
@@ -45,8 +46,8 @@ def test_default_tools_is_the_explicit_list_in_the_models_order() -> None:
 
 
 def test_every_built_in_tool_writes_its_own_note() -> None:
-    for tool in default_tools():
-        assert tool.guidance.startswith(tool.name.split("_")[0]), tool.name
+    for each in default_tools():
+        assert each.guidance.startswith(each.name.split("_")[0]), each.name
 
 
 def test_tool_notes_follow_the_tools_given() -> None:
@@ -144,3 +145,12 @@ def test_the_built_in_declarations_give_todays_rule_groups_and_plan_safe_set() -
 def test_the_tools_that_change_the_workspace() -> None:
     assert {t.name for t in default_tools() if changes_workspace(t)} == {
         "edit_file", "multi_edit", "write_file", "apply_patch", "bash"}
+
+
+def test_a_function_tool_brings_its_note(tmp_path: Path) -> None:
+    @tool(read_only=True, guidance="shout returns the text in capitals.")
+    def shout(text: str) -> str:
+        """Shout the text."""
+        return text.upper()
+
+    assert tool_guidance([shout]) == "# Tool notes\nshout returns the text in capitals."
