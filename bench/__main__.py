@@ -44,10 +44,10 @@ def print_table(rows: list[dict]) -> None:
         return str(value)
     table = [[cell(r, h) for h in headers] for r in rows]
     widths = [max(len(h), *(len(line[i]) for line in table)) if table else len(h) for i, h in enumerate(headers)]
-    print(" | ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print(" | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False)))
     print("-|-".join("-" * w for w in widths))
     for line in table:
-        print(" | ".join(c.ljust(w) for c, w in zip(line, widths)))
+        print(" | ".join(c.ljust(w) for c, w in zip(line, widths, strict=False)))
 
 
 if __name__ == "__main__":

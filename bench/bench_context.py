@@ -10,6 +10,7 @@ on this machine — the estimate's mean error against it on Loom's own source an
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import tempfile
 from pathlib import Path
@@ -193,9 +194,9 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
             body = without_cache_control(request.body)
             bodies.append(json.dumps({k: body.get(k) for k in ("tools", "system", "messages")}))
     ratios = []
-    for before, after in zip(bodies, bodies[1:]):
+    for before, after in itertools.pairwise(bodies):
         common = 0
-        for a, b in zip(before, after):
+        for a, b in zip(before, after, strict=False):
             if a != b:
                 break
             common += 1

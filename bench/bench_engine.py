@@ -4,6 +4,7 @@ start-up, and the peak memory of a 1,000-turn session. Ratios, measured side by 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import subprocess
@@ -60,7 +61,7 @@ async def _turn_times(root: Path, turns: int) -> tuple[list[float], int, float]:
         if isinstance(event, Finished):
             break
     total = time.perf_counter() - started
-    return [b - a for a, b in zip(stamps, stamps[1:])], events, total
+    return [b - a for a, b in itertools.pairwise(stamps)], events, total
 
 
 def run() -> list[dict[str, Any]]:

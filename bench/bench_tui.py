@@ -224,7 +224,8 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
                 expected = app.prompt.text + char
                 sent = time.perf_counter()
                 app.post_message(events.Key(char, char))
-                await until(lambda: any(t >= sent and text == expected for t, text in frames[-5:]), timeout=5)
+                await until(lambda sent=sent, expected=expected: any(
+                    t >= sent and text == expected for t, text in frames[-5:]), timeout=5)
                 shown = next(t for t, text in frames if t >= sent and text == expected)
                 samples.append((shown - sent) * 1000)
                 await asyncio.sleep(0.03)

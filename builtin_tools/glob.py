@@ -150,7 +150,7 @@ class _Selection:
         if self._checker is not None:
             matching.sort()  # a folder's files side by side: its rules are looked up once
             verdicts = self._checker.visible_many(matching)
-            matching = [rel for rel, visible in zip(matching, verdicts) if visible]
+            matching = [rel for rel, visible in zip(matching, verdicts, strict=False) if visible]
         for rel in matching:
             try:
                 mtime = os.stat(rel, dir_fd=self._folder, follow_symlinks=False).st_mtime_ns

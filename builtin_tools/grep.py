@@ -255,7 +255,7 @@ async def search_with_rg(rg: str, root: Path, query: Query, cancel: CancelToken)
     files.sort(key=_by_rel)
     if recheck_ignored:
         verdicts = IgnoreChecker(root).visible_many([f.rel for f in files])
-        files = [f for f, visible in zip(files, verdicts) if visible]
+        files = [f for f, visible in zip(files, verdicts, strict=False) if visible]
     result = SearchResult(files)
     if run.truncated:
         result.notes.append("The search produced too much output and was stopped early; "

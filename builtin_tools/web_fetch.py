@@ -91,7 +91,7 @@ class WebFetchTool(BaseTool[WebFetchInput]):
                               is_error=True)
         if _is_html(page):
             text = html_to_markdown(_decode(page), page.url)
-        elif page.content_type.startswith(_TEXT_TYPES) or not page.content_type and _looks_textual(page.body):
+        elif page.content_type.startswith(_TEXT_TYPES) or (not page.content_type and _looks_textual(page.body)):
             text = _decode(page)
         else:
             return ToolOutput(f"{page.url} is not text ({kind}, {len(page.body):,} bytes"

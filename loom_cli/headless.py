@@ -8,7 +8,10 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:
+    from loom_engine.agent import Agent
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -18,7 +21,7 @@ _STOP_SIGNALS = tuple((getattr(signal, name), reason) for name, reason in (
     ("SIGHUP", "the terminal went away (SIGHUP)")) if hasattr(signal, name))
 
 
-def _cleaner(agent: Any) -> Callable[[_T], _T]:
+def _cleaner(agent: Agent) -> Callable[[_T], _T]:
     """What everything printed goes through: the agent's redactor, as for the session file.
 
     Tool results are redacted already; this also covers progress lines, tool inputs,
@@ -34,7 +37,7 @@ def _cleaner(agent: Any) -> Callable[[_T], _T]:
     return (redactor if isinstance(redactor, Redactor) else Redactor()).redact_tree
 
 
-async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO = sys.stdout,
+async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextIO = sys.stdout,
                        err: TextIO = sys.stderr) -> int:
     try:
         return await _run(agent, prompt, output_format, out, err)
@@ -44,7 +47,7 @@ async def run_headless(agent: Any, prompt: str, output_format: str, out: TextIO 
             await close()  # the provider's connections belong to this event loop
 
 
-async def _run(agent: Any, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
+async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal
 
 import typer
 
@@ -19,10 +18,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
                   help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` runs headless.")
 
 
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-    stream_json = "stream-json"
+OutputFormat = Literal["text", "json", "stream-json"]
 
 
 def _fail(message: str, code: int) -> None:
@@ -69,12 +65,12 @@ def root(ctx: typer.Context,
          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                help="Print the version and exit.")] = False,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
-         resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+         resume: Annotated[str | None, typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
          fork_session: Annotated[bool, typer.Option(
              "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
-         model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
-         provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
-         permission_mode: Annotated[Optional[PermissionMode], typer.Option(
+         model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
+         provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
+         permission_mode: Annotated[PermissionMode | None, typer.Option(
              "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -89,24 +85,28 @@ def root(ctx: typer.Context,
 
 @app.command()
 def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from standard input.")],
-        provider: Annotated[Optional[ProviderName], typer.Option("--provider", help="LLM provider.")] = None,
-        model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name.")] = None,
+        provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
+        model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
         output_format: Annotated[OutputFormat, typer.Option(
             "--output-format", "-o", help="text: the answer; json: one result object; stream-json: every event.")
-        ] = OutputFormat.text,
-        max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
-        max_budget_usd: Annotated[Optional[float], typer.Option(
+        ] = "text",
+        max_turns: Annotated[int | None, typer.Option(
+            "--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
+        max_budget_usd: Annotated[float | None, typer.Option(
             "--max-budget-usd", min=0.0, help="Stop once the run has cost this much (exit 3).")] = None,
         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session here.")] = False,
-        resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
+        resume: Annotated[str | None, typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
         fork_session: Annotated[bool, typer.Option(
             "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
-        permission_mode: Annotated[Optional[PermissionMode], typer.Option(
+        permission_mode: Annotated[PermissionMode | None, typer.Option(
             "--permission-mode", help="What may run without asking; a question is a denial here.")] = None,
-        allow: Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
-        deny: Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
-        add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another folder the tools may use.")] = None,
-        script: Annotated[Optional[Path], typer.Option("--script", help="Script file for --provider scripted.")] = None,
+        allow: Annotated[list[str] | None, typer.Option(
+            "--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
+        deny: Annotated[list[str] | None, typer.Option(
+            "--deny", help="Deny rule, e.g. 'edit_file(secrets/**)'.")] = None,
+        add_dir: Annotated[list[Path] | None, typer.Option(
+            "--add-dir", help="Another folder the tools may use.")] = None,
+        script: Annotated[Path | None, typer.Option("--script", help="Script file for --provider scripted.")] = None,
         trust_project: Annotated[bool, typer.Option(
             "--trust-project", help="Use what .loom/settings*.toml would widen (allow rules, a looser mode), "
                                     "for this run only.")] = False,
@@ -145,7 +145,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          f"to use): {ignored_line(built.ignored)}\n")
     for warning in built.warnings:
         sys.stderr.write(f"loom: warning: {warning}\n")
-    code = asyncio.run(run_headless(built.agent, prompt, output_format.value))
+    code = asyncio.run(run_headless(built.agent, prompt, output_format))
     built.agent.session.close()
     raise typer.Exit(code)
 

@@ -81,40 +81,84 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:  # what type checkers and IDEs see
-    from .agent import Agent
-    from .bus import EventBus
-    from .config import AgentConfig
+if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export)
+    from .agent import Agent as Agent
+    from .bus import EventBus as EventBus
+    from .config import AgentConfig as AgentConfig
     from .events import (
-        TERMINAL_EVENTS,
-        Aborted,
-        AgentEvent,
-        AssistantMessage,
-        BudgetExceeded,
-        CompactionApplied,
-        Error,
-        Finished,
-        MaxTurnsReached,
-        Notice,
-        PermissionAnswered,
-        PermissionRequested,
-        Retrying,
-        TextDelta,
-        ThinkingDelta,
-        TodosUpdated,
-        ToolCallStarted,
-        ToolFinished,
-        ToolProgress,
-        TurnStarted,
-        UsageUpdated,
+        TERMINAL_EVENTS as TERMINAL_EVENTS,
     )
-    from .execution import CancelToken
-    from .messages import Message
-    from .permissions.answer import PermissionAnswer
-    from .permissions.manager import PermissionManager
-    from .providers.factory import create_provider
-    from .providers.scripted import ScriptedProvider
-    from .tools.base import BaseTool, Tool, ToolContext, ToolError, ToolOutput
-    from .tools.function_tool import tool
-    from .usage import Usage
-    from .workspace import Workspace
+    from .events import (
+        Aborted as Aborted,
+    )
+    from .events import (
+        AgentEvent as AgentEvent,
+    )
+    from .events import (
+        AssistantMessage as AssistantMessage,
+    )
+    from .events import (
+        BudgetExceeded as BudgetExceeded,
+    )
+    from .events import (
+        CompactionApplied as CompactionApplied,
+    )
+    from .events import (
+        Error as Error,
+    )
+    from .events import (
+        Finished as Finished,
+    )
+    from .events import (
+        MaxTurnsReached as MaxTurnsReached,
+    )
+    from .events import (
+        Notice as Notice,
+    )
+    from .events import (
+        PermissionAnswered as PermissionAnswered,
+    )
+    from .events import (
+        PermissionRequested as PermissionRequested,
+    )
+    from .events import (
+        Retrying as Retrying,
+    )
+    from .events import (
+        TextDelta as TextDelta,
+    )
+    from .events import (
+        ThinkingDelta as ThinkingDelta,
+    )
+    from .events import (
+        TodosUpdated as TodosUpdated,
+    )
+    from .events import (
+        ToolCallStarted as ToolCallStarted,
+    )
+    from .events import (
+        ToolFinished as ToolFinished,
+    )
+    from .events import (
+        ToolProgress as ToolProgress,
+    )
+    from .events import (
+        TurnStarted as TurnStarted,
+    )
+    from .events import (
+        UsageUpdated as UsageUpdated,
+    )
+    from .execution import CancelToken as CancelToken
+    from .messages import Message as Message
+    from .permissions.answer import PermissionAnswer as PermissionAnswer
+    from .permissions.manager import PermissionManager as PermissionManager
+    from .providers.factory import create_provider as create_provider
+    from .providers.scripted import ScriptedProvider as ScriptedProvider
+    from .tools.base import BaseTool as BaseTool
+    from .tools.base import Tool as Tool
+    from .tools.base import ToolContext as ToolContext
+    from .tools.base import ToolError as ToolError
+    from .tools.base import ToolOutput as ToolOutput
+    from .tools.function_tool import tool as tool
+    from .usage import Usage as Usage
+    from .workspace import Workspace as Workspace

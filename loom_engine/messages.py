@@ -10,7 +10,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -57,7 +57,7 @@ class ImagePart:
     type: Literal["image"] = "image"
 
 
-Part = Union[TextPart, ThinkingPart, ToolUsePart, ToolResultPart, ImagePart]
+Part = TextPart | ThinkingPart | ToolUsePart | ToolResultPart | ImagePart
 
 _PART_TYPES: dict[str, type] = {
     "text": TextPart,
@@ -137,7 +137,7 @@ def scrub_message(message: Message) -> Message:
     when there was none)."""
     parts = tuple(_scrub_part(p) for p in message.parts)
     meta = scrub_value(message.meta) if message.meta else message.meta
-    if all(a is b for a, b in zip(parts, message.parts)) and meta == message.meta:
+    if all(a is b for a, b in zip(parts, message.parts, strict=False)) and meta == message.meta:
         return message
     return replace(message, parts=parts, meta=meta)
 

@@ -148,7 +148,7 @@ def _highlight_rows(parsed: ParsedDiff, code_theme: str) -> list[Text]:
             return
         code = "\n".join(parsed.rows[i].text for i in indices)
         lines = syntax.highlight(code).split("\n", allow_blank=True)
-        for i, line in zip(indices, lines):
+        for i, line in zip(indices, lines, strict=False):
             line.style = ""  # keep our row background, only token colours
             texts[i] = line
 
@@ -181,7 +181,7 @@ def render_diff(parsed: ParsedDiff, width: int, console: Console, palette: DiffP
     code_width = max(10, width - gutter_width)
     strips: list[Strip] = []
     shown = rows if max_rows is None else rows[:max_rows]
-    for row, text in zip(shown, texts):
+    for row, text in zip(shown, texts, strict=False):
         if row.kind == "hunk":
             label = "⋯" + (f" {row.text}" if row.text else "")
             strips.append(Strip([Segment(" " * (digits * 2 + 2) + label, palette.hunk)]).crop(0, width))

@@ -11,9 +11,7 @@ text of the rendered lines.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-from typing_extensions import Self
+from typing import Any, Self
 
 from rich.console import Console, RenderableType
 from rich.segment import Segment

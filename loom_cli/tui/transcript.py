@@ -223,7 +223,6 @@ class Transcript(VerticalScroll):
         index = len(self.entries)
         self.entries.append(entry)
         self._widgets[index] = widget
-        widget._entry_index = index  # type: ignore[attr-defined]
         self.mount(widget)
         self._prune()
         return widget
@@ -282,7 +281,9 @@ class Transcript(VerticalScroll):
         return entry
 
     def mark_interrupted(self, widget: Widget) -> None:
-        index = getattr(widget, "_entry_index", None)
+        # The transcript keeps which entry each mounted widget shows (at most
+        # max_mounted of them); it never writes into the widget itself.
+        index = next((i for i, mounted in self._widgets.items() if mounted is widget), None)
         if index is not None and 0 <= index < len(self.entries):
             entry = self.entries[index]
             self.entries[index] = Entry(entry.kind, entry.text, entry.level, entry.tool, True)
@@ -295,7 +296,6 @@ class Transcript(VerticalScroll):
         widgets = []
         for index in range(start, len(self.entries)):
             widget = self._widget_for(self.entries[index])
-            widget._entry_index = index  # type: ignore[attr-defined]
             self._widgets[index] = widget
             widgets.append(widget)
         self._first_mounted = start
@@ -372,7 +372,6 @@ class Transcript(VerticalScroll):
         widgets: list[Widget] = []
         for index in range(start, self._first_mounted):
             widget = self._widget_for(self.entries[index])
-            widget._entry_index = index  # type: ignore[attr-defined]
             self._widgets[index] = widget
             widgets.append(widget)
         count = len(widgets)

@@ -113,7 +113,7 @@ class StructuredCompressor:
         error: str
         try:
             summary = await self._summarise(elided_head, focus, cancel)
-            compacted = (self._summary_message(summary, head, tail),) + tail
+            compacted = (self._summary_message(summary, head, tail), *tail)
             after = self.counter.count_messages(compacted)
             if after >= before:
                 raise _SummaryRefused("the summary did not make the history smaller")
@@ -204,7 +204,7 @@ class StructuredCompressor:
                 f"[Earlier conversation trimmed: the first {start} messages were removed to free "
                 f"context space, because they could not be summarised ({error}). If something from "
                 "that part is needed, ask the user or look it up again.]", trimmed=True)
-            candidate = (note,) + elided[start:]
+            candidate = (note, *elided[start:])
             best = candidate
             if self.counter.count_messages(candidate) <= target:
                 break
@@ -261,7 +261,8 @@ async def _collect(provider: Provider, request: ProviderRequest, cancel: CancelT
     return text, completed.stop_reason
 
 
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*|\*\*)?(?:\d+[.)][ \t]*)?(?P<name>[A-Za-z][A-Za-z ]+?)[ \t]*(?:\*\*)?:?[ \t]*$",
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*|\*\*)?(?:\d+[.)][ \t]*)?"
+                      r"(?P<name>[A-Za-z][A-Za-z ]+?)[ \t]*(?:\*\*)?:?[ \t]*$",
                       re.MULTILINE)
 
 

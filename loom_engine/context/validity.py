@@ -63,7 +63,8 @@ def transcript_problems(messages: Sequence[Message]) -> list[str]:
                 problems.append(f"{where} reuses the tool call id {use.id!r}")
             seen_ids.add(use.id)
         previous = messages[index - 1] if index > 0 else None
-        expected = {u.id for u in previous.tool_uses} if previous is not None and previous.role == "assistant" else set()
+        expected = ({u.id for u in previous.tool_uses}
+                    if previous is not None and previous.role == "assistant" else set())
         kinds = [isinstance(p, ToolResultPart) for p in message.parts]
         if any(kinds) and kinds != sorted(kinds, reverse=True):
             problems.append(f"{where} has content before its tool results, which must come first")
@@ -126,7 +127,7 @@ def repair_transcript(messages: Sequence[Message], note: str = "interrupted by u
     if out and (out[0].role != "user" or _is_results_message(out[0])):
         out.insert(0, Message.user("[Earlier messages of this conversation are not shown.]", repaired=True))
     repaired = tuple(out)
-    if len(repaired) == len(messages) and all(a is b for a, b in zip(repaired, messages)):
+    if len(repaired) == len(messages) and all(a is b for a, b in zip(repaired, messages, strict=False)):
         return tuple(messages)
     return repaired
 
@@ -139,7 +140,8 @@ def _answer(uses: tuple[ToolUsePart, ...], message: Message, result_text: str) -
         if part.tool_use_id in wanted and part.tool_use_id not in first:
             first[part.tool_use_id] = part
     results = [first.get(u.id) or ToolResultPart(u.id, result_text, is_error=True) for u in uses]
-    if all(a is b for a, b in zip(message.parts, results)) and len(message.parts) >= len(results) and not any(
+    same_results = all(a is b for a, b in zip(message.parts, results, strict=False))
+    if same_results and len(message.parts) >= len(results) and not any(
             isinstance(p, ToolResultPart) for p in message.parts[len(results):]):
         return message
     others = tuple(p for p in message.parts if not isinstance(p, ToolResultPart))

@@ -20,16 +20,6 @@ from typing import Any
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
-from .sdk_stream import (
-    LoopClient,
-    client_options,
-    field_of,
-    parse_tool_input,
-    readable_detail,
-    relay,
-    status_error,
-    transport_error,
-)
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -42,6 +32,16 @@ from .base import (
 )
 from .models import lookup
 from .retry import parse_retry_after
+from .sdk_stream import (
+    LoopClient,
+    client_options,
+    field_of,
+    parse_tool_input,
+    readable_detail,
+    relay,
+    status_error,
+    transport_error,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -343,7 +343,8 @@ class AnthropicProvider:
         params = build_params(request)
         client = self._clients.get()
         acc = StreamAccumulator()
-        events = relay(lambda: client.messages.create(**params, stream=True), acc, finished=lambda: acc.stop_reason is not None,
+        events = relay(lambda: client.messages.create(**params, stream=True), acc,
+                       finished=lambda: acc.stop_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
                        incomplete=f"the Anthropic stream from {self.base_url} ended before the answer was complete",
                        stalls=self._stalls, where=f"Anthropic at {self.base_url}")

@@ -22,16 +22,6 @@ from urllib.parse import urlsplit
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
-from .sdk_stream import (
-    LoopClient,
-    client_options,
-    field_of,
-    parse_tool_input,
-    readable_detail,
-    relay,
-    status_error,
-    transport_error,
-)
 from .base import (
     ProviderError,
     ProviderEvent,
@@ -43,6 +33,16 @@ from .base import (
     StreamToolUseStart,
 )
 from .retry import parse_retry_after
+from .sdk_stream import (
+    LoopClient,
+    client_options,
+    field_of,
+    parse_tool_input,
+    readable_detail,
+    relay,
+    status_error,
+    transport_error,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -104,16 +104,16 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
                     content = f"Error: {content}"
                 wire.append({"role": "tool", "tool_call_id": part.tool_use_id, "content": content})
         rest = [p for p in msg.parts if not isinstance(p, (ToolResultPart, ThinkingPart, ToolUsePart))]
-        content = _user_content(rest)
-        if content is None:
+        user_content = _user_content(rest)
+        if user_content is None:
             continue
         # Notes the engine adds mid-conversation (role "system") go as user text: the
         # chat templates of many local servers refuse a system message after the first.
         if wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], str) \
-                and isinstance(content, str):
-            wire[-1]["content"] += "\n\n" + content
+                and isinstance(user_content, str):
+            wire[-1]["content"] += "\n\n" + user_content
         else:
-            wire.append({"role": "user", "content": content})
+            wire.append({"role": "user", "content": user_content})
     return wire
 
 
@@ -320,7 +320,8 @@ class OpenAIProvider:
         params = build_params(request, official=self.official)
         client = self._clients.get()
         acc = ChunkAccumulator()
-        events = relay(lambda: client.chat.completions.create(**params), acc, finished=lambda: acc.finish_reason is not None,
+        events = relay(lambda: client.chat.completions.create(**params), acc,
+                       finished=lambda: acc.finish_reason is not None,
                        map_error=lambda exc, partial: self._map_error(exc, request, partial),
                        incomplete=f"the stream from {self.base_url} ended before the answer was complete",
                        stalls=self._stalls, where=self.base_url)

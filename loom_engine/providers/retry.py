@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 
-from ..execution import CancelToken, Cancelled
+from ..execution import Cancelled, CancelToken
 from .base import (
     Provider,
     ProviderError,

@@ -43,7 +43,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..messages import Message, Part, TextPart, ThinkingPart, ToolUsePart
 from ..usage import Usage
@@ -58,7 +58,7 @@ from .base import (
 )
 
 Turn = Mapping[str, Any]
-ScriptSource = Union[Sequence[Turn], str, os.PathLike, Callable[[ProviderRequest, int], "Turn | None"]]
+ScriptSource = Sequence[Turn] | str | os.PathLike[str] | Callable[[ProviderRequest, int], Turn | None]
 
 _TURN_KEYS = frozenset({"text", "thinking", "signature", "tool_calls", "usage", "stop_reason",
                         "error", "chunk_size", "delay"})

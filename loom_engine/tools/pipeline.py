@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,6 +32,10 @@ from ..permissions.answer import PermissionAnswer
 from ..redact import Redactor
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from ..permissions.decision import PermissionDecision
+    from ..permissions.manager import PermissionManager
 
 MAX_RESULT_CHARS = 60_000
 
@@ -71,7 +75,7 @@ class ToolPipeline:
     emit: Callable[[AgentEvent], None]
     # Fields stamped on every event (turn id, agent id, parent ids).
     stamp: Callable[[], Mapping[str, Any]]
-    permissions: Any = None  # PermissionManager; None allows everything
+    permissions: PermissionManager | None = None  # None allows everything
     interactive: bool = True
     redact: bool = True
     redactor: Redactor = field(default_factory=Redactor)
@@ -119,7 +123,7 @@ class ToolPipeline:
             args = tool.input_model.model_validate(dict(call.input))
         except ValidationError as error:
             return ToolOutput(format_validation_error(call.name, error), is_error=True), 0.0
-        except Exception as error:  # noqa: BLE001 - a validator that raised something odd: still bad input
+        except Exception as error:
             return ToolOutput(f"Invalid arguments for {call.name}: {type(error).__name__}: {error}. "
                               "Fix the arguments and call again.", is_error=True), 0.0
         ctx = self.make_context(call.id)
@@ -136,7 +140,7 @@ class ToolPipeline:
             raise
         except ToolError as error:  # the tool found the arguments unusable while naming its target
             denial = ToolOutput(str(error), is_error=True)
-        except Exception as error:  # noqa: BLE001 - fail closed: what cannot be checked does not run
+        except Exception as error:
             self.metrics.errors[f"permission:{type(error).__name__}"] += 1
             denial = ToolOutput(f"Permission denied: the arguments could not be checked "
                                 f"({type(error).__name__}: {error}). Fix them and call again.", is_error=True)
@@ -190,7 +194,9 @@ class ToolPipeline:
             return await self._ask(tool, args, ctx, call, decision)
 
     async def _ask(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
-                   decision: Any) -> ToolOutput | None:
+                   decision: PermissionDecision) -> ToolOutput | None:
+        permissions = self.permissions
+        assert permissions is not None  # only a manager's decision asks
         try:
             preview = await tool.preview(args, ctx)
         except Exception as error:  # the preview is a courtesy; the call itself decides
@@ -205,13 +211,13 @@ class ToolPipeline:
         self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,
                                      note=answer.note, **self.stamp()))
         if answer.decision == "allow_session":
-            self.permissions.allow_for_session(decision.suggested_rules)
+            permissions.allow_for_session(decision.suggested_rules)
         elif answer.decision == "allow_project":
             try:
-                self.permissions.allow_for_project(decision.suggested_rules)
+                permissions.allow_for_project(decision.suggested_rules)
             except (OSError, ValueError) as error:
                 # The call is still allowed once; only saving the rule failed.
-                self.permissions.allow_for_session(decision.suggested_rules)
+                permissions.allow_for_session(decision.suggested_rules)
                 self.emit(Notice(level="warning", message=f"could not save the rule: {error}", **self.stamp()))
         if answer.allowed:
             return None
