@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 LOOM = Path(sys.executable).with_name("loom")
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"

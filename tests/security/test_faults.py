@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 

@@ -28,7 +28,7 @@ from loom_engine.execution import CancelToken
 from loom_engine.redact import Redactor, redact_secrets
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 # name -> the command that writes a fresh key to the path given last.
 KEY_MAKERS: dict[str, list[str]] = {

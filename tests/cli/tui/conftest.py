@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.helpers import Harness
+from tests.cli.tui.helpers import Harness
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
-from tests.fakeweb import local_site
-from tests.processes import running_with
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.fake_web import local_site
+from tests.doubles.processes import running_with
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
