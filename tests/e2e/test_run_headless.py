@@ -20,12 +20,9 @@ LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "hello.py").write_text("print('hello from the repo')\n")
-    return root
+def repo(workspace: Path) -> Path:
+    (workspace / "hello.py").write_text("print('hello from the repo')\n")
+    return workspace
 
 
 def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:

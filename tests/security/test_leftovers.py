@@ -149,11 +149,8 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, s
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

@@ -211,11 +211,8 @@ def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> t
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace
 
 
 def test_stream_json_never_prints_the_api_keys_loom_holds(repo: Path, tmp_path: Path,
