@@ -169,7 +169,7 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
     from loom_engine.config import AgentConfig
     from loom_engine.providers.factory import create_provider
     from loom_engine.workspace import Workspace
-    from tests.fakellm.server import FakeLLMServer, Reply, without_cache_control
+    from tests.doubles.fake_llm import FakeLLMServer, Reply, without_cache_control
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:
         root = Path(tmp)

@@ -128,7 +128,7 @@ def _startup_rows() -> list[dict[str, Any]]:
                      unit="s", target=f"report (bare python: {statistics.median(bare):.3f} s)", ok=None))
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from tests.fakellm.server import FakeLLMServer, Reply
+        from tests.doubles.fake_llm import FakeLLMServer, Reply
     except ImportError:
         return rows
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:

@@ -15,9 +15,9 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from tests.fakellm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
-
 from hypothesis import settings  # noqa: E402
+
+from tests.doubles.fake_llm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
 
 # Property tests draw the same thousands of inputs on every run, so CI is repeatable;
 # HYPOTHESIS_PROFILE=explore draws fresh ones each run to hunt for new counterexamples.

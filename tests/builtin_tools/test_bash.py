@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from builtin_tools.bash import MAX_OUTPUT_CHARS, BashInput, BashTool
 from loom_engine.permissions.targets import CommandRun
 from loom_engine.tools.base import ToolContext, ToolOutput
-from tests.processes import alive
+from tests.doubles.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 

@@ -13,7 +13,7 @@ import pytest
 
 from builtin_tools._files.rg import SearchCancelled, rg_paths, run_rg, stream_rg_paths
 from loom_engine.execution import CancelToken
-from tests.processes import alive
+from tests.doubles.processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 

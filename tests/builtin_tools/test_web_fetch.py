@@ -11,7 +11,7 @@ import pytest
 from builtin_tools import default_tools
 from builtin_tools.web_fetch import MAX_BYTES, WebFetchInput, WebFetchTool, html_to_markdown
 from loom_engine.permissions.targets import UrlFetch
-from tests.fakeweb import SLOW_PATH, local_site
+from tests.doubles.fake_web import SLOW_PATH, local_site
 
 PAGE = """<!doctype html>
 <html><head><title>Widget API</title><style>body { color: red }</style>

@@ -22,10 +22,8 @@ def user(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace
 
 
 def test_each_file_is_read_once_with_its_source(repo: Path, user: Path) -> None:

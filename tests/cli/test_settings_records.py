@@ -18,17 +18,14 @@ LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def env(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+    return workspace
 
 
 def test_records_are_keyed_by_real_path_and_survive_a_broken_file(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 LOOM = Path(sys.executable).with_name("loom")
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"
@@ -55,12 +55,8 @@ class Terminal:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text('def greet(name):\n    return f"hello {name}"\n')
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace  # src/app.py is the file the tests edit
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import loom_engine
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import CompactionApplied, Finished
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 SECTIONS = ["Background context", "Key decisions", "Tool usage", "User intent evolution",
             "Execution results", "Errors and solutions", "Open issues", "Next steps"]

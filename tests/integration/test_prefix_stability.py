@@ -11,7 +11,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import Finished
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply, without_cache_control
+from tests.doubles.fake_llm import FakeLLMServer, Reply, without_cache_control
 
 
 async def test_ten_turns_keep_the_prefix(workspace: Path, fake_llm: FakeLLMServer) -> None:

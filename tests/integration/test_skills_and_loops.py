@@ -13,8 +13,8 @@ from loom_engine.events import Error, Finished
 from loom_engine.providers.factory import create_provider
 from loom_engine.skills.catalog import SkillCatalog
 from loom_engine.workspace import Workspace
-from tests.cli.test_run_headless import loom, loom_env
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.e2e.test_run_headless import loom, loom_env
 
 BODY_MARK = "STEP-BY-STEP-DEPLOY-BODY"
 

@@ -12,7 +12,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import Aborted, Finished
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 
 def _parent(workspace: Path, server: FakeLLMServer) -> Agent:

@@ -24,18 +24,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "hello.py").write_text("print('hello')\n")
-    return root
+def repo(workspace: Path) -> Path:
+    (workspace / "hello.py").write_text("print('hello')\n")
+    return workspace
 
 
 def loom_env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:

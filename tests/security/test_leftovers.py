@@ -25,7 +25,7 @@ from builtin_tools.bash import BashInput, BashTool
 from loom_engine.execution import CancelToken
 from loom_engine.tools.base import ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 
@@ -149,11 +149,8 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, s
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

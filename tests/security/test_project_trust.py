@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 KEY = "sk-ant-user-secret-key-0123456789"
@@ -37,12 +37,9 @@ def attacker() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "cloned"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "hello.py").write_text("print('hi')\n")
-    return root
+def repo(workspace: Path) -> Path:
+    (workspace / "hello.py").write_text("print('hi')\n")
+    return workspace
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

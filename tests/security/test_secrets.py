@@ -28,7 +28,7 @@ from loom_engine.execution import CancelToken
 from loom_engine.redact import Redactor, redact_secrets
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 # name -> the command that writes a fresh key to the path given last.
 KEY_MAKERS: dict[str, list[str]] = {
@@ -211,11 +211,8 @@ def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> t
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+def repo(workspace: Path) -> Path:
+    return workspace
 
 
 def test_stream_json_never_prints_the_api_keys_loom_holds(repo: Path, tmp_path: Path,

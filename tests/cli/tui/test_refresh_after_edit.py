@@ -3,7 +3,7 @@ the tool's own declaration, not a list of names."""
 
 from __future__ import annotations
 
-from tests.tui.helpers import Harness
+from tests.cli.tui.helpers import Harness
 
 
 def test_the_app_refreshes_after_tools_that_change_the_workspace(harness: Harness) -> None:

@@ -15,7 +15,7 @@ from loom_engine.providers.factory import create_provider
 from loom_engine.providers.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
 from loom_engine.providers.scripted import ScriptedProvider
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def config_error(name: str, **kw: object) -> str:

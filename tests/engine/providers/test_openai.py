@@ -21,8 +21,8 @@ from loom_engine.providers.openai_provider import (
     to_wire_messages,
 )
 from loom_engine.usage import Usage
-from tests.fakellm.server import FakeLLMServer, Reply, ToolCall, free_port, validate_openai
-from tests.providers.helpers import READ, collect, failure, make_request
+from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall, free_port, validate_openai
+from tests.engine.providers.helpers import READ, collect, failure, make_request
 
 MODEL = "gpt-4o"
 request = partial(make_request, MODEL)

@@ -31,7 +31,7 @@ from loom_engine.events import (
     Notice as NoticeEvent,
 )
 from loom_engine.permissions.answer import PermissionAnswer
-from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 
 
 async def test_subagent_work_is_nested_under_its_task(harness: Harness) -> None:

@@ -12,20 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply
-from tests.fakeweb import local_site
-from tests.processes import running_with
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.fake_web import local_site
+from tests.doubles.processes import running_with
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "hello.py").write_text("print('hello from the repo')\n")
-    return root
+def repo(workspace: Path) -> Path:
+    (workspace / "hello.py").write_text("print('hello from the repo')\n")
+    return workspace
 
 
 def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:

@@ -23,7 +23,7 @@ from loom_engine.providers.base import (
 from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryNotice, RetryPolicy, parse_retry_after, stream_with_retries
 from loom_engine.providers.scripted import ScriptedProvider
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
 

@@ -29,8 +29,8 @@ from loom_engine.providers.base import (
 from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryNotice, RetryPolicy, stream_with_retries
 from loom_engine.providers.sdk_stream import client_options
-from tests.fakellm.server import FakeLLMServer, Reply, ToolCall
-from tests.providers.helpers import failure
+from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
+from tests.engine.providers.helpers import failure
 
 FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
 QUICK = StreamTimeouts(first_event_s=0.3, idle_s=0.3)

@@ -12,7 +12,7 @@ from loom_cli.tui.prompt_input import PromptHistory, history_file
 from loom_cli.tui.session_picker import SessionPicker
 from loom_cli.tui.transcript import Notice, UserMessage
 from loom_engine.messages import Message
-from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 
 
 async def send(pilot, text: str) -> None:

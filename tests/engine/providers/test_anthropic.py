@@ -16,8 +16,8 @@ from loom_engine.providers.base import (
     StreamToolUseStart,
 )
 from loom_engine.usage import Usage
-from tests.fakellm.server import FakeLLMServer, Reply, ToolCall, free_port, validate_anthropic
-from tests.providers.helpers import collect, failure, make_request
+from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall, free_port, validate_anthropic
+from tests.engine.providers.helpers import collect, failure, make_request
 
 MODEL = "claude-haiku-4-5"
 request = partial(make_request, MODEL)

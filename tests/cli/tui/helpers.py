@@ -8,29 +8,7 @@ from typing import Any
 
 from loom_cli.tui.app import LoomApp
 from loom_cli.tui.options import TuiOptions
-
-
-class GatedProvider:
-    """A ScriptedProvider whose streams hold their last event until ``gate`` is set.
-
-    Lets a test act "while the answer streams" without racing the stream's speed.
-    """
-
-    name = "scripted"
-
-    def __init__(self, inner: Any) -> None:
-        import asyncio
-
-        self.inner = inner
-        self.gate = asyncio.Event()
-
-    async def stream(self, request: Any):  # type: ignore[no-untyped-def]
-        from loom_engine.providers.base import StreamCompleted
-
-        async for event in self.inner.stream(request):
-            if isinstance(event, StreamCompleted):
-                await self.gate.wait()
-            yield event
+from tests.doubles.gated_provider import GatedProvider
 
 
 class Harness:

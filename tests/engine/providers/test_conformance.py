@@ -36,7 +36,7 @@ from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCom
 from loom_engine.providers.openai_provider import FINISH_REASONS, OpenAIProvider
 from loom_engine.usage import Usage
 from tests.conformance import conformance_dir, require
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 SSE_DIR = conformance_dir("sse")
 TRUNCATED = "...[truncated in summary]"

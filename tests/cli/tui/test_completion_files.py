@@ -80,5 +80,5 @@ def test_starting_the_ui_does_not_import_the_file_tools() -> None:
     code = ("import sys; import loom_cli.tui.app; "
             "print([m for m in ('builtin_tools', 'pydantic', 'pathspec') if m in sys.modules])")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=Path(__file__).resolve().parents[2])
+                            cwd=Path(__file__).resolve().parents[3])
     assert result.stdout.strip() == "[]"

@@ -12,7 +12,7 @@ from builtin_tools._files.diff import diff_labels, unified_diff
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock, ToolCallData
 from loom_engine.events import PermissionRequested
-from tests.tui.helpers import Harness, wait_for, wait_idle
+from tests.cli.tui.helpers import Harness, wait_for, wait_idle
 
 OLD = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n\n\nprint(greet("world"))\n'
 NEW = 'def greet(name: str) -> str:\n    """Say hi."""\n    return f"hi {name}"\n\n\nprint(greet("world"))\n'

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run_headless import loom, loom_env
-from tests.fakellm.server import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.e2e.test_run_headless import loom, loom_env
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
 @pytest.fixture
-def buggy_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "calc-repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+def buggy_repo(workspace: Path) -> Path:
+    root = workspace
     (root / "calc.py").write_text(BUGGY)
     (root / "test_calc.py").write_text(TEST)
     return root

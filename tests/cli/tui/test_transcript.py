@@ -8,7 +8,7 @@ from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import LoadMore, Transcript, UserMessage, entries_from_messages
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
-from tests.tui.helpers import Harness, wait_for
+from tests.cli.tui.helpers import Harness, wait_for
 
 
 def conversation(turns: int) -> tuple[Message, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakellm.server import FakeLLMServer, Reply, ToolCall
+from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
 
 ANTHROPIC_HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
 OPENAI_HEADERS = {"authorization": "Bearer k"}

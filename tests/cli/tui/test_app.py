@@ -12,8 +12,8 @@ from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice, UserMessage
-from tests.processes import alive
-from tests.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.doubles.processes import alive
 
 ANSWER = ("# Plan\n\nThe greeting lives in **src/app.py**; here is the fix:\n\n"
           "```python\ndef greet(name):\n    return f\"hi {name}\"\n```\n\n- first step\n- second step\n\n"
@@ -381,7 +381,7 @@ def test_importing_the_ui_does_not_import_provider_sdks() -> None:
             "bad = [m for m in ('anthropic', 'openai', 'loom_engine.agent', 'loom_engine.providers.factory') "
             "if m in sys.modules]; print(bad)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=Path(__file__).resolve().parents[2])
+                            cwd=Path(__file__).resolve().parents[3])
     assert result.stdout.strip() == "[]"
 
 

@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from loom_cli.tui.markdown_stream import Block, BlockSplitter, MarkdownStream
-from tests.tui.helpers import wait_for
+from tests.cli.tui.helpers import wait_for
 
 DOC = """# Title
 Intro line one
