@@ -23,7 +23,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
+    def do_GET(self) -> None:
         if self.path == SLOW_PATH:
             time.sleep(SLOW_SECONDS)
         status, headers, body = self.server.routes.get(

@@ -126,7 +126,7 @@ def test_anthropic_stream_events_for_thinking_and_tools(fake_llm: FakeLLMServer)
                    if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta")
     assert json.loads(args) == {"path": "."}
     assert events[0]["message"]["usage"]["input_tokens"] == 5
-    final = [e for e in events if e["type"] == "message_delta"][0]
+    final = next(e for e in events if e["type"] == "message_delta")
     assert final["delta"]["stop_reason"] == "tool_use" and final["usage"]["output_tokens"] == 3
 
 

@@ -143,7 +143,7 @@ def test_max_turns_exits_3(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) 
 
 def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: str, marker: str = "") -> None:
     env = loom_env(tmp_path, fake_llm)
-    proc = subprocess.Popen(LOOM + ["run", "go", "--allow", "bash(sleep:*)", "-o", "stream-json"], cwd=repo,
+    proc = subprocess.Popen([*LOOM, "run", "go", "--allow", "bash(sleep:*)", "-o", "stream-json"], cwd=repo,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     seen = ""

@@ -137,8 +137,9 @@ async def test_abort_during_tool_gives_synthetic_results(tmp_path: Path) -> None
     async def abort_soon() -> None:
         await asyncio.sleep(0.2)
         agent.abort()
-    asyncio.create_task(abort_soon())
+    aborter = asyncio.create_task(abort_soon())
     events = await asyncio.wait_for(collect(agent, "go"), 5)
+    await aborter
     assert isinstance(events[-1], Aborted)
     results = agent.messages[2].tool_results_parts
     assert results[0].content == "echo: a" and not results[0].is_error

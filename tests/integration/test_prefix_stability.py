@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -26,7 +27,7 @@ async def test_ten_turns_keep_the_prefix(workspace: Path, fake_llm: FakeLLMServe
     assert isinstance(events[-1], Finished)
     bodies = [r.body for r in fake_llm.requests]
     assert len(bodies) == 10
-    for before, after in zip(bodies, bodies[1:]):
+    for before, after in itertools.pairwise(bodies):
         assert json.dumps(before["tools"]) == json.dumps(after["tools"])
         assert json.dumps(before["system"]) == json.dumps(after["system"])
         old = without_cache_control(before["messages"])

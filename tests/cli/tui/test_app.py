@@ -123,7 +123,7 @@ async def test_permission_modal_answers(harness: Harness, repo: Path, keys, deci
         await pilot.press(*keys)
         await wait_idle(pilot, app)
         assert not isinstance(app.screen, PermissionModal)
-        [(request_id, answer)] = app.answers
+        [(_request_id, answer)] = app.answers
         assert answer is not None and answer.decision == decision and answer.note == note
         agent = harness.agent
         # The engine received it: its effect on disk, on the rules and on the transcript.

@@ -317,7 +317,7 @@ def test_file_ranking() -> None:
     files = ["docs/app-guide.md", "src/app.py", "tests/test_app.py", "apple.txt"]
     assert [c.label for c in match_files(files, "app")] == ["apple.txt", "src/app.py", "docs/app-guide.md",
                                                               "tests/test_app.py"]
-    assert [c.label for c in match_files(files, "sap")][0] == "src/app.py"
+    assert next(c.label for c in match_files(files, "sap")) == "src/app.py"
     assert match_files(files, "zzz") == []
 
 

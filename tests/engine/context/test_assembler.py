@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from loom_engine.skills.catalog import SkillCatalog
 from loom_engine.tools.base import ToolSessionState
 from loom_engine.workspace import Workspace
 
-NOW = datetime(2025, 3, 4, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 3, 4, 12, 0, tzinfo=UTC)
 
 
 def counter() -> TokenCounter:

@@ -188,12 +188,12 @@ def test_reported_usage_is_the_truth_and_only_new_messages_are_estimated() -> No
                           cache_creation_input_tokens=50))
     reply = Message.assistant(ToolUsePart("t1", "read_file", {"path": "README.md"}))
     assert tracker.tokens_in_use(sent) == 3170
-    assert tracker.tokens_in_use(sent + [reply]) == 3170
+    assert tracker.tokens_in_use([*sent, reply]) == 3170
     result = Message.tool_results([ToolResultPart("t1", SAMPLES["prose"])])
     new_part = tracker.counter.count_message(result)
-    in_use = tracker.tokens_in_use(sent + [reply, result])
+    in_use = tracker.tokens_in_use([*sent, reply, result])
     assert in_use - 3170 == pytest.approx(new_part * tracker.scale, abs=1)
-    assert tracker.fraction_used(sent + [reply, result], 10_000) == in_use / 10_000
+    assert tracker.fraction_used([*sent, reply, result], 10_000) == in_use / 10_000
 
 
 def test_the_estimate_is_rescaled_to_the_providers_tokenizer() -> None:
@@ -267,7 +267,7 @@ def test_a_failed_request_leaves_the_previous_anchor() -> None:
     tracker.before_request(sent)
     tracker.observe(Usage(input_tokens=900, output_tokens=100))
     reply = Message.assistant(TextPart("hi"))
-    more = sent + [reply, Message.user("next")]
+    more = [*sent, reply, Message.user("next")]
     tracker.before_request(more)  # this request fails: no usage arrives
     assert tracker.tokens_in_use(more) >= 1000
 

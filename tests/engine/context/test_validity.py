@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loom_engine.context.validity import repair_transcript, transcript_problems
-from loom_engine.transcript import interrupted_result_text
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from loom_engine.transcript import interrupted_result_text
 
 
 def call(*ids: str, text: str = "") -> Message:

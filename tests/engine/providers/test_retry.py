@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from loom_engine.execution import CancelToken, Cancelled
+from loom_engine.execution import Cancelled, CancelToken
 from loom_engine.messages import Message
 from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import (

@@ -53,7 +53,7 @@ def test_truncated_last_line_is_tolerated_but_middle_garbage_is_not(tmp_path: Pa
     assert store.load(writer.id).messages[0].text == "hello"
     bad = tmp_path / "broken.jsonl"
     bad.write_text('{"type":"session","id":"broken"}\nnot json\n{"type":"turn_state","state":{}}\n')
-    with pytest.raises(SessionError, match="broken.jsonl is malformed at line 2"):
+    with pytest.raises(SessionError, match=r"broken\.jsonl is malformed at line 2"):
         store.load("broken")
     infos, warnings = store.list()
     assert [i.id for i in infos] == [writer.id]

@@ -90,8 +90,9 @@ async def test_abort_reaches_every_child(tmp_path: Path) -> None:
         await asyncio.sleep(0.05)
         parent.abort()
 
-    asyncio.create_task(abort_when_children_run())
+    aborter = asyncio.create_task(abort_when_children_run())
     events = await asyncio.wait_for(_collect(parent), 5)
+    await aborter
     assert isinstance(events[-1], Aborted)
     assert provider.children_running == 0
     tool_results = parent.messages[2].tool_results_parts
