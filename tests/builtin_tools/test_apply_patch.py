@@ -10,14 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import builtin_tools.apply_patch as module
-from builtin_tools.apply_patch import (
-    ApplyPatchInput,
-    ApplyPatchTool,
-    PatchApplyError,
-    PatchError,
-    apply_patch_text,
-    parse_patch,
-)
+from builtin_tools._patch_format import PatchApplyError, PatchError, parse_patch
+from builtin_tools.apply_patch import ApplyPatchInput, ApplyPatchTool, apply_patch_text
 from builtin_tools.edit_file import EditFileTool
 from builtin_tools.read_file import ReadFileTool
 from loom_engine.permissions.targets import FileAccess
@@ -130,7 +124,7 @@ def test_encoding_and_other_bytes_are_kept(tmp_path: Path) -> None:
 
 def test_binary_files_can_be_deleted_but_not_updated(tmp_path: Path) -> None:
     (tmp_path / "blob.bin").write_bytes(b"\x00\x01")
-    with pytest.raises(PatchApplyError, match="Failed to update blob.bin: .*binary"):
+    with pytest.raises(PatchApplyError, match=r"Failed to update blob.bin: .*binary"):
         apply_patch_text(patch("*** Update File: blob.bin", "@@", "-x", "+y"), tmp_path)
     apply_patch_text(patch("*** Delete File: blob.bin"), tmp_path)
     assert not (tmp_path / "blob.bin").exists()
@@ -272,7 +266,7 @@ async def test_symlinked_file_is_patched_through_the_link(make_ctx: MakeCtx, cal
                       min_size=1, max_size=15, unique=True),
        crlf=st.booleans(), data=st.data())
 def test_update_property(lines: list[str], crlf: bool, data: st.DataObject) -> None:
-    from builtin_tools.apply_patch import apply_chunks
+    from builtin_tools._patch_plan import apply_chunks
 
     newline = "\r\n" if crlf else "\n"
     text = "".join(line + newline for line in lines)

@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from builtin_tools.apply_patch import (
+from builtin_tools._patch_format import (
     AddFile,
     DeleteFile,
     Hunk,
     PatchError,
     PatchParseError,
     UpdateFile,
-    apply_patch_text,
     parse_patch,
 )
+from builtin_tools.apply_patch import apply_patch_text
 from tests.conformance import conformance_dir, require
 
 CORPUS = conformance_dir("apply_patch")
