@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.e2e.test_run_headless import loom, loom_env
+from tests.doubles.loom_command import loom, loom_env
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

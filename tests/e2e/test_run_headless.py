@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,28 +13,14 @@ import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.fake_web import local_site
+from tests.doubles.loom_command import LOOM, loom, loom_env
 from tests.doubles.processes import running_with
-
-LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
 def repo(workspace: Path) -> Path:
     (workspace / "hello.py").write_text("print('hello from the repo')\n")
     return workspace
-
-
-def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
-    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.anthropic_base_url,
-               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
-    env.update(extra)
-    return env
-
-
-def loom(args: list[str], repo: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(LOOM + args, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_read_bash_answer_json_and_continue(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:

@@ -14,7 +14,7 @@ from loom_engine.providers.factory import create_provider
 from loom_engine.skills.catalog import SkillCatalog
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.e2e.test_run_headless import loom, loom_env
+from tests.doubles.loom_command import loom, loom_env
 
 BODY_MARK = "STEP-BY-STEP-DEPLOY-BODY"
 

@@ -18,36 +18,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-
-LOOM = [sys.executable, "-m", "loom_cli"]
+from tests.doubles.loom_command import LOOM, loom, loom_env
 
 
 @pytest.fixture
 def repo(workspace: Path) -> Path:
     (workspace / "hello.py").write_text("print('hello')\n")
     return workspace
-
-
-def loom_env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
-    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.anthropic_base_url,
-               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
-    return env
-
-
-def loom(args: list[str], repo: Path, env: dict[str, str], *, stdin: bytes | None = None,
-         timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(LOOM + args, cwd=repo, env=env, input=stdin, capture_output=True, timeout=timeout)
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
-                                       done.stderr.decode(errors="replace"))
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:

@@ -26,6 +26,8 @@ from loom_engine.execution import CancelToken
 from loom_engine.tools.base import ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.loom_command import LOOM
+from tests.doubles.loom_command import loom_env as command_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 
@@ -136,16 +138,8 @@ subprocess.Popen(["setsid", "bash", "{tmp_path}/start-sleeper"], env=env)
 
 # --------------------------------------------------------------------------- loom run
 
-LOOM = [sys.executable, "-m", "loom_cli"]
-
-
 def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
-    env.update(ANTHROPIC_API_KEY="test-key-0000", ANTHROPIC_BASE_URL=server.anthropic_base_url,
-               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
-    env.update(extra)
-    return env
+    return command_env(tmp_path, server, api_key="test-key-0000", **extra)
 
 
 @pytest.fixture

@@ -11,10 +11,8 @@ LLM server and look at what the model got, the session file and stream-json stdo
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,8 @@ from loom_engine.redact import Redactor, redact_secrets
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.loom_command import LOOM
+from tests.doubles.loom_command import loom_env as command_env
 
 # name -> the command that writes a fresh key to the path given last.
 KEY_MAKERS: dict[str, list[str]] = {
@@ -186,16 +186,8 @@ def test_ordinary_lines_are_left_alone(text: str) -> None:
 
 # --------------------------------------------------------------------------- loom run, end to end
 
-LOOM = [sys.executable, "-m", "loom_cli"]
-
-
 def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
-    env.update(ANTHROPIC_API_KEY="test-key-0000", ANTHROPIC_BASE_URL=server.anthropic_base_url,
-               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
-    env.update(extra)
-    return env
+    return command_env(tmp_path, server, api_key="test-key-0000", **extra)
 
 
 def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> tuple[str, str, str, str]:

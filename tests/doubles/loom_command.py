@@ -1,0 +1,33 @@
+"""Running the installed `loom` as a user does, against the fake LLM server.
+
+One place for the command line, and for an environment that points Loom at the fake
+server with a throwaway data and config folder (and none of the caller's own keys).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.doubles.fake_llm import FakeLLMServer
+
+LOOM = [sys.executable, "-m", "loom_cli"]
+
+
+def loom_env(tmp_path: Path, server: FakeLLMServer, *, api_key: str = "test-key", **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
+    env.update(ANTHROPIC_API_KEY=api_key, ANTHROPIC_BASE_URL=server.anthropic_base_url,
+               LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
+               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
+    env.update(extra)
+    return env
+
+
+def loom(args: list[str], cwd: Path, env: dict[str, str], *, stdin: bytes | None = None,
+         timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `loom ARGS` in ``cwd``; output decoded leniently, so a test can assert on bad bytes."""
+    done = subprocess.run(LOOM + args, cwd=cwd, env=env, input=stdin, capture_output=True, timeout=timeout)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
+                                       done.stderr.decode(errors="replace"))
