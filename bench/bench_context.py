@@ -32,10 +32,8 @@ SESSION_TURNS = 25
 
 
 def _tools() -> list[Any]:
-    try:
-        from builtin_tools import default_tools
-    except ImportError:
-        return []
+    from builtin_tools import default_tools
+
     return list(default_tools())
 
 

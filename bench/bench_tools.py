@@ -167,11 +167,8 @@ def run() -> list[dict[str, Any]]:
 
 
 def _read_file_rows(loop: asyncio.AbstractEventLoop, ctx: ToolContext, big: Path) -> list[dict[str, Any]]:
-    try:
-        from builtin_tools.read_file import ReadFileInput, ReadFileTool
-    except ImportError:
-        return [dict(benchmark="read_file on a 200,000-line file", value="-", unit="",
-                     target="read_file missing", ok=False)]
+    from builtin_tools.read_file import ReadFileInput, ReadFileTool
+
     tool = ReadFileTool()
 
     def read(**arguments: Any) -> Callable[[], object]:

@@ -278,7 +278,7 @@ class Agent:
 
         return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
                            call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
-                           spawn_subagent=spawn, depth=self.config.depth)
+                           spawn_subagent=spawn)
 
     def _make_child(self, config: AgentConfig, parent_call_id: str) -> ChildAgent:
         from .context.prompts import SUBAGENT_INSTRUCTIONS

@@ -87,7 +87,6 @@ class ToolContext:
     emit: Callable[[AgentEvent], None] = lambda event: None
     skills: SkillCatalog | None = None
     spawn_subagent: SpawnSubagent | None = None
-    depth: int = 0
     # Paths as this call resolved them (raw -> resolved), so the permission check, the
     # preview and the run all act on the same place even if a symlink changes meanwhile.
     resolved_paths: dict[str, Path] = field(default_factory=dict)
