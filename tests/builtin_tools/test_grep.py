@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from builtin_tools._files.rg import find_rg
-from builtin_tools.grep import FILE_TYPES, MAX_LINE_CHARS, GrepInput, GrepTool
+from builtin_tools._grep_fallback import FILE_TYPES
+from builtin_tools.grep import MAX_LINE_CHARS, GrepInput, GrepTool
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import ToolOutput
 
@@ -288,7 +289,7 @@ async def test_huge_output_is_cut_with_a_note(tool, make_ctx, call_tool, tmp_pat
 
 @needs_rg
 async def test_runaway_rg_output_is_stopped_with_a_note(make_ctx, call_tool, tmp_path, monkeypatch):
-    monkeypatch.setattr("builtin_tools.grep.MAX_RG_BYTES", 20_000)
+    monkeypatch.setattr("builtin_tools._grep_rg.MAX_RG_BYTES", 20_000)
     write_tree(tmp_path, {f"f{i:02d}.txt": "match this line please\n" * 200 for i in range(20)})
     out = await grep(GrepTool(), make_ctx, call_tool, tmp_path, pattern="match", output_mode="content")
     lines = out.content.splitlines()
