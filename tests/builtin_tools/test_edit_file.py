@@ -175,7 +175,7 @@ async def test_latin1_bytes_survive_outside_the_edit(ctx: ToolContext, call_tool
 
 async def test_utf8_with_stray_bytes_survives(ctx: ToolContext, call_tool: CallTool, tmp_path: Path) -> None:
     path = tmp_path / "notes.md"
-    original = "# Überschrift – ünïcödé\n".encode() + b"broken \xff byte\n" + "value = 1\n".encode()
+    original = "# Überschrift – ünïcödé\n".encode() + b"broken \xff byte\n" + b"value = 1\n"
     path.write_bytes(original)
     await read(ctx, call_tool, "notes.md")
     await edit(ctx, call_tool, "notes.md", "value = 1", "value = 2 ✅")

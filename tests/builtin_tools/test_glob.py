@@ -44,7 +44,7 @@ def repo(tmp_path: Path) -> Path:
              "keep.log", "skip.log", ".github/ci.yml", "tests/test_a.py"]
     write_tree(tmp_path, {rel: "x\n" for rel in files})
     write_tree(tmp_path, {".gitignore": "build/\n*.log\n!keep.log\n", "src/.gitignore": "deep/\n"})
-    set_mtimes(tmp_path, files + [".gitignore", "src/.gitignore"])
+    set_mtimes(tmp_path, [*files, ".gitignore", "src/.gitignore"])
     (tmp_path / ".git" / "config").write_text("[core]\n")
     return tmp_path
 

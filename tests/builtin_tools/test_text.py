@@ -27,7 +27,7 @@ from builtin_tools._files.text import (
 
 
 @pytest.mark.parametrize("data, codec, bom", [
-    ("plain ascii\n".encode(), "utf-8", b""),
+    (b"plain ascii\n", "utf-8", b""),
     ("naïve café ✅\n".encode(), "utf-8", b""),
     (b"\xef\xbb\xbf" + "bom ✅\n".encode(), "utf-8", b"\xef\xbb\xbf"),
     (b"\xff\xfe" + "utf16 ✅\r\n".encode("utf-16-le"), "utf-16-le", b"\xff\xfe"),
@@ -43,7 +43,7 @@ def test_detected_encoding_round_trips_byte_for_byte(data: bytes, codec: str, bo
 
 
 def test_utf8_with_a_stray_byte_keeps_the_byte_and_shows_a_replacement_char() -> None:
-    data = "ünïcödé everywhere ".encode() + b"\xff" + " end\n".encode()
+    data = "ünïcödé everywhere ".encode() + b"\xff" + b" end\n"
     encoding = detect_encoding(data)
     assert encoding == TextEncoding("utf-8", errors="surrogateescape")
     text = encoding.decode(data)
@@ -66,7 +66,7 @@ def test_binary_kinds(data: bytes, kind: str) -> None:
     assert binary_kind(data) == kind
 
 
-@pytest.mark.parametrize("data", [b"", b"hello\tworld\r\n", "\x1b[31mred\x1b[0m\n".encode(),
+@pytest.mark.parametrize("data", [b"", b"hello\tworld\r\n", b"\x1b[31mred\x1b[0m\n",
                                   b"\xff\xfe" + "utf-16 has NULs\n".encode("utf-16-le")])
 def test_text_is_not_binary(data: bytes) -> None:
     assert binary_kind(data) is None
@@ -101,7 +101,7 @@ def test_load_text_refuses_binary_and_directories(tmp_path: Path) -> None:
     (tmp_path / "blob").write_bytes(b"\x00\x01\x02")
     with pytest.raises(BinaryFileError, match="blob is a binary file"):
         load_text(tmp_path / "blob", "blob")
-    with pytest.raises(TextFileError, match="is a directory.*ls"):
+    with pytest.raises(TextFileError, match=r"is a directory.*ls"):
         load_text(tmp_path, "here")
 
 

@@ -52,7 +52,7 @@ docs/*.md
 **/gen/**
 a/**/deep.txt
 \\#hash.txt
-sp ace.txt   
+sp ace.txt  \x20
 [ab].tmp
 ?.q
 node_modules
