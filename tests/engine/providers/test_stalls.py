@@ -151,13 +151,15 @@ async def test_a_long_pause_without_keep_alives_is_a_stall(kind: str, fake_llm: 
 
 async def test_time_the_consumer_takes_between_events_is_not_counted(fake_llm: FakeLLMServer,
                                                                      make: Callable[..., Provider]) -> None:
-    fake_llm.enqueue(Reply.text("abcdefghijklmnop", chunk_size=4))
+    fake_llm.enqueue(Reply.text("abcdefgh", chunk_size=4))
     texts = []
-    async for event in make("anthropic").stream(req("anthropic")):
+    # Timeouts roomy enough for a loaded machine's own delays, and a consumer slower still.
+    provider = make("anthropic", StreamTimeouts(first_event_s=3.0, idle_s=1.0))
+    async for event in provider.stream(req("anthropic")):
         if isinstance(event, StreamText):
             texts.append(event.text)
-            await asyncio.sleep(0.5)  # a slow consumer, well past the 0.3 s idle timeout
-    assert "".join(texts) == "abcdefghijklmnop"
+            await asyncio.sleep(1.5)  # a slow consumer, well past the 1 s idle timeout
+    assert "".join(texts) == "abcdefgh"
 
 
 def test_the_sdk_read_timeout_follows_the_stall_timeouts_not_600_s() -> None:
