@@ -55,7 +55,13 @@ class StallClock:
 class _Watch:
     def __init__(self, clock: StallClock) -> None:
         self._clock = clock
-        self._scope = asyncio.timeout_at(clock.deadline)
+        deadline = clock.deadline
+        if clock.heard:
+            # The server gets its idle time counted from when this wait starts: the
+            # consumer may have spent longer than that on the last event, and the next
+            # bytes may already be waiting in a buffer, only a suspension away.
+            deadline = max(deadline, clock._loop.time() + clock.limits.idle_s)
+        self._scope = asyncio.timeout_at(deadline)
 
     async def __aenter__(self) -> None:
         await self._scope.__aenter__()

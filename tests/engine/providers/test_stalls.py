@@ -201,3 +201,19 @@ async def test_anthropics_own_413_is_worded_the_same(fake_llm: FakeLLMServer,
     assert err.kind == "request_too_large"
     assert err.message.startswith("request too large (413 from the server or a proxy: Request exceeds the "
                                   "maximum size); try /compact")
+
+
+async def test_the_idle_time_counts_from_when_the_consumer_waits_again(
+        fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    """The server sends an event every 0.2 s (well within the 0.5 s idle limit) while the
+    consumer spends 0.8 s on each piece of text. When it asks for the next event, the
+    last byte is older than the limit, yet the server was never silent for 0.5 s: the
+    wait, not the consumer's time, is what counts."""
+    fake_llm.enqueue(Reply.text("abcdefghijkl", chunk_size=4, chunk_delay=0.2))
+    provider = make("anthropic", StreamTimeouts(first_event_s=3.0, idle_s=0.5))
+    texts = []
+    async for event in provider.stream(req("anthropic")):
+        if isinstance(event, StreamText):
+            texts.append(event.text)
+            await asyncio.sleep(0.8)
+    assert "".join(texts) == "abcdefghijkl"
