@@ -6,52 +6,14 @@ with `send-keys` and reads the screen with `capture-pane`.
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-
-LOOM = Path(sys.executable).with_name("loom")
-TMUX = shutil.which("tmux") or "/usr/bin/tmux"
-
-
-class Terminal:
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def tmux(self, *args: str) -> str:
-        result = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
-        if result.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
-        return result.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "loom")
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "loom", *keys)
-
-    def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", "loom", "-l", text)
-
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if predicate(screen):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
+from tests.doubles.terminal import Terminal, open_loom, terminal_env
 
 
 @pytest.fixture
@@ -61,24 +23,11 @@ def repo(workspace: Path) -> Path:
 
 @pytest.fixture
 def terminal(tmp_path: Path, repo: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    assert LOOM.exists(), f"the installed loom command is missing: {LOOM}"
-    term = Terminal(f"loom-e2e-{uuid.uuid4().hex[:8]}")
-    env = {
-        "ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
-        "LOOM_DATA_DIR": str(tmp_path / "data"), "LOOM_CONFIG_DIR": str(tmp_path / "config"),
-        "LOOM_PROVIDER": "anthropic", "LOOM_MODEL": "claude-sonnet-4-5", "TERM": "xterm-256color",
-        "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", str(tmp_path)),
-    }
-    if os.environ.get("PYTHONPATH"):
-        # A checkout tested with the venv of another one: `loom` must run this code.
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    command = f"cd {shlex.quote(str(repo))} && env -i {exports} {shlex.quote(str(LOOM))}; sleep 30"
-    term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "loom", "-x", "110", "-y", "40", command)
+    term = open_loom(repo, terminal_env(tmp_path, fake_llm))
     try:
         yield term
     finally:
-        subprocess.run([TMUX, "-L", term.socket, "kill-server"], capture_output=True, timeout=20)
+        term.close()
 
 
 def test_edit_approved_in_the_modal(terminal: Terminal, fake_llm: FakeLLMServer, repo: Path) -> None:
