@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, ToolProgress
+from .events import Aborted, AgentEvent, Error, Notice, ToolProgress
 from .execution import CancelToken
 from .messages import Message
 from .metrics import RunMetrics
@@ -34,6 +36,7 @@ from .tools.registry import ToolRegistry
 from .transcript import SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
+from .user_command import run_user_command
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -145,11 +148,21 @@ class Agent:
     def context_window(self) -> int:
         return self.client.context_window
 
-    async def run(self, prompt: str, *, cancel: CancelToken | None = None) -> AsyncIterator[AgentEvent]:
+    async def attach(self, prompt: str) -> UserPrompt:
+        """The prompt with the files and folders it ``@``-mentions attached (read by this
+        agent's read_file and ls tools, under its permission rules); pass it to :meth:`run`."""
+        redactor = self.config.redactor
+        return await expand_prompt(prompt, AttachmentSource(
+            workspace=self.workspace, registry=self.registry, permissions=self.permissions,
+            state=self._tool_state, redact=redactor.redact if self.config.redact_secrets else None))
+
+    async def run(self, prompt: str | UserPrompt, *, cancel: CancelToken | None = None
+                  ) -> AsyncIterator[AgentEvent]:
         """Add the user's message and run turns until a terminal event.
 
-        ``cancel`` is given for sub-agents (a child of the parent's token); a top-level
-        run arms a fresh token on the bus.
+        ``prompt`` is the text, or what :meth:`attach` made of it. ``cancel`` is given
+        for sub-agents (a child of the parent's token); a top-level run arms a fresh
+        token on the bus.
         """
         if self._running:
             raise RuntimeError("this agent is already running; wait for the run to end or abort it")
@@ -160,7 +173,13 @@ class Agent:
         self._state = self._state.resumed()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._new_run(queue.put_nowait, cancel)
-        self.transcript.append(Message.user(prompt))
+        if isinstance(prompt, UserPrompt):
+            self.transcript.append(prompt.message())
+            for attachment in prompt.attachments:  # the user sees what the model got
+                run.emit(Notice(level="info" if attachment.attached else "warning", message=attachment.label,
+                                **run.stamp()))
+        else:
+            self.transcript.append(Message.user(prompt))
         # Facts that changed since the last turn go at the end of the conversation, never
         # into the system prompt, so the cached prefix stays byte-identical.
         reminder = self._changing_facts.collect(self._tool_state)
@@ -168,6 +187,42 @@ class Agent:
             self.transcript.append(Message.user(reminder, reminder=True))
         task = asyncio.create_task(self._drive(run, queue))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
+        try:
+            async with aclosing(self._relay(queue, task, cancel)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            watcher.cancel()
+
+    async def run_user_command(self, command: str) -> AsyncIterator[AgentEvent]:
+        """Run a shell command the user typed (``!command``) through the permission
+        check the model's bash call would get; yields the call's events. Its output is
+        added to the conversation for the next request; no model turn starts."""
+        if self._running:
+            raise RuntimeError("this agent is already running; wait for the run to end or abort it")
+        self._running = True
+        self.bus.reset()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        run = self._new_run(queue.put_nowait, self.bus.cancel_token)
+
+        async def work() -> None:
+            try:
+                # An abort reaches the command through the cancel token: bash stops it
+                # and returns what it printed, which is kept.
+                await run_user_command(run, command, self.permissions)
+            except Exception as error:
+                run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
+                               **run.stamp()))
+            finally:
+                queue.put_nowait(_DONE)
+
+        async with aclosing(self._relay(queue, asyncio.create_task(work()), run.cancel)) as events:
+            async for event in events:
+                yield event
+
+    async def _relay(self, queue: asyncio.Queue[Any], task: asyncio.Task[None], cancel: CancelToken
+                     ) -> AsyncGenerator[AgentEvent, None]:
+        """The events ``task`` puts on ``queue`` until it is done; the agent is free after."""
         try:
             while True:
                 event = await queue.get()
@@ -178,7 +233,6 @@ class Agent:
             if not task.done():
                 cancel.cancel("the event consumer stopped listening")
                 await asyncio.gather(task, return_exceptions=True)
-            watcher.cancel()
             self._running = False
 
     async def compact(self, focus: str | None = None) -> AsyncIterator[AgentEvent]:

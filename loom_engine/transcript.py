@@ -115,7 +115,8 @@ def close_dangling(messages: Sequence[Message]) -> list[Message]:
         added, _ = close_interrupted_turn(messages, partial_text="", completed={}, running={},
                                           reason="the session was cut off")
         return added
-    if last.role in ("user", "tool") and not last.meta.get("interruption"):
+    # A command the user ran with "!" (see user_command.py) asks for no answer.
+    if last.role in ("user", "tool") and not last.meta.get("interruption") and not last.meta.get("user_command"):
         # A request was in flight when the session stopped: the model never answered.
         return [Message.user("[The previous turn was cut off before you answered (the session was "
                              "interrupted). Wait for the user's next instruction.]", interruption=True)]
