@@ -1,0 +1,134 @@
+"""``!command``: the user's own shell command, its permission, and the context it leaves."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from builtin_tools import default_tools
+from loom_engine.agent import Agent
+from loom_engine.config import AgentConfig
+from loom_engine.events import (
+    PermissionRequested,
+    ToolCallStarted,
+    ToolFinished,
+    ToolProgress,
+    TurnStarted,
+)
+from loom_engine.permissions.answer import PermissionAnswer
+from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.manager import PermissionManager
+from loom_engine.providers.factory import create_provider
+from loom_engine.sessions.store import SessionStore
+from loom_engine.workspace import Workspace
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+
+
+def _agent(root: Path, server: FakeLLMServer, *, deny: tuple[str, ...] = (), session: Any = None,
+           messages: Any = ()) -> Agent:
+    provider = create_provider("anthropic", api_key="k", base_url=server.anthropic_base_url)
+    workspace = Workspace.at(root)
+    permissions = PermissionManager(workspace, layers=[RuleLayer("cli", deny=deny)] if deny else [])
+    return Agent(config=AgentConfig(model="claude-haiku-4-5"), provider=provider, tools=default_tools(),
+                 workspace=workspace, permissions=permissions, system_prompt="test", session=session,
+                 messages=messages)
+
+
+def _user_texts(request_messages: list[dict[str, Any]]) -> str:
+    return "\n".join(block.get("text", "") for m in request_messages if m["role"] == "user"
+                     for block in m["content"])
+
+
+async def test_an_allowed_command_runs_without_a_model_turn_and_its_output_reaches_the_next_request(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    agent = _agent(tmp_path, fake_llm)
+    events = [e async for e in agent.run_user_command("echo hi")]
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert [(e.name, dict(e.input)) for e in started] == [("bash", {"command": "echo hi"})]
+    assert any(isinstance(e, ToolProgress) and "hi" in e.text for e in events)
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished.content.startswith("hi") and not finished.is_error
+    assert not any(isinstance(e, TurnStarted) for e in events)
+    assert fake_llm.requests == []  # no model turn
+
+    fake_llm.enqueue(Reply.text("It printed hi."))
+    _ = [e async for e in agent.run("what did it print?")]
+    sent = _user_texts(fake_llm.last_request.messages)
+    assert "$ echo hi\nhi" in sent and "ran this shell command themselves" in sent
+    assert sent.rstrip().endswith("what did it print?")
+
+
+async def test_a_command_that_asks_runs_once_allowed(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    agent = _agent(tmp_path, fake_llm)
+    asked: list[PermissionRequested] = []
+    async for event in agent.run_user_command("touch made.txt"):
+        if isinstance(event, PermissionRequested):
+            asked.append(event)
+            agent.answer_permission(event.request_id, PermissionAnswer("allow_once"))
+    assert [e.tool for e in asked] == ["bash"]
+    assert (tmp_path / "made.txt").exists()
+    assert agent.messages[-1].meta["user_command"]["command"] == "touch made.txt"
+
+
+async def test_a_denied_answer_runs_nothing_and_adds_nothing(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    agent = _agent(tmp_path, fake_llm)
+    async for event in agent.run_user_command("touch made.txt"):
+        if isinstance(event, PermissionRequested):
+            agent.answer_permission(event.request_id, PermissionAnswer("deny"))
+    assert not (tmp_path / "made.txt").exists()
+    assert agent.messages == ()
+
+
+async def test_a_deny_rule_refuses_the_command_as_it_would_the_models(tmp_path: Path,
+                                                                    fake_llm: FakeLLMServer) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    agent = _agent(tmp_path, fake_llm, deny=("bash(rm:*)",))
+    events = [e async for e in agent.run_user_command("rm keep.txt")]
+    assert not any(isinstance(e, PermissionRequested) for e in events)
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished.is_error and "Permission denied" in finished.content
+    assert (tmp_path / "keep.txt").exists()
+    assert agent.messages == ()
+
+
+async def test_an_abort_while_asking_runs_nothing_and_frees_the_agent(tmp_path: Path,
+                                                                     fake_llm: FakeLLMServer) -> None:
+    agent = _agent(tmp_path, fake_llm)
+    events = []
+    async for event in agent.run_user_command("touch made.txt"):
+        events.append(event)
+        if isinstance(event, PermissionRequested):
+            agent.abort()
+    assert isinstance(events[-1], ToolFinished) and events[-1].is_error
+    assert not (tmp_path / "made.txt").exists() and agent.messages == ()
+    assert not agent.is_running
+
+
+async def test_an_abort_stops_the_command_and_keeps_what_it_printed(tmp_path: Path,
+                                                                   fake_llm: FakeLLMServer) -> None:
+    agent = _agent(tmp_path, fake_llm)
+    async for event in agent.run_user_command("echo started; sleep 30"):
+        if isinstance(event, PermissionRequested):
+            agent.answer_permission(event.request_id, PermissionAnswer("allow_once"))
+        if isinstance(event, ToolProgress) and "started" in event.text:
+            asyncio.get_running_loop().call_soon(agent.abort)
+    recorded = agent.messages[-1].meta["user_command"]
+    assert "started" in recorded["output"] and "Aborted" in recorded["output"]
+
+
+async def test_the_session_keeps_the_command_and_a_resume_does_not_take_it_for_an_unanswered_prompt(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(tmp_path, provider="anthropic", model="claude-haiku-4-5")
+    agent = _agent(tmp_path, fake_llm, session=writer)
+    _ = [e async for e in agent.run_user_command("echo kept")]
+    writer.close()
+
+    loaded = store.load(writer.id)
+    assert loaded.repaired == ()  # no "the previous turn was cut off" note
+    assert loaded.messages[-1].meta["user_command"]["command"] == "echo kept"
+    resumed = _agent(tmp_path, fake_llm, messages=loaded.messages)
+    fake_llm.enqueue(Reply.text("ok"))
+    _ = [e async for e in resumed.run("and now?")]
+    assert "$ echo kept\nkept" in _user_texts(fake_llm.last_request.messages)
