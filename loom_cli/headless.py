@@ -76,7 +76,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
     final: Any = None
     num_turns = 0
     try:
-        async for event in agent.run(prompt):
+        async for event in agent.run(await agent.attach(prompt)):  # @path mentions attach the file
             if output_format == "stream-json":
                 out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
                 out.flush()

@@ -195,7 +195,7 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
         shown = shown.rstrip("/") + "/"
     tool = source.registry.get("ls" if folder else "read_file")
     if not workspace.contains(resolved):
-        return _refused(shown, "it is outside the workspace")
+        return _refused(mention.path, "it is outside the workspace")  # as typed: recognisable
     if tool is None:
         return _refused(shown, f"this agent has no {'ls' if folder else 'read_file'} tool to read it with")
     args: dict[str, Any] = {"path": str(resolved)}
