@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.widgets import TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from loom_engine.events import AgentEvent, Error, PermissionRequested, UsageUpdated
@@ -49,6 +50,7 @@ from .todo_panel import TodoPanel
 from .tool_block import SPINNER
 from .transcript import Transcript, entries_from_messages
 from .trust_screen import settle_trust
+from .user_turns import show_prompt_mode, user_turn
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
@@ -371,6 +373,10 @@ class LoomApp(App[int]):
 
     # --- submitting and running -------------------------------------------------------
 
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is self.prompt:
+            show_prompt_mode(self.prompt, self.prompt.text)
+
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         await self.submit(message.text)
 
@@ -389,7 +395,7 @@ class LoomApp(App[int]):
         self.transcript.add_user(prompt)
         self.transcript.follow()
         agent = self.agent
-        self._start_run(lambda: agent.run(prompt))
+        self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
 
     def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]], phase: str = "thinking") -> None:
         self._run_seq += 1

@@ -158,10 +158,17 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
     for message in messages:
         if message.role == "user":
             text = message.text
-            if message.meta.get("interruption"):
+            command = message.meta.get("user_command")  # `!command`: drawn as it was run
+            if isinstance(command, Mapping):
+                entries.extend(user_command_entries(message.id, command))
+            elif message.meta.get("interruption"):
                 entries.append(Entry("notice", "⏹ interrupted by user", level="warning"))
             elif text.strip():
-                entries.append(Entry("user", text))
+                # A prompt with @-attachments shows what was typed and a line per file.
+                entries.append(Entry("user", str(message.meta.get("prompt", text))))
+                entries.extend(Entry("notice", str(a.get("label", "")),
+                                     level="warning" if a.get("kind") == "refused" else "info")
+                               for a in message.meta.get("attachments", ()) if isinstance(a, Mapping))
         elif message.role == "assistant":
             for part in message.parts:
                 if isinstance(part, ThinkingPart) and part.thinking.strip():
@@ -184,6 +191,14 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
         elif message.role == "system" and message.meta.get("summary"):
             entries.append(Entry("notice", "earlier conversation compacted into a summary"))
     return entries
+
+
+def user_command_entries(call_id: str, command: Mapping[str, Any]) -> list[Entry]:
+    """A saved `!command`: the prompt as typed and its bash block."""
+    text = str(command.get("command", ""))
+    return [Entry("user", f"!{text}"), Entry("tool", tool=ToolCallData(
+        call_id=call_id, name="bash", input={"command": text}, status="error" if command.get("is_error") else "done",
+        content=str(command.get("output", ""))))]
 
 
 class Transcript(VerticalScroll):

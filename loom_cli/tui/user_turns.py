@@ -1,0 +1,64 @@
+"""What a sent prompt starts, and how the prompt looks while it is typed.
+
+`!command` runs the command as the user's own (`Agent.run_user_command`): through
+the permission check, drawn as a bash block, its output kept as context for the
+next request, and no model turn. Any other prompt runs the model with the files and
+folders it `@`-mentions attached (`Agent.attach`); the run's notices list them.
+
+A stand-in agent (tests, benchmarks) without those methods gets the plain prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from textual.widget import Widget
+
+from loom_engine.events import AgentEvent
+
+SHELL_PREFIX = "!"
+SHELL_TITLE = "! shell command · Enter runs it · the output joins the conversation"
+
+
+def shell_command(text: str) -> str | None:
+    """The command of a `!command` prompt; None for any other prompt (or a bare `!`)."""
+    if not text.startswith(SHELL_PREFIX):
+        return None
+    command = text[len(SHELL_PREFIX):].strip()
+    return command or None
+
+
+async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
+    """The events of what ``text`` asks for: a shell command, or a model run."""
+    command = shell_command(text)
+    run_command = getattr(agent, "run_user_command", None)
+    if command is not None and run_command is not None:
+        stream = run_command(command)
+    else:
+        stream = agent.run(await _attached(agent, text))
+    async for event in stream:
+        yield event
+
+
+async def _attached(agent: Any, text: str) -> Any:
+    attach = getattr(agent, "attach", None)
+    if attach is None or "@" not in text:
+        return text
+    return await attach(text)
+
+
+def show_prompt_mode(prompt: Widget, text: str) -> None:
+    """A prompt starting with `!` says it will run as a shell command (title and border)."""
+    shell = text.startswith(SHELL_PREFIX)
+    if shell == prompt.has_class("shell-command"):
+        return
+    prompt.set_class(shell, "shell-command")
+    if shell:
+        colour = prompt.app.get_css_variables().get("warning", "#ffa62b")
+        prompt.styles.border = ("round", colour)
+        prompt.border_title = SHELL_TITLE
+    else:
+        # Back to the prompt's own stylesheet (its focus colour included).
+        prompt.styles.clear_rule("border")
+        prompt.border_title = None
