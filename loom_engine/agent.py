@@ -175,9 +175,8 @@ class Agent:
         run = self._new_run(queue.put_nowait, cancel)
         if isinstance(prompt, UserPrompt):
             self.transcript.append(prompt.message())
-            for attachment in prompt.attachments:  # the user sees what the model got
-                run.emit(Notice(level="info" if attachment.attached else "warning", message=attachment.label,
-                                **run.stamp()))
+            for level, lines in prompt.notes():  # the user sees what the model got
+                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
         else:
             self.transcript.append(Message.user(prompt))
         # Facts that changed since the last turn go at the end of the conversation, never

@@ -92,6 +92,13 @@ class UserPrompt:
     text: str
     attachments: tuple[Attachment, ...] = ()
 
+    def notes(self) -> list[tuple[str, list[str]]]:
+        """(level, lines) for the user: one "info" note listing what was attached, one
+        "warning" note listing what was not; either is left out when empty."""
+        notes = [("info", [a.label for a in self.attachments if a.attached]),
+                 ("warning", [a.label for a in self.attachments if not a.attached])]
+        return [(level, lines) for level, lines in notes if lines]
+
     def message(self) -> Message:
         if not self.attachments:
             return Message.user(self.text)
@@ -213,7 +220,7 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
     except (ToolError, OSError, ValidationError) as error:
         return _refused(shown, str(error))
     if output.is_error:
-        return _refused(shown, _first_line(output.content))
+        return _refused(shown, _first_line(output.content, shown))
     content = source.redact(output.content) if source.redact is not None else output.content
     content = cap_text(content)
     if folder:
@@ -273,7 +280,10 @@ def _refused(shown: str, reason: str) -> Attachment:
     return Attachment(shown, "refused", reason, f"@{shown} not attached: {reason}")
 
 
-def _first_line(text: str) -> str:
+def _first_line(text: str, shown: str) -> str:
+    """The tool's error as a reason: "logo.png is a PNG image; read_file only reads text
+    files." becomes "it is a PNG image" (the label names the file already)."""
     line = text.strip().splitlines()[0] if text.strip() else "it could not be read"
     # read_file's advice to the model ("read_file only reads text files") is not for the user.
-    return line.split("; read_file")[0].rstrip(".")
+    line = line.split("; read_file")[0].rstrip(".")
+    return "it " + line[len(shown) + 1:] if line.startswith(shown + " is ") else line

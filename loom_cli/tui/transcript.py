@@ -166,9 +166,7 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
             elif text.strip():
                 # A prompt with @-attachments shows what was typed and a line per file.
                 entries.append(Entry("user", str(message.meta.get("prompt", text))))
-                entries.extend(Entry("notice", str(a.get("label", "")),
-                                     level="warning" if a.get("kind") == "refused" else "info")
-                               for a in message.meta.get("attachments", ()) if isinstance(a, Mapping))
+                entries.extend(attachment_entries(message.meta.get("attachments", ())))
         elif message.role == "assistant":
             for part in message.parts:
                 if isinstance(part, ThinkingPart) and part.thinking.strip():
@@ -191,6 +189,15 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
         elif message.role == "system" and message.meta.get("summary"):
             entries.append(Entry("notice", "earlier conversation compacted into a summary"))
     return entries
+
+
+def attachment_entries(saved: Any) -> list[Entry]:
+    """A saved prompt's attachments: one line each, those attached first, as they were shown."""
+    items = [a for a in saved if isinstance(a, Mapping)] if isinstance(saved, list) else []
+    attached = [str(a.get("label", "")) for a in items if a.get("kind") != "refused"]
+    refused = [str(a.get("label", "")) for a in items if a.get("kind") == "refused"]
+    return ([Entry("notice", "\n".join(attached))] if attached else []) + (
+        [Entry("notice", "\n".join(refused), level="warning")] if refused else [])
 
 
 def user_command_entries(call_id: str, command: Mapping[str, Any]) -> list[Entry]:

@@ -81,7 +81,7 @@ async def test_a_binary_file_is_refused_with_a_note(tmp_path: Path) -> None:
     prompt = await agent.attach("what is @logo.png")
     [attachment] = prompt.attachments
     assert not attachment.attached
-    assert attachment.label.startswith("@logo.png not attached: logo.png is a")
+    assert attachment.label.startswith("@logo.png not attached: it is a")
     assert "PNG" in attachment.label
     assert "was not attached" in prompt.message().parts[1].text  # type: ignore[union-attr]
 
@@ -151,3 +151,14 @@ async def test_the_request_carries_the_attachment_and_the_user_sees_only_the_lab
     texts = [block["text"] for block in user["content"] if block["type"] == "text"]
     assert texts[0] == "explain @src/app.py"
     assert texts[1].startswith('<attached path="src/app.py"') and "line 120" in texts[1]
+
+
+async def test_the_user_gets_one_note_for_what_was_attached_and_one_for_what_was_not(tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    agent = _agent(tmp_path)
+    prompt = await agent.attach("@src/app.py @README.md @logo.png")
+    assert prompt.notes() == [
+        ("info", ["📎 src/app.py (120 lines)", "📎 README.md (1 line)"]),
+        ("warning", ["@logo.png not attached: it is a PNG image (264 bytes)"]),
+    ]
