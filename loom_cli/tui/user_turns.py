@@ -18,7 +18,7 @@ from textual.widget import Widget
 from loom_engine.events import AgentEvent
 
 SHELL_PREFIX = "!"
-SHELL_TITLE = "! shell command · Enter runs it · the output joins the conversation"
+SHELL_TITLE = "! shell command · Enter runs it"
 
 
 def shell_command(text: str) -> str | None:

@@ -46,7 +46,12 @@ def test_at_file_attaches_the_content_and_shows_one_line(
     term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=width, height=30)
     try:
         term.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt and status bar")
-        term.type("explain @src/app.py please")
+        # In steps, each seen on screen: the file menu that "@" opens must have caught up
+        # before Enter, or Enter would pick from it (a race of its own, not this test's).
+        term.type("explain @src/app.py")
+        term.wait_for(lambda s: "explain @src/app.py" in s, "the mention typed")
+        term.type(" please")
+        term.wait_for(lambda s: "@src/app.py please" in s, "the prompt typed")
         term.keys("Enter")
         screen = term.wait_for(lambda s: "It greets by name." in s, "the answer", timeout=60)
         assert "📎 src/app.py (2 lines)" in screen
