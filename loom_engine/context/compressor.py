@@ -184,7 +184,8 @@ class StructuredCompressor:
         if not any(_is_user_request(m) for m in tail):
             latest = next((m for m in reversed(head) if _is_user_request(m)), None)
             if latest is not None:
-                request = latest.text.strip()
+                # What the user typed, without the files it attached (see attachments.py).
+                request = str(latest.meta.get("prompt", latest.text)).strip()
                 if len(request) > LATEST_REQUEST_CHARS:
                     request = request[:LATEST_REQUEST_CHARS].rstrip() + " [... cut]"
                 text += "\n\nThe user's latest request, verbatim:\n" + _quote(request)
@@ -280,7 +281,8 @@ def _is_results(message: Message) -> bool:
 
 def _is_user_request(message: Message) -> bool:
     return (message.role == "user" and not _is_results(message) and bool(message.text.strip())
-            and not any(message.meta.get(k) for k in ("summary", "trimmed", "interruption", "reminder")))
+            and not any(message.meta.get(k) for k in ("summary", "trimmed", "interruption", "reminder",
+                                                      "user_command")))
 
 
 def _safe_start(messages: Sequence[Message], index: int) -> bool:

@@ -331,8 +331,9 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
             elif kind == "message":
                 message = _message(record.get("message"))
                 messages.append(message)
-                if not first_prompt and message.role == "user" and not message.meta:
-                    first_prompt = message.text
+                # A prompt with @-attachments names what was typed in its meta.
+                if not first_prompt and message.role == "user" and (not message.meta or "prompt" in message.meta):
+                    first_prompt = str(message.meta.get("prompt", message.text))
             elif kind == "turn_state":
                 state = TurnState.from_dict(_mapping(record.get("state"), "the turn state"))
             elif kind == "compaction":

@@ -7,12 +7,19 @@ from pathlib import Path
 
 from builtin_tools import default_tools
 from loom_engine.agent import Agent
-from loom_engine.attachments import MAX_ATTACHMENTS, find_mentions
+from loom_engine.attachments import MAX_ATTACHMENTS, Attachment, UserPrompt, find_mentions
 from loom_engine.config import AgentConfig
+from loom_engine.context.compressor import StructuredCompressor
+from loom_engine.context.prompts import COMPACTION_SECTIONS
+from loom_engine.context.tokens import TokenCounter
 from loom_engine.events import Finished, Notice
+from loom_engine.messages import Message, TextPart, ToolResultPart, ToolUsePart
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
+from loom_engine.providers.scripted import ScriptedProvider
+from loom_engine.sessions.store import SessionStore
+from loom_engine.user_command import context_text
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 
@@ -162,3 +169,35 @@ async def test_the_user_gets_one_note_for_what_was_attached_and_one_for_what_was
         ("info", ["📎 src/app.py (120 lines)", "📎 README.md (1 line)"]),
         ("warning", ["@logo.png not attached: it is a PNG image (264 bytes)"]),
     ]
+
+
+def _attached_prompt(text: str, content: str) -> Message:
+    attachment = Attachment("src/big.py", "file", content, "📎 src/big.py (1 line)", (1, 1), 1)
+    return UserPrompt(text, (attachment,)).message()
+
+
+def test_a_session_lists_an_attached_prompt_by_what_was_typed(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    writer = store.create(Path("/work/repo"), provider="anthropic", model="m")
+    writer.append_message(_attached_prompt("explain @src/big.py", "ATTACHED CONTENT"))
+    writer.close()
+    [info] = store.list(Path("/work/repo"))[0]
+    assert info.first_prompt == "explain @src/big.py"
+
+
+async def test_compaction_quotes_the_typed_request_not_its_attachments_nor_a_later_shell_command() -> None:
+    history = [_attached_prompt("Please port the CLI to typer, keeping every flag.", "ATTACHED " * 500)]
+    for t in range(10):
+        use = ToolUsePart(f"t{t}", "bash", {"command": f"pytest -k case{t}"})
+        history += [Message.assistant(use), Message.tool_results([ToolResultPart(use.id, "out\n" * 300)])]
+    history += [Message.assistant(TextPart("Ported.")),
+                Message.user(context_text("git status", "clean\nExit code: 0"),
+                             user_command={"command": "git status", "output": "clean", "is_error": False})]
+    summary_text = "\n\n".join(f"## {name}\nported" for name in COMPACTION_SECTIONS)
+    provider = ScriptedProvider([{"text": summary_text}])
+    compressor = StructuredCompressor(provider, "m", TokenCounter(allow_tiktoken=False))
+    result = await compressor.compact(history, keep_recent_tokens=200)
+    assert result.method == "summary"
+    summary = result.messages[0].text
+    assert "> Please port the CLI to typer, keeping every flag." in summary
+    assert "ATTACHED" not in summary
