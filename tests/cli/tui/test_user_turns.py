@@ -77,3 +77,19 @@ async def test_a_bang_command_that_needs_approval_asks_first(harness: Harness, r
         await pilot.press("y")
         await wait_idle(pilot, app)
         assert (repo / "made.txt").exists()
+
+
+async def test_esc_stops_a_bang_command_and_keeps_what_it_printed(harness: Harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await send(pilot, "!echo started; sleep 30")
+        await wait_for(pilot, lambda: app.permission_queue.asking)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("started" in b.data.live or "started" in b.data.content
+                                          for b in app.transcript.query(ToolBlock)))
+        await pilot.press("escape")
+        await wait_idle(pilot, app)
+        recorded = app.agent.messages[-1].meta["user_command"]
+        assert "started" in recorded["output"] and "Aborted" in recorded["output"]
+        assert "interrupted" in screen_text(app)
