@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .bus import EventBus
@@ -43,6 +44,14 @@ if TYPE_CHECKING:
     from .skills.catalog import SkillCatalog
 
 _DONE = object()
+
+
+@dataclass(frozen=True)
+class UnsentPrompt:
+    """A prompt taken back out of the conversation: the request failed before any answer."""
+
+    text: str
+    error: Error  # why the run ended
 
 
 class Agent:
@@ -77,6 +86,7 @@ class Agent:
 
         self._changing_facts = ChangingFacts(workspace)
         self._running = False
+        self._unsent: UnsentPrompt | None = None
 
     # --- public API --------------------------------------------------------------------
 
@@ -131,6 +141,12 @@ class Agent:
         before that loop ends. The agent can run again afterwards (a new client is made)."""
         await self.client.aclose()
 
+    def take_unsent_prompt(self) -> UnsentPrompt | None:
+        """The last run's prompt if it failed before any answer (and was taken out of the
+        conversation, so the next prompt is not merged with it); asked once."""
+        unsent, self._unsent = self._unsent, None
+        return unsent
+
     def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
         return self.bus.respond(request_id, answer)
 
@@ -158,15 +174,24 @@ class Agent:
             self.bus.reset()
             cancel = self.bus.cancel_token
         self._state = self._state.resumed()
+        self._unsent = None
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        run = self._new_run(queue.put_nowait, cancel)
-        self.transcript.append(Message.user(prompt))
+        errors: list[Error] = []
+
+        def emit(event: Any) -> None:
+            if isinstance(event, Error) and event.depth == 0:
+                errors.append(event)
+            queue.put_nowait(event)
+
+        run = self._new_run(emit, cancel)
+        message = Message.user(prompt)
+        self.transcript.append(message)
         # Facts that changed since the last turn go at the end of the conversation, never
         # into the system prompt, so the cached prefix stays byte-identical.
         reminder = self._changing_facts.collect(self._tool_state)
         if reminder:
             self.transcript.append(Message.user(reminder, reminder=True))
-        task = asyncio.create_task(self._drive(run, queue))
+        task = asyncio.create_task(self._drive(run, queue, (message.id, prompt, errors)))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
         try:
             while True:
@@ -220,11 +245,14 @@ class Agent:
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
                    make_tool_context=self._tool_context)
 
-    async def _drive(self, run: Run, queue: asyncio.Queue[Any]) -> None:
+    async def _drive(self, run: Run, queue: asyncio.Queue[Any],
+                     prompt: tuple[str, str, list[Error]] | None = None) -> None:
         try:
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)
+            if final.stop_reason == "error" and prompt is not None:
+                self._take_back(*prompt)
         except (asyncio.CancelledError, Exception) as error:
             if isinstance(error, asyncio.CancelledError) or run.cancel.cancelled:
                 self._close_aborted(run)
@@ -232,6 +260,13 @@ class Agent:
                 self._close_crashed(run, error)
         finally:
             queue.put_nowait(_DONE)
+
+    def _take_back(self, prompt_id: str, text: str, errors: list[Error]) -> None:
+        """A request that failed before any answer (401, 529 after retries...) leaves the
+        prompt unanswered; kept, the next prompt would be merged with it unseen. It is
+        taken out, and the caller can offer it again (the chat puts it back in the input)."""
+        if errors and self.transcript.drop_unanswered_prompt(prompt_id):
+            self._unsent = UnsentPrompt(text, errors[-1])
 
     @staticmethod
     async def _cancel_when_aborted(cancel: CancelToken, task: asyncio.Task[None]) -> None:
