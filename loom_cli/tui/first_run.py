@@ -48,36 +48,36 @@ def missing_key(error: BaseException, environ: Mapping[str, str]) -> MissingKey 
 
 
 def setup_title(missing: MissingKey) -> str:
-    return f"✗ No API key: {missing.variable} is not set, so Loom cannot reach a model yet."
+    return f"✗ No API key: {missing.variable} is not set, so no model can answer yet."
 
 
 def setup_text(missing: MissingKey, config_file: Path) -> str:
-    """The first-run screen: what to set, how to pick another provider, what still works."""
+    """The first-run screen: what to set, how to pick another provider, what still works.
+
+    Short lines: it must read well at 60 columns.
+    """
     config = _home_relative(config_file)
-    lines = [f"Loom is set to use {missing.provider}. Set its key, then start loom again:",
+    local = ["a local OpenAI-compatible server", "(Ollama, vLLM, llama.cpp, LM Studio):",
+             f"    export {OPENAI_BASE_URL}={LOCAL_URL_EXAMPLE}"]
+    lines = [f"Set the key for {missing.provider}, then start loom again:",
              f"    export {missing.variable}=…", ""]
     if missing.provider == "openai":
-        lines += ["Or point it at a local OpenAI-compatible server",
-                  "(Ollama, vLLM, llama.cpp, LM Studio):",
-                  f"    export {OPENAI_BASE_URL}={LOCAL_URL_EXAMPLE}", "",
-                  "Or use Anthropic:",
-                  f"    export {KEY_VARIABLES['anthropic']}=…  and  loom --provider anthropic", ""]
+        lines += ["Or point it at " + local[0], *local[1:], "", "Or use Anthropic:",
+                  f"    export {KEY_VARIABLES['anthropic']}=…", "    loom --provider anthropic", ""]
     else:
-        lines += ["Or use OpenAI:",
-                  f"    export {KEY_VARIABLES['openai']}=…  and  loom --provider openai",
-                  "Or a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio):",
-                  f"    export {OPENAI_BASE_URL}={LOCAL_URL_EXAMPLE}  and  loom --provider openai", ""]
-    lines += ["Pick the provider with --provider, the LOOM_PROVIDER variable,",
+        lines += ["Or use OpenAI:", f"    export {KEY_VARIABLES['openai']}=…", "    loom --provider openai",
+                  "Or " + local[0], *local[1:], "    loom --provider openai", ""]
+    lines += ["Pick the provider with --provider, LOOM_PROVIDER,",
               f"or provider = \"openai\" in {config}",
-              "(a local server can also go there: base_url under [openai]).", "",
-              "The chat stays open: /help lists the commands, /model shows the model.",
-              "Ctrl+D quits."]
+              "(base_url under [openai] there names a local server).", "",
+              "The chat stays open: /help lists the commands,",
+              "/model shows the model. Ctrl+D quits."]
     return "\n".join(lines)
 
 
 def not_sent_line(agent_error: str) -> str:
     """Why a prompt stays in the input when no agent could start."""
-    return f"✗ not sent: {agent_error}, so no model can answer (see above) — your message stays in the prompt"
+    return f"✗ not sent: {agent_error} (see above) — your message stays in the prompt"
 
 
 def unsent_line(error: Error) -> str:
@@ -97,13 +97,13 @@ def _short_reason(error: Error) -> str:
 
 def welcome_text(workspace: str, provider: str, model: str) -> str:
     """The first start's welcome: the three keys that matter, what answers, where help is."""
-    using = " · ".join(part for part in (provider, model) if part) or "no provider yet"
+    using = " · ".join(f"{label}: {value}" for label, value in (("provider", provider), ("model", model)) if value)
     return "\n".join([
         f"Welcome to Loom · {workspace}",
-        f"  model: {using}",
+        f"  {using or 'no provider yet'}",
         "  Enter        send (Shift+Enter or Ctrl+J: a new line)",
         "  Esc          interrupt the assistant",
-        "  Shift+Tab    permission mode: default, accept-edits, plan",
+        "  Shift+Tab    switch the permission mode",
         "  /help        the commands · Ctrl+D quits",
     ])
 
