@@ -567,7 +567,10 @@ class LoomApp(App[int]):
             now = time.monotonic()
             if now - self._quit_asked_at > QUIT_CONFIRM_S:
                 self._quit_asked_at = now
-                self.activity.show_hint("a run is going — Ctrl+D again to stop it and quit", QUIT_CONFIRM_S)
+                question = "a run is going — Ctrl+D again to stop it and quit"
+                self.activity.show_hint(question, QUIT_CONFIRM_S)
+                if len(self.screen_stack) > 1:  # a dialog covers the activity line
+                    self.notify(question, timeout=QUIT_CONFIRM_S)
                 return
             self.agent.abort()
         self.exit(0)

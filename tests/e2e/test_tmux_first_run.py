@@ -97,3 +97,23 @@ def test_ctrl_d_during_a_run_asks_before_quitting(tmp_path: Path, workspace: Pat
         term.wait_for(lambda s: "loom --continue" in s, "loom to quit and print the summary", timeout=20)
     finally:
         term.close()
+
+
+def test_the_first_start_welcomes_and_later_ones_show_one_line(tmp_path: Path, workspace: Path,
+                                                               fake_llm: FakeLLMServer) -> None:
+    env = terminal_env(tmp_path, fake_llm)
+    term = open_loom(workspace, env, width=100, height=30)
+    try:
+        screen = term.wait_for(lambda s: ready(s) and "Welcome to Loom" in s, "the welcome", timeout=60)
+        for words in ("Enter", "Esc", "Shift+Tab", "/help", "provider: anthropic", "model: claude-sonnet-4-5"):
+            assert words in screen
+        term.keys("C-d")
+        term.wait_for(lambda s: "Ask Loom" not in s, "loom to quit")
+    finally:
+        term.close()
+    term = open_loom(workspace, env, width=100, height=30)
+    try:
+        screen = term.wait_for(lambda s: ready(s) and "/help for commands" in s, "the one-line notice", timeout=60)
+        assert "Welcome to Loom" not in screen
+    finally:
+        term.close()
