@@ -51,7 +51,9 @@ def exit_summary(messages: Sequence[Message], session_id: str | None, width: int
 
 def _excerpt(text: str, count: int, width: int, *, first: str, rest: str) -> list[str]:
     """The first ``count`` non-blank lines of ``text``, each cut to ``width``; '…' if more."""
-    source = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    # Code fences are markup, not content: the code itself reads fine without them.
+    source = [line.rstrip() for line in text.strip().splitlines()
+              if line.strip() and not line.lstrip().startswith("```")]
     shown = source[:count]
     lines = []
     for number, line in enumerate(shown):

@@ -128,6 +128,9 @@ def test_the_exit_summary_shows_the_last_exchange_and_how_to_continue() -> None:
     assert all(len(line) <= 60 for line in lines)
     assert "loom --continue" in text and "loom --resume 20261123-abcd" in text
     assert exit_summary([], "x", 80) == ""
+    fenced = exit_summary([Message.user("show it"), Message.assistant(TextPart("Here:\n```python\nx = 1\n```"))],
+                          None, 80)
+    assert "```" not in fenced and "  x = 1" in fenced and "--resume" not in fenced
 
 
 async def test_ctrl_d_during_a_permission_question_asks_where_it_can_be_seen(harness: Harness) -> None:
