@@ -152,3 +152,25 @@ async def test_ctrl_d_during_a_permission_question_asks_where_it_can_be_seen(har
         await pilot.press("ctrl+d")
         await pilot.pause()
     assert app.return_value == 0
+
+
+def test_the_setup_note_follows_the_provider_in_use() -> None:
+    from loom_cli.tui.first_run import missing_key, setup_text
+    from loom_cli.tui.options import AgentUnavailable
+
+    def failed(message: str) -> AgentUnavailable:
+        try:
+            try:
+                raise ProviderError("config", message)
+            except ProviderError as cause:
+                raise AgentUnavailable(message) from cause
+        except AgentUnavailable as error:
+            return error
+
+    openai = missing_key(failed("OPENAI_API_KEY is not set; export it, or set OPENAI_BASE_URL"), {})
+    assert openai is not None and openai.provider == "openai"
+    text = setup_text(openai, Path("/home/u/.config/loom/config.toml"))
+    assert text.startswith("Set the key for openai") and "export OPENAI_BASE_URL=" in text
+    assert "loom --provider anthropic" in text
+    assert missing_key(failed("OPENAI_API_KEY is not set"), {"OPENAI_API_KEY": "sk-x"}) is None
+    assert missing_key(failed("invalid base URL 'x' from OPENAI_BASE_URL"), {}) is None
