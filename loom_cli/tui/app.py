@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -225,8 +226,6 @@ class LoomApp(App[int]):
 
     def _show_no_agent(self, error: AgentUnavailable) -> None:
         """The first-run screen when the provider has no key; the error line otherwise."""
-        import os
-
         missing = missing_key(error, os.environ)
         if missing is None:
             self.agent_error = str(error)
