@@ -17,6 +17,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
@@ -46,6 +47,14 @@ if TYPE_CHECKING:
     from .skills.catalog import SkillCatalog
 
 _DONE = object()
+
+
+@dataclass(frozen=True)
+class UnsentPrompt:
+    """A prompt taken back out of the conversation: the request failed before any answer."""
+
+    text: str
+    error: Error  # why the run ended
 
 
 class Agent:
@@ -80,6 +89,7 @@ class Agent:
 
         self._changing_facts = ChangingFacts(workspace)
         self._running = False
+        self._unsent: UnsentPrompt | None = None
 
     # --- public API --------------------------------------------------------------------
 
@@ -134,6 +144,12 @@ class Agent:
         before that loop ends. The agent can run again afterwards (a new client is made)."""
         await self.client.aclose()
 
+    def take_unsent_prompt(self) -> UnsentPrompt | None:
+        """The last run's prompt if it failed before any answer (and was taken out of the
+        conversation, so the next prompt is not merged with it); asked once."""
+        unsent, self._unsent = self._unsent, None
+        return unsent
+
     def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
         return self.bus.respond(request_id, answer)
 
@@ -171,20 +187,32 @@ class Agent:
             self.bus.reset()
             cancel = self.bus.cancel_token
         self._state = self._state.resumed()
+        self._unsent = None
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        run = self._new_run(queue.put_nowait, cancel)
+        errors: list[Error] = []
+
+        def emit(event: Any) -> None:
+            if isinstance(event, Error) and event.depth == 0:
+                errors.append(event)
+            queue.put_nowait(event)
+
+        run = self._new_run(emit, cancel)
         if isinstance(prompt, UserPrompt):
-            self.transcript.append(prompt.message())
+            message = prompt.message()
+            typed = prompt.text
+            self.transcript.append(message)
             for level, lines in prompt.notes():  # the user sees what the model got
                 run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
         else:
-            self.transcript.append(Message.user(prompt))
+            message = Message.user(prompt)
+            typed = prompt
+            self.transcript.append(message)
         # Facts that changed since the last turn go at the end of the conversation, never
         # into the system prompt, so the cached prefix stays byte-identical.
         reminder = self._changing_facts.collect(self._tool_state)
         if reminder:
             self.transcript.append(Message.user(reminder, reminder=True))
-        task = asyncio.create_task(self._drive(run, queue))
+        task = asyncio.create_task(self._drive(run, queue, (message.id, typed, errors)))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
         try:
             async with aclosing(self._relay(queue, task, cancel)) as events:
@@ -273,11 +301,14 @@ class Agent:
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
                    make_tool_context=self._tool_context)
 
-    async def _drive(self, run: Run, queue: asyncio.Queue[Any]) -> None:
+    async def _drive(self, run: Run, queue: asyncio.Queue[Any],
+                     prompt: tuple[str, str, list[Error]] | None = None) -> None:
         try:
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)
+            if final.stop_reason == "error" and prompt is not None:
+                self._take_back(*prompt)
         except (asyncio.CancelledError, Exception) as error:
             if isinstance(error, asyncio.CancelledError) or run.cancel.cancelled:
                 self._close_aborted(run)
@@ -285,6 +316,13 @@ class Agent:
                 self._close_crashed(run, error)
         finally:
             queue.put_nowait(_DONE)
+
+    def _take_back(self, prompt_id: str, text: str, errors: list[Error]) -> None:
+        """A request that failed before any answer (401, 529 after retries...) leaves the
+        prompt unanswered; kept, the next prompt would be merged with it unseen. It is
+        taken out, and the caller can offer it again (the chat puts it back in the input)."""
+        if errors and self.transcript.drop_unanswered_prompt(prompt_id):
+            self._unsent = UnsentPrompt(text, errors[-1])
 
     @staticmethod
     async def _cancel_when_aborted(cancel: CancelToken, task: asyncio.Task[None]) -> None:

@@ -60,6 +60,22 @@ class Transcript:
     def clear(self) -> None:
         self._messages.clear()
 
+    def drop_unanswered_prompt(self, prompt_id: str) -> bool:
+        """Take back a prompt the run failed on before any answer; True if it was taken back.
+
+        Only when nothing but reminders follows it: a prompt the model already acted on
+        (tool calls, partial text) stays, since what was done must stay in the history.
+        Reminders stay too: each change they report is mentioned once. The session gets
+        the history without it (a whole-history record, as after a compaction).
+        """
+        index = next((i for i, m in enumerate(self._messages) if m.id == prompt_id), None)
+        if index is None or any(not m.meta.get("reminder") for m in self._messages[index + 1:]):
+            return False
+        del self._messages[index]
+        if self.session is not None:
+            self.session.append_compaction(self._messages)
+        return True
+
     def close_interrupted_turn(self, *, partial_text: str, completed: Mapping[str, ToolResultPart],
                                running: Mapping[str, str], reason: str) -> str:
         """Append what makes a cut-off turn valid; returns what was cut off, in words."""

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
@@ -33,6 +35,16 @@ from loom_engine.workspace import find_workspace_root
 
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
+from .exit_summary import exit_summary
+from .first_run import (
+    first_start,
+    missing_key,
+    not_sent_line,
+    setup_text,
+    setup_title,
+    unsent_line,
+    welcome_text,
+)
 from .markdown_stream import warm_up_highlighting
 from .options import (
     AgentUnavailable,
@@ -59,6 +71,8 @@ __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 
 # How long replacing the agent waits for an interrupted run to close its turn.
 RUN_CLOSE_TIMEOUT_S = 5.0
+# How long a first Ctrl+D during a run waits for the second one that quits.
+QUIT_CONFIRM_S = 3.0
 
 
 class LoomApp(App[int]):
@@ -72,6 +86,9 @@ class LoomApp(App[int]):
 
     TITLE = "Loom"
     FULL_COLLECT_EVERY = 25
+    # The very first start shows a welcome once the agent is known (set by run_tui).
+    show_welcome = False
+    _quit_asked_at = 0.0
     CSS = """
     Screen {
         layout: vertical;
@@ -148,8 +165,9 @@ class LoomApp(App[int]):
 
     def on_mount(self) -> None:
         self.prompt.focus()
-        self.transcript.add_notice(f"Loom · {self.workspace_root.name or self.workspace_root}"
-                                   " · /help for commands · Esc interrupts · Ctrl+D quits", "info")
+        if not self.show_welcome:  # the welcome comes once the provider is known
+            self.transcript.add_notice(f"Loom · {self.workspace_root.name or self.workspace_root}"
+                                       " · /help for commands · Esc interrupts · Ctrl+D quits", "info")
         self._set_status(note="loading…")
         self.set_interval(0.1, self._tick)
         self.call_after_refresh(self._first_frame)
@@ -201,12 +219,33 @@ class LoomApp(App[int]):
         try:
             built = await build_agent(options)
         except AgentUnavailable as error:
-            self.agent_error = str(error)
-            self.transcript.add_notice(f"✗ cannot start the agent: {error}", "error")
+            self._show_no_agent(error)
             self._set_status(note="no agent")
             self.loaded.set()
             return
         await self._install_agent(built.agent, built.warnings, announce)
+        self._welcome(getattr(self.agent.config, "provider", "") if self.agent is not None else "")
+
+    def _show_no_agent(self, error: AgentUnavailable) -> None:
+        """The first-run screen when the provider has no key; the error line otherwise."""
+        missing = missing_key(error, os.environ)
+        if missing is None:
+            self.agent_error = str(error)
+            self._welcome("")
+            self.transcript.add_notice(f"✗ cannot start the agent: {error}", "error")
+            return
+        from loom_engine.paths import user_config_file
+
+        self.agent_error = f"{missing.variable} is not set"
+        self._welcome(missing.provider)
+        self.transcript.add_notice(setup_title(missing), "error")
+        self.transcript.add_notice(setup_text(missing, user_config_file()), "output")
+
+    def _welcome(self, provider: str) -> None:
+        if self.show_welcome:
+            self.show_welcome = False
+            self.transcript.add_notice(welcome_text(self.workspace_root.name or str(self.workspace_root),
+                                                    provider, self.model), "output")
 
     async def _install_agent(self, agent: Agent, warnings: Sequence[str], announce: str | None) -> None:
         self.agent = agent
@@ -385,6 +424,13 @@ class LoomApp(App[int]):
         if command is not None:
             await run_command(self, command)
             return
+        if self.agent is None and self.agent_error is not None:
+            # No agent will come to take it: the text stays where the user can keep it.
+            if not self.prompt.text.strip():
+                self.prompt.set_text(text)
+            self.transcript.add_notice(not_sent_line(self.agent_error), "error")
+            self.transcript.follow()
+            return
         self.queue.append(text)
         self._pump()
 
@@ -428,7 +474,21 @@ class LoomApp(App[int]):
             self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
         if self.running:
             self.end_run()
+        self._give_back_unsent()
         self._pump()
+
+    def _give_back_unsent(self) -> None:
+        """A prompt whose request failed before any answer goes back into the input."""
+        take = getattr(self.agent, "take_unsent_prompt", None)  # stand-in agents have none
+        unsent = take() if callable(take) else None
+        if unsent is None:
+            return
+        # Like after an interrupt: what was waiting comes back too, the user decides.
+        texts = [unsent.text, *self.queue, self.prompt.text]
+        self.queue.clear()
+        self.prompt.set_text("\n\n".join(t for t in texts if t.strip()))
+        self.transcript.add_notice(unsent_line(unsent.error), "warning")
+        self.prompt.focus()
 
     def end_run(self) -> None:
         if self.options.manage_gc:
@@ -508,6 +568,15 @@ class LoomApp(App[int]):
 
     def action_quit_now(self) -> None:
         if self.running and self.agent is not None:
+            # Work is going on: one key press too many must not throw it away.
+            now = time.monotonic()
+            if now - self._quit_asked_at > QUIT_CONFIRM_S:
+                self._quit_asked_at = now
+                question = "a run is going — Ctrl+D again to stop it and quit"
+                self.activity.show_hint(question, QUIT_CONFIRM_S)
+                if len(self.screen_stack) > 1:  # a dialog covers the activity line
+                    self.notify(question, timeout=QUIT_CONFIRM_S)
+                return
             self.agent.abort()
         self.exit(0)
 
@@ -523,7 +592,31 @@ class LoomApp(App[int]):
 def run_tui(options: TuiOptions) -> int:
     """Run the full-screen app until the user quits; the process exit code."""
     app = LoomApp(options)
+    app.show_welcome = first_start(_data_dir(options))
     result = app.run()
     if app.return_code:
         return app.return_code  # Textual already printed the crash
+    _print_exit_summary(app)
     return int(result or 0)
+
+
+def _data_dir(options: TuiOptions) -> Path:
+    if options.data_dir is not None:
+        return options.data_dir
+    from loom_engine.paths import data_dir
+
+    return data_dir()
+
+
+def _print_exit_summary(app: LoomApp) -> None:
+    """Back on the normal screen: the last exchange and how to continue it."""
+    import shutil
+
+    if app.agent is None:
+        if app.agent_error:
+            print(f"Loom did not reach a model: {app.agent_error}", flush=True)
+        return
+    text = exit_summary(list(app.agent.messages or ()), getattr(app.agent, "session_id", None),
+                        shutil.get_terminal_size().columns)
+    if text:
+        print(text, flush=True)

@@ -45,8 +45,9 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
         url = _base_url(base_url, environ, BASE_URL_ENV)
         secret = api_key or environ.get(API_KEY_ENV)
         if not secret:
-            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it or put the key in the "
-                                          "config (or use --provider scripted to try Loom without one)")
+            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it (keys are read from the "
+                                          "environment only), or choose another provider with --provider "
+                                          "or LOOM_PROVIDER")
         return AnthropicProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout,
                                  stream_timeouts=stream_timeouts)
     if key == "openai":

@@ -1,0 +1,65 @@
+"""What stays on the terminal after the chat closes: the last exchange and how to go on.
+
+The full-screen app lives on the alternate screen, which the terminal throws away on
+exit; without this the work would vanish from view. Printed to the normal screen once
+the app has left it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from loom_engine.messages import Message
+
+PROMPT_LINES = 2
+ANSWER_LINES = 4
+
+
+def last_exchange(messages: Sequence[Message]) -> tuple[str, str] | None:
+    """(the last prompt the user typed, the answer to it: '' if none came), or None."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not message.meta and message.text.strip():
+            answers = [m.text for m in messages[index + 1:] if m.role == "assistant" and m.text.strip()]
+            return message.text, (answers[-1] if answers else "")
+    return None
+
+
+def exit_summary(messages: Sequence[Message], session_id: str | None, width: int) -> str:
+    """The lines to print, '' when there was no exchange to go back to."""
+    exchange = last_exchange(messages)
+    if exchange is None:
+        return ""
+    prompt, answer = exchange
+    width = max(width, 30)
+    lines = ["Last exchange:"]
+    lines += _excerpt(prompt, PROMPT_LINES, width, first="> ", rest="  ")
+    if answer:
+        lines += _excerpt(answer, ANSWER_LINES, width, first="  ", rest="  ")
+    else:
+        lines.append("  (no answer: the run stopped before one came)")
+    follow = ["Continue this conversation: loom --continue"]
+    if session_id:
+        resume = f"(or loom --resume {session_id})"
+        if len(follow[0]) + 2 + len(resume) <= width:
+            follow[0] += "  " + resume
+        else:
+            follow.append("  " + resume)
+    lines += ["", *follow]
+    return "\n".join(lines)
+
+
+def _excerpt(text: str, count: int, width: int, *, first: str, rest: str) -> list[str]:
+    """The first ``count`` non-blank lines of ``text``, each cut to ``width``; '…' if more."""
+    # Code fences are markup, not content: the code itself reads fine without them.
+    source = [line.rstrip() for line in text.strip().splitlines()
+              if line.strip() and not line.lstrip().startswith("```")]
+    shown = source[:count]
+    lines = []
+    for number, line in enumerate(shown):
+        prefix = first if number == 0 else rest
+        room = width - len(prefix)
+        lines.append(prefix + (line if len(line) <= room else line[:room - 1] + "…"))
+    if len(source) > count:
+        lines.append(rest + "…")
+    return lines
