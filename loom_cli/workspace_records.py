@@ -66,6 +66,8 @@ class WorkspaceRecords:
             workspaces.setdefault(self.key(workspace), {})["trusted_settings"] = settings_hash
 
     def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
+        if not rules:
+            return  # an answer that saves nothing writes nothing
         with self._editing() as workspaces:
             entry = workspaces.setdefault(self.key(workspace), {})
             saved = [rule for rule in entry.get("allow", []) if isinstance(rule, str)]

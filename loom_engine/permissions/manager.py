@@ -99,7 +99,9 @@ class PermissionManager:
         if self._parent is not None:
             self._parent.allow_for_session(rules)
             return
-        self._store.add(RuleLayer(SOURCE_SESSION, allow=tuple(rules)))
+        texts = tuple(rules)
+        if texts:
+            self._store.add(RuleLayer(SOURCE_SESSION, allow=texts))
 
     def allow_for_project(self, rules: Iterable[str]) -> None:
         """Allow these rules now and in later sessions (kept by the ``save_rules``
@@ -108,6 +110,8 @@ class PermissionManager:
             self._parent.allow_for_project(rules)
             return
         texts = tuple(rules)
+        if not texts:
+            return  # nothing to keep: never write an empty rule list
         for text in texts:  # validate everything before saving anything
             self._store.compile("allow", text, SOURCE_SAVED)
         if self._save_rules is None:
