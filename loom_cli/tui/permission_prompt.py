@@ -29,9 +29,9 @@ from typing import Any
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from loom_engine.events import PermissionRequested
@@ -177,8 +177,11 @@ class PermissionPrompt(Vertical, can_focus=True):
         # The transcript above scrolls while the question waits.
         Binding("pageup", "scroll_transcript(-1)", "scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "scroll down", show=False),
-        Binding("up", "scroll_preview(-1)", show=False),
-        Binding("down", "scroll_preview(1)", show=False),
+        Binding("shift+up", "scroll_preview(-1)", show=False),
+        Binding("shift+down", "scroll_preview(1)", show=False),
+        # As in Claude Code: arrows pick a choice, Enter takes it (the letters do both).
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
     ]
 
     def __init__(self, *, scroll_transcript: Callable[[int], None] = lambda pages: None,
@@ -190,6 +193,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._opened = 0.0
         self._on_reply: Callable[[PromptReply], None] | None = None
         self._choices: dict[str, Choice] = {}
+        self._selected = 0
         # Answer keys pressed before the question was live (for tests and the curious).
         self.ignored_keys: list[str] = []
 
@@ -203,6 +207,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._opened = time.monotonic()
         choices = choices_for(request)
         self._choices = {c.key: c for c in choices}
+        self._selected = 0
         self.remove_children()
         self.mount_all(list(self._widgets(request, choices)))
         self.remove_class("noting")
@@ -223,22 +228,27 @@ class PermissionPrompt(Vertical, can_focus=True):
     def is_open(self) -> bool:
         return self.request is not None
 
-    def _widgets(self, request: PermissionRequested, choices: tuple[Choice, ...]) -> list[Static | VerticalScroll | Input]:
-        widgets: list[Static | VerticalScroll | Input] = [Static(Text(f"⚠ {describe_request(request)}"), id="title")]
+    def _widgets(self, request: PermissionRequested, choices: tuple[Choice, ...]) -> list[Widget]:
+        widgets: list[Widget] = [Static(Text(f"⚠ {describe_request(request)}"), id="title")]
         if request.reason:
             widgets.append(Static(Text(request.reason), id="reason"))
         widgets.append(VerticalScroll(preview_widget(request), id="preview"))
         if request.suggested_rules:
             rules = "always allow saves: " + ", ".join(request.suggested_rules)
         else:
-            rules = f"no “always allow”: no rule can cover this {_what(request)}, so Loom asks each time"
+            rules = f"no rule can cover this {_what(request)}: Loom asks each time"
         widgets.append(Static(Text(rules), id="rules"))
-        for choice in choices:
-            line = Text.assemble(("❯ " if choice.key == "y" else "  "),
-                                 (choice.key, "bold red" if choice.danger else "bold green"), "  ", choice.label)
-            widgets.append(Static(line, classes="choice", id=f"choice-{choice.key}"))
+        for index, choice in enumerate(choices):
+            widgets.append(Static(self._choice_line(choice, index == self._selected), classes="choice",
+                                  id=f"choice-{choice.key}"))
         widgets.append(Input(placeholder="what Loom should do instead; Enter sends, Esc goes back", id="note"))
         return widgets
+
+    @staticmethod
+    def _choice_line(choice: Choice, selected: bool) -> Text:
+        return Text.assemble(("❯ " if selected else "  ", "bold"),
+                             (choice.key, "bold red" if choice.danger else "bold green"), "  ",
+                             (choice.label, "bold" if selected else ""))
 
     def _arm(self, opened: float) -> None:
         if opened == self._opened:
@@ -280,14 +290,19 @@ class PermissionPrompt(Vertical, can_focus=True):
             if not self.armed:
                 self.ignored_keys.append(event.key)
                 return
-            choice = self._choices.get(character)
-            if choice is None:
-                return
-            if choice.reply is None:
-                self.add_class("noting")
-                self.query_one("#note", Input).focus()
+            if event.key == "enter":
+                choice: Choice | None = list(self._choices.values())[self._selected]
             else:
-                self._reply(choice.reply)
+                choice = self._choices.get(character)
+            if choice is not None:
+                self._choose(choice)
+
+    def _choose(self, choice: Choice) -> None:
+        if choice.reply is None:
+            self.add_class("noting")
+            self.query_one("#note", Input).focus()
+        else:
+            self._reply(choice.reply)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -295,6 +310,16 @@ class PermissionPrompt(Vertical, can_focus=True):
 
     def action_scroll_transcript(self, pages: int) -> None:
         self._scroll_transcript(pages)
+
+    def action_move(self, step: int) -> None:
+        if not self.is_open or self.noting or not self._choices:
+            return
+        choices = list(self._choices.values())
+        before = self._selected
+        self._selected = (self._selected + step) % len(choices)
+        for index in (before, self._selected):
+            choice = choices[index]
+            self.query_one(f"#choice-{choice.key}", Static).update(self._choice_line(choice, index == self._selected))
 
     def action_scroll_preview(self, lines: int) -> None:
         preview = self.query("#preview")

@@ -153,3 +153,17 @@ async def test_esc_while_typing_a_note_goes_back_to_the_choices(harness: Harness
         assert app.permission_prompt.is_open and not app.permission_prompt.noting and app.answers == []
         await pilot.press("y")
         await wait_idle(pilot, app)
+
+
+async def test_arrows_pick_a_choice_and_enter_takes_it(harness: Harness) -> None:
+    harness.script = [{"tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Done."}]
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await send(pilot, "edit")
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
+        await pilot.press("down", "down", "up")
+        assert "❯ a  allow always this session" in screen_text(app)
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        assert [a.decision for _id, a in app.answers if a is not None] == ["allow_session"]
