@@ -74,6 +74,14 @@ class WorkspaceRecords:
             saved.extend(rule for rule in rules if rule not in saved)
             entry["allow"] = saved
 
+    def forget_rules(self, workspace: Path, rules: Sequence[str]) -> None:
+        """Remove saved rules (the user removed them in /permissions)."""
+        if not rules:
+            return
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            entry["allow"] = [rule for rule in entry.get("allow", []) if isinstance(rule, str) and rule not in rules]
+
     @contextlib.contextmanager
     def _editing(self) -> Iterator[dict[str, Any]]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
