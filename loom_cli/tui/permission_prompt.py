@@ -30,7 +30,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -43,6 +43,9 @@ STOPPED_NOTE = "denied — turn stopped; tell Loom what to do instead"
 # Every key a choice may use: swallowed while the question is open, even when this
 # question does not offer it, so a stray letter never lands anywhere else.
 ANSWER_KEYS = frozenset("yapend")
+# The preview (diff, command) takes at most this share of the screen's height, and scrolls.
+PREVIEW_SHARE = 0.4
+PREVIEW_MIN_ROWS = 3
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,8 @@ class PermissionPrompt(Vertical, can_focus=True):
     }
     PermissionPrompt #preview {
         height: auto;
-        max-height: 40vh;
+        max-height: 12;
+        overflow-y: auto;
         background: $background;
         scrollbar-size-vertical: 1;
     }
@@ -210,6 +214,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self._selected = 0
         self.remove_children()
         self.mount_all(list(self._widgets(request, choices)))
+        self.call_after_refresh(self._fit)
         self.remove_class("noting")
         self.set_class(guard_s > 0, "guarded")
         self.add_class("open")
@@ -217,6 +222,17 @@ class PermissionPrompt(Vertical, can_focus=True):
             opened = self._opened
             self.set_timer(guard_s, lambda: self._arm(opened))
         self.focus()
+
+    def on_mount(self) -> None:
+        # A relative max-height (vh) is not honoured in an auto-height panel, so the
+        # preview's cap is set in cells, again whenever the screen's layout changes.
+        self.screen.screen_layout_refresh_signal.subscribe(self, lambda _screen: self._fit())
+
+    def _fit(self) -> None:
+        cap = max(PREVIEW_MIN_ROWS, int(self.screen.size.height * PREVIEW_SHARE))
+        for preview in self.query("#preview"):
+            if preview.styles.max_height is None or preview.styles.max_height.value != cap:
+                preview.styles.max_height = cap
 
     def close(self) -> None:
         self.request = None
@@ -232,7 +248,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         widgets: list[Widget] = [Static(Text(f"⚠ {describe_request(request)}"), id="title")]
         if request.reason:
             widgets.append(Static(Text(request.reason), id="reason"))
-        widgets.append(VerticalScroll(preview_widget(request), id="preview"))
+        widgets.append(Vertical(preview_widget(request), id="preview"))
         if request.suggested_rules:
             rules = "always allow saves: " + ", ".join(request.suggested_rules)
         else:
@@ -322,6 +338,5 @@ class PermissionPrompt(Vertical, can_focus=True):
             self.query_one(f"#choice-{choice.key}", Static).update(self._choice_line(choice, index == self._selected))
 
     def action_scroll_preview(self, lines: int) -> None:
-        preview = self.query("#preview")
-        if preview:
-            preview.first(VerticalScroll).scroll_relative(y=lines, animate=False)
+        for preview in self.query("#preview"):
+            preview.scroll_relative(y=lines, animate=False)

@@ -167,3 +167,25 @@ async def test_arrows_pick_a_choice_and_enter_takes_it(harness: Harness) -> None
         await pilot.press("enter")
         await wait_idle(pilot, app)
         assert [a.decision for _id, a in app.answers if a is not None] == ["allow_session"]
+
+
+async def test_a_long_diff_scrolls_inside_the_question_and_the_choices_stay_visible(harness: Harness) -> None:
+    content = "".join(f"LINE_{i} = {i}\n" for i in range(300))
+    write = {"name": "write_file", "input": {"path": "src/big.py", "content": content}}
+    harness.script = [{"text": "Writing the table.", "tool_calls": [write]}, {"text": "Done."}]
+    app = harness.app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await send(pilot, "make a table")
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "LINE_0 = 0" in shown and "LINE_299" not in shown  # the top of the diff, capped
+        assert "y  allow once" in shown and "d  no, and tell Loom why (it goes on)" in shown
+        assert "Writing the table." in shown  # the transcript keeps its place above
+        assert app.transcript.region.height >= 8
+        await pilot.press("shift+down", "shift+down", "shift+down")
+        await pilot.pause()
+        assert app.permission_prompt.query_one("#preview").scroll_y > 0  # the preview scrolls
+        await pilot.press("y")
+        await wait_idle(pilot, app)
