@@ -127,8 +127,8 @@ class LoomApp(App[int]):
     # --- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        # Kept as attributes: queries run against the active screen, which is the modal
-        # while a permission question is open.
+        # Kept as attributes: queries run against the active screen, which may be a
+        # modal (the trust question, /resume, /permissions).
         menu = CompletionMenu(id="completion")
         self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, max_fps=self.options.max_fps,
                                      id="transcript")
