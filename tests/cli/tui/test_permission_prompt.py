@@ -189,3 +189,17 @@ async def test_a_long_diff_scrolls_inside_the_question_and_the_choices_stay_visi
         assert app.permission_prompt.query_one("#preview").scroll_y > 0  # the preview scrolls
         await pilot.press("y")
         await wait_idle(pilot, app)
+
+
+async def test_a_click_on_the_transcript_leaves_the_keys_with_the_question(harness: Harness) -> None:
+    harness.script = [{"text": "Looking.", "tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Done."}]
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await send(pilot, "edit")
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
+        await pilot.click("#transcript", offset=(5, 2))
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_idle(pilot, app)
+        assert [a.decision for _id, a in app.answers if a is not None] == ["allow_once"]
