@@ -123,7 +123,12 @@ class ApplyPatchTool(BaseTool[ApplyPatchInput]):
         return FileAccess(paths=tuple(paths), write=True)
 
     async def preview(self, args: ApplyPatchInput, ctx: ToolContext) -> Mapping[str, Any] | None:
-        plan = await asyncio.to_thread(_plan, args.patch, ctx)
+        try:
+            plan = await asyncio.to_thread(_plan, args.patch, ctx)
+        except PatchError as error:
+            # A patch that cannot apply fails before anyone is asked about it, with the
+            # same message run() would give.
+            raise ToolError(f"apply_patch failed. {error}\nNo files were changed.") from None
         return _display(plan)
 
     async def run(self, args: ApplyPatchInput, ctx: ToolContext) -> ToolOutput:

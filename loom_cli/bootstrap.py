@@ -101,7 +101,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
             layers.append(RuleLayer(source="command line", allow=tuple(options.allow), deny=tuple(options.deny)))
         permissions = PermissionManager(workspace, mode=options.permission_mode or settings.permission_mode,
                                         layers=layers, tool_facts=ToolFacts.of(tools),
-                                        save_rules=lambda rules: records.save_rules(workspace.root, rules))
+                                        save_rules=lambda rules: records.save_rules(workspace.root, rules),
+                                        forget_rules=lambda rules: records.forget_rules(workspace.root, rules))
     except ValueError as error:
         if options.allow or options.deny:
             raise UsageError(str(error)) from None

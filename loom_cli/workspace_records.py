@@ -66,11 +66,21 @@ class WorkspaceRecords:
             workspaces.setdefault(self.key(workspace), {})["trusted_settings"] = settings_hash
 
     def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
+        if not rules:
+            return  # an answer that saves nothing writes nothing
         with self._editing() as workspaces:
             entry = workspaces.setdefault(self.key(workspace), {})
             saved = [rule for rule in entry.get("allow", []) if isinstance(rule, str)]
             saved.extend(rule for rule in rules if rule not in saved)
             entry["allow"] = saved
+
+    def forget_rules(self, workspace: Path, rules: Sequence[str]) -> None:
+        """Remove saved rules (the user removed them in /permissions)."""
+        if not rules:
+            return
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            entry["allow"] = [rule for rule in entry.get("allow", []) if isinstance(rule, str) and rule not in rules]
 
     @contextlib.contextmanager
     def _editing(self) -> Iterator[dict[str, Any]]:

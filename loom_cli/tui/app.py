@@ -54,6 +54,7 @@ from .options import (
     close_provider,
     default_history_loader,
 )
+from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
 from .run_view import EngineEvent, RunEnded, RunView
@@ -138,15 +139,15 @@ class LoomApp(App[int]):
             data_dir = default_data_dir()
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir, self.workspace_root))
-        self.permission_queue = PermissionQueue(self, guard_s=options.permission_guard_s,
+        self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,
                                                 on_answer=self._permission_answered,
-                                                on_open=self.clock.pause, on_close=self.clock.resume)
+                                                on_open=self._question_opened, on_close=self._question_closed)
 
     # --- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        # Kept as attributes: queries run against the active screen, which is the modal
-        # while a permission question is open.
+        # Kept as attributes: queries run against the active screen, which may be a
+        # modal (the trust question, /resume, /permissions).
         menu = CompletionMenu(id="completion")
         self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, max_fps=self.options.max_fps,
                                      id="transcript")
@@ -154,12 +155,15 @@ class LoomApp(App[int]):
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
                                   id="prompt")
+        # The permission question takes the input box's place while it is open.
+        self.permission_prompt = PermissionPrompt(scroll_transcript=self._scroll_transcript, id="permission")
         self.status_bar = StatusBar(id="status")
         self.run_view = RunView(self.transcript, self.todos, self, max_fps=self.options.max_fps)
         yield self.transcript
         yield self.todos
         yield self.activity
         yield menu
+        yield self.permission_prompt
         yield self.prompt
         yield self.status_bar
 
@@ -518,21 +522,43 @@ class LoomApp(App[int]):
     def ask_permission(self, request: PermissionRequested) -> None:
         self.permission_queue.ask(request)
 
-    def _permission_answered(self, request: PermissionRequested, answer: PermissionAnswer | None) -> None:
+    def _question_opened(self) -> None:
+        self.clock.pause()
+        self.prompt.display = False  # the draft stays in it, hidden
+
+    def _question_closed(self) -> None:
+        self.clock.resume()
+        self.prompt.display = True
+        self.prompt.focus()
+
+    def _scroll_transcript(self, pages: int) -> None:
+        if pages < 0:
+            self.transcript.scroll_page_up(animate=False)
+        else:
+            self.transcript.scroll_page_down(animate=False)
+
+    def _permission_answered(self, request: PermissionRequested, reply: PromptReply | None) -> None:
+        answer = reply.answer if reply is not None else None
         self.answers.append((request.request_id, answer))
-        if answer is not None and self.agent is not None:
-            self.agent.answer_permission(request.request_id, answer)
-            self.run_view.show_permission_answer(request, answer)
+        if reply is None or answer is None or self.agent is None:
+            return
+        self.agent.answer_permission(request.request_id, answer)
+        self.run_view.show_permission_answer(request, answer)
+        if reply.accept_edits:
+            self.set_mode("accept-edits")
+        if reply.stop_turn:
+            # Esc / n: no, and stop; the user says what to do instead.
+            self.interrupt(reason=STOPPED_NOTE)
 
     # --- keys -------------------------------------------------------------------------
 
-    def interrupt(self) -> bool:
+    def interrupt(self, reason: str | None = None) -> bool:
         """Abort the running turn; the prompt is usable again at once."""
         if not self.running or self.agent is None:
             return False
         self.agent.abort()
         self._aborted_seq = self._run_seq
-        self.run_view.mark_interrupted()
+        self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()
         if self.queue:
             # Queued prompts go back to the editor: after an interrupt the user decides.

@@ -223,7 +223,13 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
                 if app.set_mode(arg):
                     app.output(f"permission mode: {app.mode}")
         case "permissions":
-            app.output(permissions_text(agent.permissions))
+            manager = agent.permissions
+            if manager is not None and callable(getattr(manager, "remove_rule", None)):
+                from .permissions_screen import PermissionsScreen
+
+                app.push_screen(PermissionsScreen(manager))  # the rules by layer; add and remove
+            else:
+                app.output(permissions_text(manager))
         case "skills":
             app.output(skills_text(getattr(agent, "skills", None)))
         case "compact":

@@ -1,41 +1,52 @@
 """Permission requests wait here and are asked one at a time.
 
-Calls that run in parallel (and sub-agents) can ask at the same moment; the modal shows
-the oldest request, and the next one opens when it is answered. An answer of None
-means the modal was closed without one (the run ended under it).
+Calls that run in parallel (and sub-agents) can ask at the same moment; the docked
+question shows the oldest request, and the next one opens when it is answered. A reply
+of None means the question was closed without one (the run ended under it).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
-
-from textual.app import App
+from typing import Protocol
 
 from loom_engine.events import PermissionRequested
-from loom_engine.permissions.answer import PermissionAnswer
 
-from .permission_modal import PermissionModal
+from .permission_prompt import PromptReply
 
-AnswerHandler = Callable[[PermissionRequested, PermissionAnswer | None], None]
+AnswerHandler = Callable[[PermissionRequested, PromptReply | None], None]
+
+
+class QuestionView(Protocol):
+    """Where the question is shown (the docked `PermissionPrompt`)."""
+
+    def open(self, request: PermissionRequested, *, guard_s: float,
+             on_reply: Callable[[PromptReply], None]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class PermissionQueue:
-    def __init__(self, app: App[Any], *, guard_s: float, on_answer: AnswerHandler,
+    def __init__(self, view: Callable[[], QuestionView], *, guard_s: float, on_answer: AnswerHandler,
                  on_open: Callable[[], None] = lambda: None, on_close: Callable[[], None] = lambda: None) -> None:
-        self.app = app
+        # A getter: the view is composed after the queue is made.
+        self._view = view
         self.guard_s = guard_s
         self.on_answer = on_answer
         # Told when a question opens and when it closes (the run's clock stops between).
         self.on_open = on_open
         self.on_close = on_close
         self._waiting: deque[PermissionRequested] = deque()
-        self._modal: PermissionModal | None = None
+        self._asking: PermissionRequested | None = None
 
     @property
     def asking(self) -> bool:
-        return self._modal is not None
+        return self._asking is not None
+
+    @property
+    def current(self) -> PermissionRequested | None:
+        return self._asking
 
     def ask(self, request: PermissionRequested) -> None:
         self._waiting.append(request)
@@ -43,29 +54,27 @@ class PermissionQueue:
 
     def clear(self) -> None:
         """The run ended: close the open question and drop the waiting ones."""
-        if self._modal is not None:
-            modal, self._modal = self._modal, None
-            self.on_close()
-            if modal.is_attached and self.app.screen is modal:
-                modal.dismiss(None)
         self._waiting.clear()
+        if self._asking is not None:
+            self._answered(self._asking, None)
 
     def _ask_next(self) -> None:
-        if self._modal is not None or not self._waiting:
+        if self._asking is not None or not self._waiting:
             return
         request = self._waiting.popleft()
-        modal = PermissionModal(request, guard_s=self.guard_s)
-        self._modal = modal
+        self._asking = request
         self.on_open()
 
-        def answered(answer: PermissionAnswer | None) -> None:
-            self._answered(modal, request, answer)
+        def replied(reply: PromptReply) -> None:
+            self._answered(request, reply)
 
-        self.app.push_screen(modal, callback=answered)
+        self._view().open(request, guard_s=self.guard_s, on_reply=replied)
 
-    def _answered(self, modal: PermissionModal, request: PermissionRequested, answer: PermissionAnswer | None) -> None:
-        if self._modal is modal:
-            self._modal = None
-            self.on_close()
-        self.on_answer(request, answer)
+    def _answered(self, request: PermissionRequested, reply: PromptReply | None) -> None:
+        if self._asking is not request:
+            return  # closed meanwhile (the run ended)
+        self._asking = None
+        self._view().close()
+        self.on_close()
+        self.on_answer(request, reply)
         self._ask_next()

@@ -93,6 +93,14 @@ class RuleStore:
                     for behavior, texts in by_behavior for text in texts]
         self._compiled.extend(compiled)
 
+    def remove(self, behavior: Behavior, text: str, source: str) -> bool:
+        """Drop one rule of that source (the first equal one); whether there was one."""
+        for index, c in enumerate(self._compiled):
+            if c.behavior == behavior and c.rule.text == text and c.source == source:
+                del self._compiled[index]
+                return True
+        return False
+
     def for_tool(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> list[CompiledRule]:
         """The rules of this behaviour that name ``tool`` (``write``: for a file write or
         read, so that the ``edit``/``read`` groups apply)."""

@@ -41,6 +41,8 @@ class PermissionManager:
     # Keeps "allow always in this project" rules for later sessions; the application
     # decides where (None: such answers cannot be saved, only used this session).
     _save_rules: Callable[[Sequence[str]], None] | None
+    # Removes saved "allow always in this project" rules from where they are kept.
+    _forget_rules: Callable[[Sequence[str]], None] | None
     # Which tools read or write files, and which change only the session (plan mode
     # allows those): the tools' own declarations, given by whoever builds the manager.
     tool_facts: ToolFacts
@@ -48,13 +50,14 @@ class PermissionManager:
     def __init__(self, workspace: Workspace, *, mode: PermissionMode = "default",
                  layers: Sequence[RuleLayer] = (), save_rules: Callable[[Sequence[str]], None] | None = None,
                  include_defaults: bool = True, parent: PermissionManager | None = None,
-                 tool_facts: ToolFacts | None = None) -> None:
+                 tool_facts: ToolFacts | None = None,
+                 forget_rules: Callable[[Sequence[str]], None] | None = None) -> None:
         self.workspace = workspace
         self._parent = parent
         self.tool_facts = tool_facts or (parent.tool_facts if parent is not None else BUILTIN_TOOL_FACTS)
         self._mode: PermissionMode = check_mode(mode)
         if parent is not None:
-            if layers or save_rules is not None:
+            if layers or save_rules is not None or forget_rules is not None:
                 raise ValueError("a sub-agent's permissions take their rules from its parent's")
             if is_wider(self._mode, parent.mode):
                 raise ValueError(f"a sub-agent cannot use mode '{self._mode}', wider than its parent's "
@@ -62,9 +65,11 @@ class PermissionManager:
             # Shared, not copied: an "allow always" answered to a sub-agent holds for all.
             self._store = parent._store
             self._save_rules = parent._save_rules
+            self._forget_rules = parent._forget_rules
             return
         self._store = RuleStore(workspace.root)
         self._save_rules = save_rules
+        self._forget_rules = forget_rules
         all_layers = list(layers)
         if include_defaults and not any(layer.source == SOURCE_DEFAULTS for layer in all_layers):
             all_layers.insert(0, DEFAULT_LAYER)
@@ -99,7 +104,9 @@ class PermissionManager:
         if self._parent is not None:
             self._parent.allow_for_session(rules)
             return
-        self._store.add(RuleLayer(SOURCE_SESSION, allow=tuple(rules)))
+        texts = tuple(rules)
+        if texts:
+            self._store.add(RuleLayer(SOURCE_SESSION, allow=texts))
 
     def allow_for_project(self, rules: Iterable[str]) -> None:
         """Allow these rules now and in later sessions (kept by the ``save_rules``
@@ -108,12 +115,51 @@ class PermissionManager:
             self._parent.allow_for_project(rules)
             return
         texts = tuple(rules)
+        if not texts:
+            return  # nothing to keep: never write an empty rule list
         for text in texts:  # validate everything before saving anything
             self._store.compile("allow", text, SOURCE_SAVED)
         if self._save_rules is None:
             raise ValueError("this session has nowhere to save rules")
         self._save_rules(texts)
         self._store.add(RuleLayer(SOURCE_SAVED, allow=texts))
+
+    def add_session_rule(self, behavior: Behavior, text: str) -> None:
+        """A rule typed by the user for this session (any behaviour); ValueError when invalid."""
+        if self._parent is not None:
+            self._parent.add_session_rule(behavior, text)
+            return
+        rule = self._store.compile(behavior, text, SOURCE_SESSION)  # validates
+        layer = {"allow": RuleLayer(SOURCE_SESSION, allow=(rule.rule.text,)),
+                 "deny": RuleLayer(SOURCE_SESSION, deny=(rule.rule.text,)),
+                 "ask": RuleLayer(SOURCE_SESSION, ask=(rule.rule.text,))}[behavior]
+        self._store.add(layer)
+
+    @property
+    def can_save(self) -> bool:
+        root = self._parent if self._parent is not None else self
+        return root._save_rules is not None
+
+    @staticmethod
+    def removable(source: str) -> bool:
+        """Whether the user may remove a rule of this source from inside Loom: their own
+        answers (this session's, and the ones saved for this project). Rules from settings
+        files and flags are changed where they are written."""
+        return source in (SOURCE_SESSION, SOURCE_SAVED)
+
+    def remove_rule(self, behavior: Behavior, text: str, source: str) -> None:
+        """Remove a session or saved rule. ValueError says why when it cannot be removed."""
+        if self._parent is not None:
+            self._parent.remove_rule(behavior, text, source)
+            return
+        if not self.removable(source):
+            raise ValueError(f"rules from {source} are changed in {source} itself")
+        if source == SOURCE_SAVED:
+            if self._forget_rules is None:
+                raise ValueError("this session cannot change the saved rules")
+            self._forget_rules((text,))
+        if not self._store.remove(behavior, text, source):
+            raise ValueError(f"no {behavior} rule {text} from {source}")
 
     def effective_rules(self) -> list[tuple[str, str, str]]:
         """(behavior, rule, source) for every rule in force, layer by layer."""

@@ -147,6 +147,7 @@ def rule_path(resolved: Path, root: Path) -> str:
         rel = resolved.relative_to(root).as_posix()
         if rel in ("", "."):
             return "./"
-        escaped = escape_glob(rel)
-        return escaped if "/" in rel else "./" + escaped
+        # Always anchored with "./": every file's rule has the same shape, and a bare
+        # name ("calc.py") would match that name at any depth.
+        return "./" + escape_glob(rel)
     return escape_glob(str(resolved))

@@ -199,6 +199,10 @@ class ToolPipeline:
         assert permissions is not None  # only a manager's decision asks
         try:
             preview = await tool.preview(args, ctx)
+        except ToolError as error:
+            # The call cannot work as sent (an edit whose old_string is not in the file):
+            # the model gets the error at once, and the user is not asked about it.
+            return ToolOutput(str(error), is_error=True)
         except Exception as error:  # the preview is a courtesy; the call itself decides
             preview = {"kind": "error", "message": f"could not preview: {error}"}
         request_id = self.bus.new_request_id("perm")

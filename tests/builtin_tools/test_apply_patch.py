@@ -15,7 +15,7 @@ from builtin_tools.apply_patch import ApplyPatchInput, ApplyPatchTool, apply_pat
 from builtin_tools.edit_file import EditFileTool
 from builtin_tools.read_file import ReadFileTool
 from loom_engine.permissions.targets import FileAccess
-from loom_engine.tools.base import ToolContext
+from loom_engine.tools.base import ToolContext, ToolError
 
 from .conftest import CallTool, MakeCtx
 
@@ -232,7 +232,8 @@ async def test_preview_does_not_write(ctx: ToolContext, tmp_path: Path) -> None:
     preview = await TOOL.preview(ApplyPatchInput(patch=patch("*** Update File: m.txt", "@@", "-a", "+b")), ctx)
     assert preview == {"kind": "diff", "path": "m.txt", "diff": "--- a/m.txt\n+++ b/m.txt\n@@ -1 +1 @@\n-a\n+b\n"}
     assert (tmp_path / "m.txt").read_text() == "a\n"
-    with pytest.raises(PatchError):
+    # A patch that cannot apply: the error run() would give, so the call fails before asking.
+    with pytest.raises(ToolError, match="these lines were not found"):
         await TOOL.preview(ApplyPatchInput(patch=patch("*** Update File: m.txt", "@@", "-zzz", "+b")), ctx)
 
 

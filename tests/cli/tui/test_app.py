@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from loom_cli.tui.markdown_stream import MarkdownStream
-from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice, UserMessage
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
@@ -96,33 +95,35 @@ async def test_tool_block_shows_coloured_diff_with_line_numbers(harness: Harness
         assert "+1 -1" in screen_text(app)
 
 
-@pytest.mark.parametrize(("keys", "decision", "note", "changed"), [
-    (["y"], "allow_once", None, True),
-    (["a"], "allow_session", None, True),
-    (["p"], "allow_project", None, True),
-    (["n"], "deny", None, False),
-    (["d", *"use the helper", "enter"], "deny", "use the helper", False),
-    (["escape"], "deny", None, False),
+@pytest.mark.parametrize(("keys", "decision", "note", "changed", "stopped"), [
+    (["y"], "allow_once", None, True, False),
+    (["a"], "allow_session", None, True, False),
+    (["p"], "allow_project", None, True, False),
+    (["n"], "deny", None, False, True),
+    (["d", *"use the helper", "enter"], "deny", "use the helper", False, False),
+    (["escape"], "deny", None, False, True),
 ])
-async def test_permission_modal_answers(harness: Harness, repo: Path, keys, decision, note, changed) -> None:
+async def test_permission_prompt_answers(harness: Harness, repo: Path, keys, decision, note, changed,
+                                         stopped) -> None:
     harness.script = [{"tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Finished."}]
     app = harness.app()
     original = (repo / "src" / "app.py").read_text()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "edit it")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
-        modal = app.screen
-        assert isinstance(modal, PermissionModal)
-        assert modal.request.tool == "edit_file"
-        # the modal shows exactly what will happen: the diff
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
+        prompt = app.permission_prompt
+        assert prompt.request is not None and prompt.request.tool == "edit_file"
+        # docked in the input box's place, with the diff of exactly what will happen
+        assert not app.prompt.display and app.screen.focused is prompt
         assert "src/app.py" in screen_text(app)
-        assert modal.query("#diff")
+        assert prompt.query("#diff")
         edit_block = next(b for b in blocks(app, ToolBlock) if b.data.name == "edit_file")
         assert edit_block.data.status == "waiting"
         await pilot.press(*keys)
         await wait_idle(pilot, app)
-        assert not isinstance(app.screen, PermissionModal)
+        assert not app.permission_prompt.is_open
+        assert app.prompt.display and app.screen.focused is app.prompt
         [(_request_id, answer)] = app.answers
         assert answer is not None and answer.decision == decision and answer.note == note
         agent = harness.agent
@@ -132,12 +133,12 @@ async def test_permission_modal_answers(harness: Harness, repo: Path, keys, deci
         rules = agent.permissions.effective_rules()
         session_rules = [r for r in rules if r[2] == "session"]
         if decision == "allow_session":
-            assert ("allow", "edit_file(src/app.py)", "session") in session_rules
+            assert ("allow", "edit_file(./src/app.py)", "session") in session_rules
         else:
             assert not session_rules
         if decision == "allow_project":  # handed to the saver the application gave
-            assert harness.saved_rules == ["edit_file(src/app.py)"]
-            assert ("allow", "edit_file(src/app.py)", "saved answers") in rules
+            assert harness.saved_rules == ["edit_file(./src/app.py)"]
+            assert ("allow", "edit_file(./src/app.py)", "saved answers") in rules
         else:
             assert not harness.saved_rules
         assert not (repo / ".loom").exists()  # never written into the workspace
@@ -151,23 +152,30 @@ async def test_permission_modal_answers(harness: Harness, repo: Path, keys, deci
         else:
             assert not edit_result.is_error
             assert edit_block.data.status == "done"
+        # Esc and n end the turn: no new request, a note says what to do next.
+        finished = any(isinstance(w, MarkdownStream) and w.source == "Finished." for w in app.transcript.widgets())
+        assert finished is not stopped
+        notices = [n.text for n in app.transcript.query(Notice)]
+        assert any("denied — turn stopped; tell Loom what to do instead" in n for n in notices) is stopped
 
 
-async def test_permission_modal_ignores_answer_keys_right_after_opening(harness: Harness, repo: Path) -> None:
+async def test_permission_prompt_ignores_answer_keys_right_after_opening(harness: Harness, repo: Path) -> None:
     harness.script = [{"tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Finished."}]
     app = harness.app(permission_guard_s=3600.0)
     original = (repo / "src" / "app.py").read_text()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "edit it")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
-        modal = app.screen
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
+        prompt = app.permission_prompt
+        assert prompt.has_class("guarded")  # the choices are shown dimmed: not live yet
         await pilot.press("y", "a", "p", "n")  # still typing: none of these may answer
         await pilot.pause()
-        assert app.screen is modal and app.answers == []
-        assert modal.ignored_keys == ["y", "a", "p", "n"]
+        assert prompt.is_open and app.answers == []
+        assert prompt.ignored_keys == ["y", "a", "p", "n"]
         assert (repo / "src" / "app.py").read_text() == original
-        modal.guard_s = 0.0  # the guard time has passed
+        assert app.prompt.text == "" and app.running  # nor land in the input box
+        prompt.guard_s = 0.0  # the guard time has passed
         await pilot.press("y")
         await wait_idle(pilot, app)
         assert app.answers[0][1].decision == "allow_once"
@@ -181,7 +189,7 @@ async def test_bash_permission_shows_the_full_command(harness: Harness, repo: Pa
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "run it")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
         assert command in screen_text(app)
         await pilot.press("y")
         await wait_idle(pilot, app)

@@ -236,10 +236,10 @@ async def test_permissions_shows_effective_rules(harness: Harness, repo: Path) -
         harness.agent.permissions.allow_for_session(["bash(git diff:*)"])
         await send(pilot, "/permissions")
         await pilot.pause()
-        text = outputs(app)[-1]
-        assert text.startswith("Permission mode: default")
-        assert "allow bash(git diff:*)   (session)" in text
-        assert text.endswith("Order: deny beats ask beats allow.")
+        # An interactive list by layer (tests/cli/tui/test_permissions_screen.py).
+        text = screen_text(app)
+        assert "Permissions · mode: default" in text
+        assert "this session (your answers)" in text and "allow bash(git diff:*)" in text
 
 
 async def test_exit_quits(harness: Harness) -> None:

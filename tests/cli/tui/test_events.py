@@ -12,7 +12,6 @@ from textual.pilot import Pilot
 from loom_cli.tui.app import LoomApp
 from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.options import TuiOptions
-from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice
 from loom_engine.events import (
@@ -126,10 +125,10 @@ async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
         MaxTurnsReached(max_turns=1, num_turns=1),
     ])
     async with prompted(agent, tmp_path, size=(100, 40)) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
         shown = screen_text(app)
         assert "read_file wants to access /etc/hosts (outside the workspace)" in shown
-        await pilot.press("n")
+        await pilot.press("d", "enter")  # deny with no note: the run goes on
         await wait_idle(pilot, app)
         assert agent.answers == [("perm_1", PermissionAnswer("deny"))]
         [answer] = [w for w in app.transcript.widgets() if isinstance(w, MarkdownStream)]
@@ -173,7 +172,7 @@ async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_pat
                      is_error=False, duration_ms=3.0),
     ])
     async with prompted(agent, tmp_path, size=(110, 40)) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
         shown = screen_text(app)
         assert "web_fetch wants to fetch a web page" in shown
         assert url in shown and "web_fetch(domain:docs.python.org)" in shown
@@ -212,12 +211,12 @@ async def test_the_run_clock_stands_still_while_a_permission_question_waits(tmp_
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await pilot.press(*"go", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: app.permission_prompt.is_open)
         now[0] += 60.0  # the user reads the command for a minute
         app._tick()
         assert "waiting for your approval · 0s" in app.activity.message
         await pilot.press("y")
-        await wait_for(pilot, lambda: not isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: not app.permission_prompt.is_open)
         now[0] += 3.0  # the command runs for three seconds
         app._tick()
         assert "running bash · 3s" in app.activity.message

@@ -1,4 +1,5 @@
-"""Snapshot tests (pytest-textual-snapshot): main screen, a diff block, the permission modal.
+"""Snapshot tests (pytest-textual-snapshot): main screen, a diff block (the docked permission
+question has its own, in test_permission_snapshots.py).
 
 Update the stored SVGs after an intended visual change with `--snapshot-update`.
 """
@@ -9,9 +10,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from builtin_tools._files.diff import diff_labels, unified_diff
-from loom_cli.tui.permission_modal import PermissionModal
 from loom_cli.tui.tool_block import ToolBlock, ToolCallData
-from loom_engine.events import PermissionRequested
 from tests.cli.tui.helpers import Harness, wait_for, wait_idle
 
 OLD = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n\n\nprint(greet("world"))\n'
@@ -54,18 +53,3 @@ class DiffBlockApp(App[None]):
 
 def test_diff_block(snap_compare) -> None:
     assert snap_compare(DiffBlockApp(), terminal_size=(90, 16))
-
-
-class ModalApp(App[None]):
-    def on_mount(self) -> None:
-        request = PermissionRequested(
-            request_id="perm_1", call_id="c1", tool="edit_file",
-            input={"path": "src/app.py", "old_string": "hello", "new_string": "hi"},
-            reason="default mode: editing src/app.py needs approval",
-            preview={"kind": "diff", "path": "src/app.py", "diff": DIFF},
-            suggested_rules=("edit_file(src/app.py)",))
-        self.push_screen(PermissionModal(request, guard_s=0.0))
-
-
-def test_permission_modal(snap_compare) -> None:
-    assert snap_compare(ModalApp(), terminal_size=(100, 30))

@@ -196,9 +196,13 @@ def test_git_and_loom_settings_always_ask(env: Env) -> None:
 def test_suggestions_and_hints_for_edits(env: Env) -> None:
     pm = env.manager("default")
     decision = write(pm, "src/app.py")
-    assert decision.suggested_rules == ("edit_file(src/app.py)",)
+    # Every file's rule has the same shape, anchored at the workspace root.
+    assert decision.suggested_rules == ("edit_file(./src/app.py)",)
     assert "--permission-mode accept-edits" in decision.hint
-    assert "--allow 'edit_file(src/app.py)'" in decision.hint
+    assert "--allow 'edit_file(./src/app.py)'" in decision.hint
+    pm.allow_for_session(decision.suggested_rules)
+    assert write(pm, "src/app.py").behavior == "allow"
+    assert write(pm, "other/src/app.py").behavior == "ask"
     top = write(pm, "README.md")
     assert top.suggested_rules == ("edit_file(./README.md)",)
     pm.allow_for_session(top.suggested_rules)
