@@ -600,8 +600,6 @@ class LoomApp(App[int]):
                 self._quit_asked_at = now
                 question = "a run is going — Ctrl+D again to stop it and quit"
                 self.activity.show_hint(question, QUIT_CONFIRM_S)
-                if len(self.screen_stack) > 1:  # a dialog covers the activity line
-                    self.notify(question, timeout=QUIT_CONFIRM_S)
                 return
             self.agent.abort()
         self.exit(0)

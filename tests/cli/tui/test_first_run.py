@@ -134,21 +134,20 @@ def test_the_exit_summary_shows_the_last_exchange_and_how_to_continue() -> None:
 
 
 async def test_ctrl_d_during_a_permission_question_asks_where_it_can_be_seen(harness: Harness) -> None:
-    from loom_cli.tui.permission_modal import PermissionModal
-
-    harness.script = [{"tool_calls": [{"name": "edit_file", "input": {"path": "src/app.py", "old_string": "hello",
-                                                                       "new_string": "hi"}}]}]
+    read = {"name": "read_file", "input": {"path": "src/app.py"}}
+    edit = {"name": "edit_file", "input": {"path": "src/app.py", "old_string": "hello", "new_string": "hi"}}
+    harness.script = [{"tool_calls": [read]}, {"tool_calls": [edit]}]
     app = harness.app()
-    async with app.run_test(size=(100, 40), notifications=True) as pilot:
+    async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "edit it")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await wait_for(pilot, lambda: app.permission_queue.asking)
         await pilot.press("ctrl+d")
         await pilot.pause(0.2)
         assert app.is_running and app.running
-        # Shown over the dialog, which covers the activity line.
-        assert [n.message for n in app._notifications] == ["a run is going — Ctrl+D again to stop it and quit"]
-        assert app.screen.query("Toast")
+        # The question is docked under the activity line, which stays in view.
+        assert app.activity.message == "a run is going — Ctrl+D again to stop it and quit"
+        assert app.activity.region.height == 1 and app.activity.region.y < app.screen.size.height
         await pilot.press("ctrl+d")
         await pilot.pause()
     assert app.return_value == 0
