@@ -9,6 +9,7 @@ app through the small `RunHost` interface.
 
 from __future__ import annotations
 
+import time
 from typing import Protocol
 
 from textual.message import Message as TextualMessage
@@ -176,7 +177,8 @@ class RunView:
                 # A new text segment starts after every tool call: finished segments stay static.
                 self._finish_answer()
                 self.phase = f"running {event.name}"
-                data = ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input))
+                data = ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input),
+                                    started=time.monotonic())
                 self._tool_blocks[event.call_id] = self.transcript.add_tool(data)
             case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
                 self._show_tool_event(event)
@@ -228,7 +230,7 @@ class RunView:
                 stream.append(event.text)
             case ToolCallStarted():
                 block = ToolBlock(ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input),
-                                               depth=event.depth))
+                                               depth=event.depth, started=time.monotonic()))
                 self._tool_blocks[event.call_id] = block
                 parent.subagent_box().mount(block)
             case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
