@@ -116,7 +116,8 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                         if item.discard_partial:
                             scratch.text.clear()
                         run.emit(Retrying(attempt=item.attempt, delay_s=item.delay_s, reason=item.reason,
-                                          discard_partial=item.discard_partial, **stamp()))
+                                          discard_partial=item.discard_partial, kind=item.kind,
+                                          max_attempts=item.max_attempts, **stamp()))
             raise ProviderError("stream_broken", "the provider stream ended without a final message")
         except ProviderError as error:
             scratch.streaming = False

@@ -360,7 +360,10 @@ class LoomApp(App[int]):
             self.run_view.tick()
             spinner = SPINNER[self._frame % len(SPINNER)]
             phase = self.run_view.phase or "working"
-            message = f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt"
+            # A retry being waited for takes the line: one line, updated in place.
+            retry = self.run_view.retry_status()
+            message = (f"{retry} · esc to interrupt" if retry else
+                       f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt")
         elif self.agent is None and self.agent_error is None:
             message = "loading the agent…"
         else:
@@ -391,7 +394,8 @@ class LoomApp(App[int]):
         agent = self.agent
         self._start_run(lambda: agent.run(prompt))
 
-    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]], phase: str = "thinking") -> None:
+    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]],
+                   phase: str = "waiting for the model") -> None:
         self._run_seq += 1
         self.running = True
         self._worker_active = True
