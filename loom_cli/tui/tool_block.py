@@ -125,6 +125,9 @@ class ToolView(StripView):
         self.expanded = expanded
         self.frame = 0
         self.clock = clock
+        # A task whose sub-agent's steps (and report, its last text) show below: the
+        # result would repeat the report, so the block shows the steps alone.
+        self.steps_shown = False
 
     # --- drawing ----------------------------------------------------------------------
 
@@ -166,6 +169,8 @@ class ToolView(StripView):
             return "awaiting your approval"
         if data.status == "running" or (data.name == "todo_write" and data.status == "done"):
             return ""
+        if self.steps_shown and data.status == "done":
+            return ""
         if data.status == "denied":
             return "denied" + (f": {data.note}" if data.note else "")
         if data.status == "interrupted":
@@ -202,6 +207,8 @@ class ToolView(StripView):
                                palette, rows)
             pad = Strip(Text("    ").render(self.app.console))
             strips.extend(Strip.join([pad, line]) for line in body)
+            return strips
+        if self.steps_shown and data.status == "done":
             return strips
         if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
             if not self.expanded and "\n" not in data.content.strip() and (
@@ -304,6 +311,8 @@ class ToolBlock(Vertical):
         if self.children_box is None:
             self.children_box = Vertical(classes="subagent")
             self.mount(self.children_box)
+            self.view.steps_shown = True
+            self.view.invalidate()
         return self.children_box
 
     def set_status(self, status: str, **changes: Any) -> None:

@@ -58,3 +58,29 @@ def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
     header = next(row for row in screen.splitlines() if "cat big.txt" in row)
     assert "20,000 lines" in header
     assert re.search(r"the model saw the first [\d,]+ and last [\d,]+", header)
+
+
+def test_esc_during_bash_keeps_the_output_printed_so_far(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
+    command = 'for i in $(seq 1 8); do echo "out_$i"; done; sleep 30'
+    fake_llm.enqueue(Reply.tool("bash", {"command": command}), Reply.text("unused"))
+    _ask(terminal)
+    terminal.wait_for(lambda s: "out_8" in s, "the live output", timeout=40)
+    terminal.keys("Escape")
+    screen = terminal.wait_for(lambda s: "interrupted by user" in s and "esc to interrupt" not in s,
+                               "the run to stop", timeout=30)
+    assert "out_8" in screen  # what the command printed stays in its block
+
+
+def test_a_sub_agent_block_shows_its_steps_then_its_report_once(
+        terminal: Terminal, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(
+        Reply.tool("task", {"description": "inspect the app", "prompt": "read src/app.py and report"}),
+        Reply.tool("read_file", {"path": "src/app.py"}, text="Reading it."),
+        Reply.text("REPORT: greet says hello."),
+        Reply.text("All done."))
+    _ask(terminal)
+    screen = terminal.wait_for(lambda s: "All done." in s, "the answer", timeout=40)
+    assert screen.count("REPORT: greet says hello.") == 1, screen
+    # The step comes before the report, both inside the task block.
+    assert screen.index("read_file  src/app.py") < screen.index("REPORT:") < screen.index("All done.")
+    assert "1 tool calls" not in screen and "1 LLM calls" not in screen
