@@ -70,7 +70,9 @@ def parse_unified_diff(diff: str) -> ParsedDiff:
             in_hunk = True
             old_no = int(match.group(1))
             new_no = int(match.group(3))
-            rows.append(DiffRow("hunk", match.group(5).strip()))
+            # A hunk from the first line has nothing above it to stand for.
+            if max(old_no, new_no) > 1 or match.group(5).strip():
+                rows.append(DiffRow("hunk", match.group(5).strip()))
             continue
         if not in_hunk:
             if line.startswith(("diff ", "index ", "new file", "deleted file", "similarity", "rename")):
