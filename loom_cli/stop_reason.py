@@ -13,6 +13,8 @@ import re
 
 from loom_engine.events import Aborted, BudgetExceeded, Error, MaxTurnsReached, Retrying
 
+from .wording import plural
+
 StopEvent = MaxTurnsReached | BudgetExceeded | Aborted | Error
 
 # What Esc and Ctrl+C say; the engine's own abort uses the same words.
@@ -71,7 +73,7 @@ def stop_reason(event: StopEvent, *, attempts: int = 0) -> str:
     """
     match event:
         case MaxTurnsReached():
-            return f"stopped: reached the limit of {event.max_turns} turns"
+            return f"stopped: reached the limit of {plural(event.max_turns, 'turn')}"
         case BudgetExceeded():
             return f"stopped: cost ${event.cost_usd:.4f} passed the budget of ${event.max_budget_usd:.2f}"
         case Aborted():

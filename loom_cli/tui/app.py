@@ -30,6 +30,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
+from ..wording import plural
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .markdown_stream import warm_up_highlighting
@@ -220,8 +221,9 @@ class LoomApp(App[int]):
             if self._history_shown != len(messages):
                 await self._show_history(messages)
             session = getattr(agent, "session_id", None)
+            prompts = sum(entry.kind == "user" for entry in self.transcript.entries)
             self.transcript.add_notice(
-                f"resumed session {session or ''} · {len(self.transcript.entries)} blocks", "info")
+                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
             todos = getattr(agent, "todos", None)
             if todos:
                 self.todos.set_todos(todos)

@@ -19,6 +19,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.strip import Strip
 
+from ..wording import plural
 from .strip_view import StripView, fold
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -210,7 +211,7 @@ def render_diff(parsed: ParsedDiff, width: int, console: Console, palette: DiffP
                 strip = strip.extend_cell_length(width, background)
             strips.append(strip)
     if max_rows is not None and len(rows) > max_rows:
-        strips.append(Strip([Segment(f"  … {len(rows) - max_rows} more diff lines", palette.note)]))
+        strips.append(Strip([Segment(f"  … {plural(len(rows) - max_rows, 'more diff line')}", palette.note)]))
     return strips
 
 

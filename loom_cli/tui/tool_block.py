@@ -39,7 +39,7 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
     """The one argument that tells the user what a call does."""
     if name == "todo_write":
         todos = tool_input.get("todos")
-        return f"{len(todos)} items" if isinstance(todos, list) else ""
+        return plural(len(todos), "item") if isinstance(todos, list) else ""
     if name == "apply_patch":
         patch = str(tool_input.get("patch") or tool_input.get("input") or "")
         paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
