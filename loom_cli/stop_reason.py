@@ -59,6 +59,21 @@ def retry_status(event: Retrying, seconds_left: float) -> str:
     return f"↻ {cause} — {when} (attempt {attempt}{of})"
 
 
+def retry_detail(event: Retrying) -> str:
+    """What failed, in the engine's words made plain: for a log line (`loom run`'s
+    stderr), where the one-line status is too short to debug a setup with."""
+    return _plain_failure(event.reason, event.kind)
+
+
+def _plain_failure(message: str, kind: str) -> str:
+    text = plain_error(message)
+    if kind == "stream_broken":
+        # The transport's own account of the drop ("peer closed connection without
+        # sending complete message body...") says no more than the words before it.
+        text = text.split(" (", 1)[0]
+    return text
+
+
 def plain_error(message: str) -> str:
     """An engine error message without API codes and retry advice meant for machines."""
     message = _API_CODE.sub(r"\1", message)
@@ -79,11 +94,7 @@ def stop_reason(event: StopEvent, *, attempts: int = 0) -> str:
         case Aborted():
             return event.reason
         case Error():
-            text = plain_error(event.message)
-            if event.kind == "stream_broken":
-                # The transport's own account of the drop ("peer closed connection
-                # without sending complete message body...") says no more than this.
-                text = text.split(" (", 1)[0]
+            text = _plain_failure(event.message, event.kind)
             if attempts > 1:
                 text += f"; tried {attempts} times"
             advice = _WHAT_TO_DO.get(event.kind)
