@@ -69,7 +69,12 @@ def _count(display: Mapping[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def output_size(display: Mapping[str, Any] | None) -> str:
+# Narrower than this, a cut output's header says only "cut" and the block's body says
+# what the model saw (the header line would lose it to the ellipsis).
+CUT_NOTE_IN_HEADER_WIDTH = 100
+
+
+def output_size(display: Mapping[str, Any] | None, *, short: bool = False) -> str:
     """The real size of a call's output as the tool reported it, and whether the model
     saw only its head and tail: the result text is the cut copy, so its own line count
     would understate a huge output."""
@@ -80,10 +85,16 @@ def output_size(display: Mapping[str, Any] | None) -> str:
         return ""
     if not display.get("truncated"):
         return plural(total, "line")
+    if short:
+        return f"{plural(total, 'line')} · cut"
+    return f"{plural(total, 'line')} · {what_the_model_saw(display)}"
+
+
+def what_the_model_saw(display: Mapping[str, Any]) -> str:
     head, tail = _count(display, "shown_head_lines"), _count(display, "shown_tail_lines")
     if head is None or tail is None:
-        return f"{plural(total, 'line')} · cut: the model saw the start and the end"
-    return f"{plural(total, 'line')} · the model saw the first {head:,} and last {tail:,}"
+        return "the model saw the start and the end"
+    return f"the model saw the first {head:,} and last {tail:,}"
 
 
 @dataclass(frozen=True)
@@ -141,7 +152,7 @@ class ToolView(StripView):
         text.append(f"{icon} ", style=f"bold {colour}")
         text.append(data.name, style="bold")
         tail = Text()
-        summary = self._summary()
+        summary = self._summary(width)
         if summary:
             tail.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
         # Sub-second timings are noise next to the result; slow calls are worth knowing.
@@ -163,7 +174,7 @@ class ToolView(StripView):
         text.overflow = "ellipsis"
         return text
 
-    def _summary(self) -> str:
+    def _summary(self, width: int = 0) -> str:
         data = self.data
         if data.status == "waiting":
             return "awaiting your approval"
@@ -186,7 +197,7 @@ class ToolView(StripView):
         if total == 1 and not (data.display or {}).get("truncated"):
             return _one_line(data.content, 80)
         if total is not None:
-            return output_size(data.display)
+            return output_size(data.display, short=0 < width < CUT_NOTE_IN_HEADER_WIDTH)
         lines = data.content.count("\n") + 1 if data.content.strip() else 0
         if data.name == "read_file":
             return plural(lines, "line")
@@ -225,6 +236,8 @@ class ToolView(StripView):
             hidden = len(lines) - len(shown)
             if hidden > 0:
                 text.append(f"\n{cont}… {plural(hidden, 'more line')} (click to expand)", style="italic dim")
+            if data.display and data.display.get("truncated") and width < CUT_NOTE_IN_HEADER_WIDTH:
+                text.append(f"\n{cont}{what_the_model_saw(data.display)} lines", style="italic dim")
             strips.extend(render_rich(self, text, width))
         return strips
 

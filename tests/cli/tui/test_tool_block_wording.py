@@ -57,3 +57,13 @@ async def test_a_resumed_session_counts_prompts_not_internal_blocks(harness) -> 
         await wait_for(pilot, lambda: any("resumed session" in n.text for n in app.transcript.query(Notice)))
         [notice] = [n.text for n in app.transcript.query(Notice) if "resumed session" in n.text]
     assert notice.endswith("· 2 earlier prompts") and "blocks" not in notice
+
+
+async def test_at_60_columns_a_cut_output_still_says_what_the_model_saw() -> None:
+    app = Blocks()
+    async with app.run_test(size=(60, 30)) as pilot:
+        await pilot.pause()
+        block = list(app.query(ToolBlock))[2]
+        lines = list(block.view.plain_lines())
+    assert "20,000 lines · cut" in lines[0]
+    assert any("the model saw the first 1,200 and last 1,300 lines" in line for line in lines[1:])
