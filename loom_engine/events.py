@@ -83,7 +83,7 @@ class ToolCallStarted(AgentEvent):
 class ToolProgress(AgentEvent):
     type: ClassVar[str] = "tool_progress"
     call_id: str
-    text: str
+    text: str  # one line of the call's output, without its newline
 
 
 @dataclass(frozen=True, kw_only=True)

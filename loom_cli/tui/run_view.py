@@ -240,9 +240,9 @@ class RunView:
         if parent is None:
             return
         key = event.agent_id or event.parent_tool_use_id or ""
-        if isinstance(event, (TextDelta, ThinkingDelta, ToolCallStarted, AssistantMessage)) and (
-                self._retry is not None and self._retry[0].depth > 0):
-            self._retry = None  # the sub-agent's retry worked
+        if isinstance(event, (TextDelta, ThinkingDelta, ToolCallStarted, AssistantMessage, Finished, Aborted,
+                              Error)) and self._retry is not None and self._retry[0].depth > 0:
+            self._retry = None  # the sub-agent's retry worked, or it gave up
         if isinstance(event, (ToolCallStarted, AssistantMessage, Finished, Aborted, Error)):
             stream = self._subagent_answers.pop(key, None)
             if stream is not None:

@@ -335,6 +335,10 @@ class ToolBlock(Vertical):
         """One line the running call printed (a progress event is one line, without its
         newline); repaint at most ten times a second."""
         data = self.view.data
+        if "\r" in line:
+            # A progress bar redraws its line after each carriage return: the terminal
+            # would show the last drawing, so does the block.
+            line = next((part for part in reversed(line.split("\r")) if part), "")
         live = (*data.live, line[:1000])[-LIVE_OUTPUT_LINES:]
         self.view.data = replace(data, live=live, live_count=data.live_count + 1)
         if self._live_timer is None:

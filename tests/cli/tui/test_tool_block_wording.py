@@ -67,3 +67,20 @@ async def test_at_60_columns_a_cut_output_still_says_what_the_model_saw() -> Non
         lines = list(block.view.plain_lines())
     assert "20,000 lines · cut" in lines[0]
     assert any("the model saw the first 1,200 and last 1,300 lines" in line for line in lines[1:])
+
+
+class Live(App[None]):
+    def compose(self) -> ComposeResult:
+        self.block = ToolBlock(ToolCallData(call_id="l", name="bash", input={"command": "make"}))
+        yield self.block
+
+
+async def test_live_tail_keeps_lines_and_shows_a_progress_bar_as_last_drawn() -> None:
+    app = Live()
+    async with app.run_test(size=(80, 20)) as pilot:
+        for i in range(1, 7):
+            app.block.add_live_output(f"step {i}")
+        app.block.add_live_output("\r10%\r55%\r100%")
+        await pilot.pause(0.3)
+        lines = [line.strip() for line in app.block.view.plain_lines()]
+    assert lines[1:] == ["⎿ … 2 lines above", "step 3", "step 4", "step 5", "step 6", "100%"]
