@@ -39,6 +39,7 @@ from loom_engine.events import (
 from loom_engine.permissions.answer import PermissionAnswer
 
 from ..stop_reason import INTERRUPTED_BY_USER, retry_status, stop_reason
+from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
 from .tool_block import ToolBlock, ToolCallData
@@ -209,9 +210,8 @@ class RunView:
                 self.todos.set_todos(event.todos)
             case CompactionApplied():
                 self.result_shown = True
-                self.transcript.add_notice(
-                    f"context compacted ({event.reason}, {event.method}): {event.tokens_before:,} → "
-                    f"{event.tokens_after:,} tokens", "info")
+                self.transcript.add_notice(compaction_notice(event.reason, event.method, event.tokens_before,
+                                                             event.tokens_after), "info")
                 self.host.refresh_context()
             case Retrying():
                 if event.discard_partial and self._answer is not None:

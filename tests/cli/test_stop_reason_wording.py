@@ -26,3 +26,11 @@ def test_prompt_too_long_suggests_compact() -> None:
     text = stop_reason(Error(message="the conversation is too long for model 'm' (prompt is too long)",
                              kind="context_length"))
     assert "/compact" in text
+
+
+def test_compaction_is_worded_without_the_compressor_s_terms() -> None:
+    from loom_cli.wording import compaction_notice
+
+    text = compaction_notice("auto", "elide", 180_000, 90_000)
+    assert text == "context compacted automatically: shortened old tool outputs · 180,000 → 90,000 tokens"
+    assert "elide" not in compaction_notice("manual", "elide", 10, 5)

@@ -138,7 +138,8 @@ async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
         # The retry showed in the activity line while it was waited for, not as a line of its own.
         assert not any("retrying" in text for _, text in notices)
         assert ("warning", "skipped skill 'broken': no description") in notices
-        assert ("info", "context compacted (auto, summary): 180,000 → 40,000 tokens") in notices
+        assert ("info", "context compacted automatically: summarised the earlier conversation · "
+                        "180,000 → 40,000 tokens") in notices
         assert ("warning", "stopped: reached the limit of 1 turn") in notices
         [block] = list(app.transcript.query(ToolBlock))
         assert block.data.status == "denied"
