@@ -104,6 +104,17 @@ class BashTool(BaseTool[BashInput]):
 
 
 @dataclass(frozen=True)
+class OutputSize:
+    """How big the command's output really was, and how much of it the result kept."""
+
+    lines: int
+    chars: int
+    truncated: bool
+    head_lines: int  # whole lines kept from the start (all of them when not truncated)
+    tail_lines: int  # ... and from the end
+
+
+@dataclass(frozen=True)
 class CommandResult:
     output: str
     exit_code: int | None  # None when it was killed by Loom
@@ -111,6 +122,7 @@ class CommandResult:
     aborted: bool
     final_cwd: str | None
     stopped_background: bool
+    size: OutputSize = OutputSize(0, 0, False, 0, 0)
 
 
 async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext) -> CommandResult:
@@ -154,8 +166,10 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
         with contextlib.suppress(OSError):
             os.unlink(cwd_file)
     sink.flush()
+    output = sink.render()
     return CommandResult(
-        output=sink.render(),
+        output=output,
+        size=sink.size(output),
         exit_code=proc.returncode if outcome == "exited" else None,
         timed_out=outcome == "timeout",
         aborted=outcome == "aborted",
@@ -272,12 +286,16 @@ class _OutputSink:
         self._tail: deque[str] = deque()
         self._tail_len = 0
         self._total = 0
+        self._newlines = 0
+        self._last = ""
         self._partial = ""
 
     def write(self, text: str) -> None:
         if not text:
             return
         text = text.replace("\r\n", "\n")
+        self._newlines += text.count("\n")
+        self._last = text[-1]
         self._keep(text)
         self._stream(text)
 
@@ -327,9 +345,24 @@ class _OutputSink:
         nl = tail.find("\n")
         if 0 <= nl < 2000:
             tail = tail[nl + 1:]
-        elided = self._total - len(head) - len(tail)
+        cut = self._total - len(head) - len(tail)
         sep = "" if head.endswith("\n") else "\n"
-        return f"{head}{sep}[... {elided:,} characters of output elided ...]\n{tail}"
+        return f"{head}{sep}{_CUT_MARK.format(cut)}\n{tail}"
+
+    def size(self, rendered: str) -> OutputSize:
+        """The real size of the output; ``rendered`` is what render() made of it."""
+        lines = self._newlines + (1 if self._total and self._last != "\n" else 0)
+        truncated = self._total > self._cap
+        if not truncated:
+            return OutputSize(lines, self._total, False, lines, 0)
+        head, _, tail = rendered.partition(_CUT_MARK.split("{", 1)[0])
+        tail = tail.split("\n", 1)[1] if "\n" in tail else ""
+        return OutputSize(lines, self._total, True, head.count("\n"),
+                          tail.count("\n") + (1 if tail and not tail.endswith("\n") else 0))
+
+
+# The line that stands for the middle of a long output, in what the model reads.
+_CUT_MARK = "[... {:,} characters of output cut from the middle ...]"
 
 
 def _read_text(path: str) -> str:
@@ -375,6 +408,10 @@ def _result(args: BashInput, run: CommandResult, notes: list[str], ctx: ToolCont
         "kind": "command", "command": args.command, "description": args.description,
         "exit_code": run.exit_code, "timed_out": run.timed_out, "aborted": run.aborted,
         "cwd": str(ctx.cwd),
+        # The result text is the cut copy: the UI shows the real size from these.
+        "output_lines": run.size.lines, "output_chars": run.size.chars,
+        "truncated": run.size.truncated,
+        "shown_head_lines": run.size.head_lines, "shown_tail_lines": run.size.tail_lines,
     }
     failed = run.timed_out or run.aborted or run.exit_code != 0
     return ToolOutput("\n".join(parts), is_error=failed, display=display)

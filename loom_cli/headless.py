@@ -60,7 +60,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
         TurnStarted,
     )
 
-    from .stop_reason import stop_reason
+    from .stop_reason import retry_detail, retry_status, stop_reason
 
     started = time.monotonic()
     clean = _cleaner(agent)
@@ -83,7 +83,8 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
             if isinstance(event, Notice) and event.level == "warning":
                 err.write(clean(f"loom: {event.message}\n"))
             elif isinstance(event, Retrying):
-                err.write(clean(f"loom: retrying ({event.reason}) in {event.delay_s:.1f}s\n"))
+                status = retry_status(event, event.delay_s).removeprefix("↻ ")
+                err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
             # Sub-agents' events come through the same stream (depth > 0): only the
             # top-level agent's turns and its terminal event describe the run.
             if event.depth == 0:

@@ -83,7 +83,7 @@ class ToolCallStarted(AgentEvent):
 class ToolProgress(AgentEvent):
     type: ClassVar[str] = "tool_progress"
     call_id: str
-    text: str
+    text: str  # one line of the call's output, without its newline
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,6 +155,11 @@ class Retrying(AgentEvent):
     reason: str
     # The stream broke after partial output: the UI must drop what it showed of it.
     discard_partial: bool = False
+    # What failed (stream_broken, rate_limit, overloaded...), and the most attempts the
+    # request gets, the first one included (0: not known). ``attempt`` is the number
+    # of the retry about to happen, so the request's attempt number is attempt + 1.
+    kind: str = ""
+    max_attempts: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ cost of an event independent of how many turns came before it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,11 +27,13 @@ from .events import (
     TurnStarted,
     UsageUpdated,
 )
+from .execution import Cancelled
 from .messages import Message, ToolResultPart, ToolUsePart
 from .providers.base import ProviderError, StreamCompleted, StreamText, StreamThinking
 from .providers.retry import RetryNotice
 from .run import Run
 from .turn_state import TurnState
+from .usage import Usage
 
 
 async def drive(state: TurnState, run: Run) -> TurnState:
@@ -99,6 +102,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
     while True:
         request = run.client.build_request(run.transcript.messages)
         scratch.start_stream()
+        thought: list[str] = []  # this attempt's thinking, for the usage of an abort
         try:
             async for item in run.client.stream(request, run.cancel):
                 match item:
@@ -106,6 +110,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                         scratch.text.append(text)
                         run.emit(TextDelta(text=text, **stamp()))
                     case StreamThinking(text=text):
+                        thought.append(text)
                         run.emit(ThinkingDelta(text=text, **stamp()))
                     case StreamCompleted():
                         scratch.streaming = False
@@ -113,11 +118,16 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                         return item
                     case RetryNotice():
                         run.metrics.retries += 1
+                        thought.clear()
                         if item.discard_partial:
                             scratch.text.clear()
                         run.emit(Retrying(attempt=item.attempt, delay_s=item.delay_s, reason=item.reason,
-                                          discard_partial=item.discard_partial, **stamp()))
+                                          discard_partial=item.discard_partial, kind=item.kind,
+                                          max_attempts=item.max_attempts, **stamp()))
             raise ProviderError("stream_broken", "the provider stream ended without a final message")
+        except (Cancelled, asyncio.CancelledError):
+            _record_aborted_usage(run, request.messages, "".join(scratch.text) + "".join(thought))
+            raise
         except ProviderError as error:
             scratch.streaming = False
             run.metrics.errors[error.kind] += 1
@@ -137,6 +147,27 @@ def _record_usage(run: Run, completed: StreamCompleted) -> None:
     run.client.observe_usage(completed.usage)
     used, window = run.client.context_usage(run.transcript.messages)
     run.emit(UsageUpdated(usage=completed.usage, total=run.metrics.usage, cost_usd=cost,
+                          total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
+                          **run.stamp()))
+
+
+def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> None:
+    """An answer stopped mid-stream was still paid for: count an estimate of it.
+
+    The provider reports usage only at the end of a stream, so the request's size is
+    estimated from what was sent and the output from what had arrived. A stream stopped
+    before any output is not counted (the request may not have reached the model).
+    """
+    if not received:
+        return
+    from .context.tokens import estimate_tokens
+
+    sent_tokens, _ = run.client.context_usage(sent)
+    usage = Usage(input_tokens=sent_tokens, output_tokens=estimate_tokens(received))
+    cost = run.client.cost_of(usage)
+    run.metrics.record_llm_call(usage, cost)
+    used, window = run.client.context_usage(run.transcript.messages)
+    run.emit(UsageUpdated(usage=usage, total=run.metrics.usage, cost_usd=cost,
                           total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
                           **run.stamp()))
 

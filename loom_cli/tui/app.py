@@ -33,6 +33,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
+from ..wording import plural
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .exit_summary import exit_summary
@@ -265,8 +266,9 @@ class LoomApp(App[int]):
             if self._history_shown != len(messages):
                 await self._show_history(messages)
             session = getattr(agent, "session_id", None)
+            prompts = sum(entry.kind == "user" for entry in self.transcript.entries)
             self.transcript.add_notice(
-                f"resumed session {session or ''} · {len(self.transcript.entries)} blocks", "info")
+                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
             todos = getattr(agent, "todos", None)
             if todos:
                 self.todos.set_todos(todos)
@@ -405,7 +407,10 @@ class LoomApp(App[int]):
             self.run_view.tick()
             spinner = SPINNER[self._frame % len(SPINNER)]
             phase = self.run_view.phase or "working"
-            message = f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt"
+            # A retry being waited for takes the line: one line, updated in place.
+            retry = self.run_view.retry_status()
+            message = (f"{retry} · esc to interrupt" if retry else
+                       f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt")
         elif self.agent is None and self.agent_error is None:
             message = "loading the agent…"
         else:
@@ -447,7 +452,8 @@ class LoomApp(App[int]):
         agent = self.agent
         self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
 
-    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]], phase: str = "thinking") -> None:
+    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]],
+                   phase: str = "waiting for the model") -> None:
         self._run_seq += 1
         self.running = True
         self._worker_active = True

@@ -19,6 +19,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.strip import Strip
 
+from ..wording import plural
 from .strip_view import StripView, fold
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -70,7 +71,9 @@ def parse_unified_diff(diff: str) -> ParsedDiff:
             in_hunk = True
             old_no = int(match.group(1))
             new_no = int(match.group(3))
-            rows.append(DiffRow("hunk", match.group(5).strip()))
+            # A hunk from the first line has nothing above it to stand for.
+            if max(old_no, new_no) > 1 or match.group(5).strip():
+                rows.append(DiffRow("hunk", match.group(5).strip()))
             continue
         if not in_hunk:
             if line.startswith(("diff ", "index ", "new file", "deleted file", "similarity", "rename")):
@@ -208,7 +211,7 @@ def render_diff(parsed: ParsedDiff, width: int, console: Console, palette: DiffP
                 strip = strip.extend_cell_length(width, background)
             strips.append(strip)
     if max_rows is not None and len(rows) > max_rows:
-        strips.append(Strip([Segment(f"  … {len(rows) - max_rows} more diff lines", palette.note)]))
+        strips.append(Strip([Segment(f"  … {plural(len(rows) - max_rows, 'more diff line')}", palette.note)]))
     return strips
 
 

@@ -9,6 +9,7 @@ app through the small `RunHost` interface.
 
 from __future__ import annotations
 
+import time
 from typing import Protocol
 
 from textual.message import Message as TextualMessage
@@ -37,7 +38,8 @@ from loom_engine.events import (
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
-from ..stop_reason import INTERRUPTED_BY_USER, stop_reason
+from ..stop_reason import INTERRUPTED_BY_USER, retry_status, stop_reason
+from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
 from .tool_block import ToolBlock, ToolCallData
@@ -84,7 +86,7 @@ class RunView:
         self.todos = todos
         self.host = host
         self.max_fps = max_fps
-        self.phase = ""  # "thinking", "writing", "running bash", ...
+        self.phase = ""  # "waiting for the model", "thinking", "writing", "running bash", ...
         # A compaction result or an error was shown: a /compact that shows neither says
         # "nothing to compact" itself.
         self.result_shown = False
@@ -92,18 +94,37 @@ class RunView:
         self._thinking: ThinkingBlock | None = None
         self._tool_blocks: dict[str, ToolBlock] = {}  # call id -> block, sub-agents' included
         self._subagent_answers: dict[str, MarkdownStream] = {}  # agent id -> its streaming text
+        # The retry being waited for (its event and when it starts, time.monotonic()):
+        # one line in the activity line, updated in place, rather than a line per retry.
+        self._retry: tuple[Retrying, float] | None = None
+        self._attempts = 0  # how often the failing request was tried, once retried
 
     # --- the run's life ---------------------------------------------------------------
 
     def start(self, phase: str) -> None:
         self.phase = phase
+        self._retry = None
+        self._attempts = 0
         self.result_shown = False
         self._answer = None
         self._thinking = None
 
+    def retry_status(self) -> str:
+        """The line that stands for a retry while one is waited for, else ''."""
+        if self._retry is None:
+            return ""
+        event, at = self._retry
+        return retry_status(event, at - time.monotonic())
+
+    def _answer_arrived(self) -> None:
+        """Output of a (re)tried request arrived: the retry worked."""
+        self._retry = None
+        self._attempts = 0
+
     def finish(self) -> None:
         """The run ended: everything still streaming goes static."""
         self.phase = ""
+        self._retry = None
         self._finish_answer()
         self._finish_thinking()
         for stream in self._subagent_answers.values():
@@ -135,7 +156,7 @@ class RunView:
                 block.set_status("denied", note=answer.note or "")
             else:
                 block.set_status("running")
-        self.phase = f"running {request.tool}" if answer.allowed else "thinking"
+        self.phase = f"running {request.tool}" if answer.allowed else "waiting for the model"
 
     # --- events -----------------------------------------------------------------------
 
@@ -159,24 +180,29 @@ class RunView:
             return
         match event:
             case TurnStarted():
-                self.phase = "thinking"
+                self.phase = "waiting for the model"
             case TextDelta():
+                self._answer_arrived()
                 self.phase = "writing"
                 self._streaming_answer().append(event.text)
             case ThinkingDelta():
+                self._answer_arrived()
                 self.phase = "thinking"
                 if self._thinking is None:
                     self._finish_answer()
                     self._thinking = self.transcript.start_thinking()
                 self._thinking.append(event.text)
             case AssistantMessage():
+                self._answer_arrived()
                 self._finish_answer()
                 self._finish_thinking()
             case ToolCallStarted():
                 # A new text segment starts after every tool call: finished segments stay static.
+                self._answer_arrived()
                 self._finish_answer()
                 self.phase = f"running {event.name}"
-                data = ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input))
+                data = ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input),
+                                    started=time.monotonic())
                 self._tool_blocks[event.call_id] = self.transcript.add_tool(data)
             case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
                 self._show_tool_event(event)
@@ -184,15 +210,14 @@ class RunView:
                 self.todos.set_todos(event.todos)
             case CompactionApplied():
                 self.result_shown = True
-                self.transcript.add_notice(
-                    f"context compacted ({event.reason}, {event.method}): {event.tokens_before:,} → "
-                    f"{event.tokens_after:,} tokens", "info")
+                self.transcript.add_notice(compaction_notice(event.reason, event.method, event.tokens_before,
+                                                             event.tokens_after), "info")
                 self.host.refresh_context()
             case Retrying():
                 if event.discard_partial and self._answer is not None:
                     self._answer.reset()
-                self.transcript.add_notice(
-                    f"↻ retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {event.reason}", "warning")
+                self._retry = (event, time.monotonic() + event.delay_s)
+                self._attempts = event.attempt + 1
             case Notice():
                 self.transcript.add_notice(event.message, "warning" if event.level == "warning" else "info")
             case Finished():
@@ -202,7 +227,8 @@ class RunView:
                 self.host.end_run()
             case Error():
                 self.result_shown = True
-                self.transcript.add_notice(f"✗ {stop_reason(event)}", "error")
+                self._retry = None
+                self.transcript.add_notice(f"✗ {stop_reason(event, attempts=self._attempts)}", "error")
                 self.host.end_run()
             case MaxTurnsReached() | BudgetExceeded():
                 self.transcript.add_notice(stop_reason(event), "warning")
@@ -214,6 +240,9 @@ class RunView:
         if parent is None:
             return
         key = event.agent_id or event.parent_tool_use_id or ""
+        if isinstance(event, (TextDelta, ThinkingDelta, ToolCallStarted, AssistantMessage, Finished, Aborted,
+                              Error)) and self._retry is not None and self._retry[0].depth > 0:
+            self._retry = None  # the sub-agent's retry worked, or it gave up
         if isinstance(event, (ToolCallStarted, AssistantMessage, Finished, Aborted, Error)):
             stream = self._subagent_answers.pop(key, None)
             if stream is not None:
@@ -228,7 +257,7 @@ class RunView:
                 stream.append(event.text)
             case ToolCallStarted():
                 block = ToolBlock(ToolCallData(call_id=event.call_id, name=event.name, input=dict(event.input),
-                                               depth=event.depth))
+                                               depth=event.depth, started=time.monotonic()))
                 self._tool_blocks[event.call_id] = block
                 parent.subagent_box().mount(block)
             case ToolProgress() | ToolFinished() | PermissionRequested() | PermissionAnswered():
@@ -236,9 +265,10 @@ class RunView:
             case Notice():
                 self.transcript.add_notice(f"  ↳ {event.message}", "warning")
             case Retrying():
-                self.transcript.add_notice(f"  ↳ ↻ retrying: {event.reason}", "warning")
+                # The sub-agent's retry shows in the activity line like the main agent's.
+                self._retry = (event, time.monotonic() + event.delay_s)
             case Error():
-                self.transcript.add_notice(f"  ↳ sub-agent error: {event.message}", "error")
+                self.transcript.add_notice(f"  ↳ sub-agent error: {stop_reason(event)}", "error")
 
     # --- shared by both paths ---------------------------------------------------------
 
@@ -255,7 +285,7 @@ class RunView:
                                  display=event.display)
                 if self.host.changes_workspace(event.name):
                     self.host.refresh_context()
-                self.phase = "thinking"
+                self.phase = "waiting for the model"
             case PermissionRequested():
                 self.phase = "waiting for your approval"
                 if block is not None:

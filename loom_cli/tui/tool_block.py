@@ -8,7 +8,8 @@ blocks. The spinner repaints only the header line.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.timer import Timer
 
+from ..wording import plural
 from .diff_view import diff_palette, parse_unified_diff, render_diff
 from .strip_view import StripView, render_rich
 
@@ -27,7 +29,9 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _KEY_ARGS = ("command", "path", "file_path", "pattern", "url", "description", "name", "query", "skill")
 COLLAPSED_OUTPUT_LINES = 4
 COLLAPSED_DIFF_ROWS = 40
-LIVE_OUTPUT_LINES = 8
+# While a command runs, its last few lines show (a test runner's progress, a build's
+# current step); the rest is counted, not shown, so the block keeps its height.
+LIVE_OUTPUT_LINES = 5
 EXPANDED_OUTPUT_LINES = 2000
 
 
@@ -35,7 +39,7 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
     """The one argument that tells the user what a call does."""
     if name == "todo_write":
         todos = tool_input.get("todos")
-        return f"{len(todos)} items" if isinstance(todos, list) else ""
+        return plural(len(todos), "item") if isinstance(todos, list) else ""
     if name == "apply_patch":
         patch = str(tool_input.get("patch") or tool_input.get("input") or "")
         paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
@@ -60,6 +64,39 @@ def _one_line(text: str, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+def _count(display: Mapping[str, Any], key: str) -> int | None:
+    value = display.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# Narrower than this, a cut output's header says only "cut" and the block's body says
+# what the model saw (the header line would lose it to the ellipsis).
+CUT_NOTE_IN_HEADER_WIDTH = 100
+
+
+def output_size(display: Mapping[str, Any] | None, *, short: bool = False) -> str:
+    """The real size of a call's output as the tool reported it, and whether the model
+    saw only its head and tail: the result text is the cut copy, so its own line count
+    would understate a huge output."""
+    if not display:
+        return ""
+    total = _count(display, "output_lines")
+    if total is None:
+        return ""
+    if not display.get("truncated"):
+        return plural(total, "line")
+    if short:
+        return f"{plural(total, 'line')} · cut"
+    return f"{plural(total, 'line')} · {what_the_model_saw(display)}"
+
+
+def what_the_model_saw(display: Mapping[str, Any]) -> str:
+    head, tail = _count(display, "shown_head_lines"), _count(display, "shown_tail_lines")
+    if head is None or tail is None:
+        return "the model saw the start and the end"
+    return f"the model saw the first {head:,} and last {tail:,}"
+
+
 @dataclass(frozen=True)
 class ToolCallData:
     """Everything needed to draw (or redraw after pruning) one tool call."""
@@ -71,7 +108,12 @@ class ToolCallData:
     content: str = ""
     duration_ms: float = 0.0
     display: Mapping[str, Any] | None = None
-    live: str = ""
+    # The last lines a running call printed (one progress event is one line), and how
+    # many it printed in all.
+    live: tuple[str, ...] = ()
+    live_count: int = 0
+    # When the call started (time.monotonic()), for the elapsed time while it runs.
+    started: float | None = None
     note: str = ""
     depth: int = 0
     children: tuple[Any, ...] = field(default_factory=tuple)
@@ -87,15 +129,20 @@ class ToolView(StripView):
     }
     """
 
-    def __init__(self, data: ToolCallData, *, expanded: bool = False) -> None:
+    def __init__(self, data: ToolCallData, *, expanded: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(classes="tool-view")
         self.data = data
         self.expanded = expanded
         self.frame = 0
+        self.clock = clock
+        # A task whose sub-agent's steps (and report, its last text) show below: the
+        # result would repeat the report, so the block shows the steps alone.
+        self.steps_shown = False
 
     # --- drawing ----------------------------------------------------------------------
 
-    def _header(self) -> Text:
+    def _header(self, width: int = 0) -> Text:
         data = self.data
         icons = {"running": (SPINNER[self.frame % len(SPINNER)], "cyan"), "waiting": ("?", "yellow"),
                  "done": ("✓", "green"), "error": ("✗", "red"), "denied": ("⊘", "yellow"),
@@ -104,25 +151,36 @@ class ToolView(StripView):
         text = Text()
         text.append(f"{icon} ", style=f"bold {colour}")
         text.append(data.name, style="bold")
-        arg = key_argument(data.name, data.input)
-        if arg:
-            shown = arg if len(arg) <= 200 else arg[:199] + "…"
-            text.append(f"  {shown.splitlines()[0] if shown.strip() else shown}", style="dim")
-        summary = self._summary()
+        tail = Text()
+        summary = self._summary(width)
         if summary:
-            text.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
+            tail.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
         # Sub-second timings are noise next to the result; slow calls are worth knowing.
         if data.status not in ("running", "waiting") and data.duration_ms >= 1000:
-            text.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
+            tail.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
+        elif data.status == "running" and data.started is not None:
+            elapsed = int(self.clock() - data.started)
+            if elapsed >= 1:
+                tail.append(f"  {elapsed}s", style="dim")
+        arg = key_argument(data.name, data.input)
+        arg = arg.splitlines()[0] if arg.strip() else arg
+        # The argument gives way first, so the result and the time stay on the line.
+        room = 200 if width <= 0 else max(12, width - text.cell_len - tail.cell_len - 2)
+        if arg:
+            shown = arg if len(arg) <= room else arg[:room - 1] + "…"
+            text.append(f"  {shown}", style="dim")
+        text.append_text(tail)
         text.no_wrap = True
         text.overflow = "ellipsis"
         return text
 
-    def _summary(self) -> str:
+    def _summary(self, width: int = 0) -> str:
         data = self.data
         if data.status == "waiting":
             return "awaiting your approval"
         if data.status == "running" or (data.name == "todo_write" and data.status == "done"):
+            return ""
+        if self.steps_shown and data.status == "done":
             return ""
         if data.status == "denied":
             return "denied" + (f": {data.note}" if data.note else "")
@@ -133,21 +191,25 @@ class ToolView(StripView):
         if data.display and data.display.get("kind") == "diff":
             parsed = parse_unified_diff(str(data.display.get("diff", "")))
             return f"+{parsed.added} -{parsed.removed}"
+        total = _count(data.display, "output_lines") if data.display else None
+        if total == 0:
+            return "no output"
+        if total == 1 and not (data.display or {}).get("truncated"):
+            return _one_line(data.content, 80)
+        if total is not None:
+            return output_size(data.display, short=0 < width < CUT_NOTE_IN_HEADER_WIDTH)
         lines = data.content.count("\n") + 1 if data.content.strip() else 0
         if data.name == "read_file":
-            return f"{lines} lines"
-        return _one_line(data.content, 80) if lines == 1 else (f"{lines} lines" if lines else "")
+            return plural(lines, "line")
+        return _one_line(data.content, 80) if lines == 1 else (plural(lines, "line") if lines else "")
 
     def _body(self, width: int) -> list[Strip]:
         data = self.data
         strips: list[Strip] = []
         indent = "  ⎿ "
         cont = "    "
-        if data.status == "running" and data.live:
-            tail = data.live.rstrip("\n").splitlines()[-LIVE_OUTPUT_LINES:]
-            text = Text("\n".join(f"{indent if i == 0 else cont}{line}" for i, line in enumerate(tail)),
-                        style="dim")
-            strips.extend(render_rich(self, text, width))
+        if data.live and (data.status == "running" or (data.status == "interrupted" and not data.content)):
+            strips.extend(render_rich(self, self._live_tail(), width))
         diff = data.display.get("diff") if data.display and data.display.get("kind") == "diff" else None
         if diff and data.status in ("done", "waiting"):
             palette = diff_palette(self.app.current_theme.dark)
@@ -156,6 +218,8 @@ class ToolView(StripView):
                                palette, rows)
             pad = Strip(Text("    ").render(self.app.console))
             strips.extend(Strip.join([pad, line]) for line in body)
+            return strips
+        if self.steps_shown and data.status == "done":
             return strips
         if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
             if not self.expanded and "\n" not in data.content.strip() and (
@@ -171,12 +235,32 @@ class ToolView(StripView):
                 text.append(("\n" if i else "") + (indent if i == 0 else cont) + line)
             hidden = len(lines) - len(shown)
             if hidden > 0:
-                text.append(f"\n{cont}… {hidden} more lines (click to expand)", style="italic dim")
+                text.append(f"\n{cont}… {plural(hidden, 'more line')} (click to expand)", style="italic dim")
+            if data.display and data.display.get("truncated") and width < CUT_NOTE_IN_HEADER_WIDTH:
+                text.append(f"\n{cont}{what_the_model_saw(data.display)} lines", style="italic dim")
             strips.extend(render_rich(self, text, width))
         return strips
 
+    def _live_tail(self) -> Text:
+        """The last lines printed so far, one row each, under a count of those above."""
+        data = self.data
+        text = Text(style="dim")
+        rows: list[tuple[str, str]] = []
+        above = data.live_count - len(data.live)
+        if above > 0:
+            rows.append((f"… {plural(above, 'line')} above", "italic dim"))
+        rows.extend((line, "dim") for line in data.live)
+        for i, (row, style) in enumerate(rows):
+            # A row is one line of output: cut it rather than wrap, so the tail keeps its height.
+            prefix = "  ⎿ " if i == 0 else "    "
+            text.append(("\n" if i else "") + prefix)
+            text.append(row, style=style)
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        return text
+
     def build_lines(self, width: int) -> list[Strip]:
-        header = render_rich(self, self._header(), width)[:1]
+        header = render_rich(self, self._header(width), width)[:1]
         return header + self._body(width)
 
     def update_data(self, data: ToolCallData) -> None:
@@ -188,7 +272,7 @@ class ToolView(StripView):
         self.frame += 1
         width = self.content_size.width
         if self._lines and width == self._lines_width:
-            self._lines[0] = render_rich(self, self._header(), width)[0]
+            self._lines[0] = render_rich(self, self._header(width), width)[0]
             self.refresh(Region(0, 0, width, 1))
 
     def on_click(self, event: events.Click) -> None:
@@ -212,9 +296,10 @@ class ToolBlock(Vertical):
     }
     """
 
-    def __init__(self, data: ToolCallData, *, expanded: bool = False) -> None:
+    def __init__(self, data: ToolCallData, *, expanded: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(classes="tool-block")
-        self.view = ToolView(data, expanded=expanded)
+        self.view = ToolView(data, expanded=expanded, clock=clock)
         self.children_box: Vertical | None = None
         self._live_timer: Timer | None = None
         self._live_dirty = False
@@ -239,16 +324,23 @@ class ToolBlock(Vertical):
         if self.children_box is None:
             self.children_box = Vertical(classes="subagent")
             self.mount(self.children_box)
+            self.view.steps_shown = True
+            self.view.invalidate()
         return self.children_box
 
     def set_status(self, status: str, **changes: Any) -> None:
         self.view.update_data(replace(self.view.data, status=status, **changes))
 
-    def add_live_output(self, text: str) -> None:
-        # Progress chunks arrive per line of output; repaint at most ten times a second.
+    def add_live_output(self, line: str) -> None:
+        """One line the running call printed (a progress event is one line, without its
+        newline); repaint at most ten times a second."""
         data = self.view.data
-        live = (data.live + text)[-8000:]
-        self.view.data = replace(data, live=live)
+        if "\r" in line:
+            # A progress bar redraws its line after each carriage return: the terminal
+            # would show the last drawing, so does the block.
+            line = next((part for part in reversed(line.split("\r")) if part), "")
+        live = (*data.live, line[:1000])[-LIVE_OUTPUT_LINES:]
+        self.view.data = replace(data, live=live, live_count=data.live_count + 1)
         if self._live_timer is None:
             self._live_timer = self.set_timer(0.1, self._flush_live)
 
@@ -268,8 +360,10 @@ class ToolBlock(Vertical):
         if self._live_timer is not None:
             self._live_timer.stop()
             self._live_timer = None
+        # An interrupted call keeps what it printed so far; a finished one shows its result.
+        live = data.live if status == "interrupted" else ()
         self.view.update_data(replace(data, status=status, content=content, duration_ms=duration_ms,
-                                      display=display, live=""))
+                                      display=display, live=live))
 
     def tick(self) -> None:
         if self.running:

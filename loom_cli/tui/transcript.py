@@ -25,6 +25,7 @@ from textual.widgets import Static
 
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 
+from ..wording import plural
 from .markdown_stream import MarkdownStream
 from .tool_block import ToolBlock, ToolCallData
 
@@ -343,7 +344,8 @@ class Transcript(VerticalScroll):
 
     def _update_load_more(self) -> None:
         if self._first_mounted > 0:
-            label = f"▲ {self._first_mounted} earlier blocks · click or scroll up to load more"
+            label = (f"▲ {plural(self._first_mounted, 'earlier entry', 'earlier entries')} · "
+                     "click or scroll up to show them")
             if self._load_more is None:
                 self._load_more = LoadMore(label)
                 first = self._widgets.get(self._first_mounted)

@@ -66,6 +66,10 @@ class RetryNotice:
     reason: str
     # Output of the failed attempt had already streamed; the UI must drop it.
     discard_partial: bool = False
+    # The failure's kind (stream_broken, rate_limit...), for the UI to word it, and how
+    # many attempts there will be at most, the first request included.
+    kind: str = ""
+    max_attempts: int = 0
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -134,7 +138,8 @@ async def stream_with_retries(
         attempt += 1
         delay = policy.delay(attempt, failure.retry_after, rng)
         yield RetryNotice(attempt=attempt, delay_s=delay, reason=failure.message,
-                          discard_partial=streamed or failure.partial_output)
+                          discard_partial=streamed or failure.partial_output, kind=failure.kind,
+                          max_attempts=policy.retries_for(failure.kind) + 1)
         await _sleep(delay, cancel)
 
 

@@ -56,7 +56,9 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
     finally:
         metrics.merge_child(child.metrics)
     spent = child.metrics
-    summary = (f"[sub-agent '{description}': {spent.llm_calls} LLM calls, {spent.tool_calls} tool calls, "
+    calls = "call" if spent.llm_calls == 1 else "calls"
+    tools = "call" if spent.tool_calls == 1 else "calls"
+    summary = (f"[sub-agent '{description}': {spent.llm_calls} LLM {calls}, {spent.tool_calls} tool {tools}, "
                f"{spent.usage.input_tokens + spent.usage.output_tokens} tokens, ${spent.cost_usd:.4f}]")
     note = f"\n(ignored tools the parent does not have: {', '.join(unknown)})" if unknown else ""
     if isinstance(final, Finished):

@@ -47,7 +47,17 @@ def cap_text(text: str, limit: int = MAX_RESULT_CHARS) -> str:
     head = text[: limit // 2]
     tail = text[-(limit // 2):]
     cut = len(text) - len(head) - len(tail)
-    return f"{head}\n\n[... {cut:,} characters elided ...]\n\n{tail}"
+    return f"{head}\n\n[... {cut:,} characters cut from the middle ...]\n\n{tail}"
+
+
+def cut_size(original: str, capped: str) -> dict[str, Any]:
+    """Display fields that tell the UI the real size of an output cut by cap_text (the
+    result text is the cut copy, so its own line count would understate it)."""
+    head, _, tail = capped.partition("\n\n[... ")
+    tail = tail.split("\n\n", 1)[1] if "\n\n" in tail else ""
+    return {"output_lines": original.count("\n") + (0 if original.endswith("\n") else 1),
+            "output_chars": len(original), "truncated": True,
+            "shown_head_lines": head.count("\n"), "shown_tail_lines": tail.count("\n")}
 
 
 def format_validation_error(tool_name: str, error: ValidationError) -> str:
@@ -96,7 +106,10 @@ class ToolPipeline:
         if self.redact:
             content = self.redactor.redact(content)
             display = self.redactor.redact_tree(display)  # a diff may show a key too
-        content = cap_text(content) or ("(no output)" if not output.is_error else "Tool failed without a message.")
+        capped = cap_text(content)
+        if len(capped) != len(content) and not (display or {}).get("truncated"):
+            display = {**(display or {}), **cut_size(content, capped)}
+        content = capped or ("(no output)" if not output.is_error else "Tool failed without a message.")
         # Output may carry lone surrogates (file names that are not UTF-8 decode to them);
         # the session file and the next request could not encode them.
         content = scrub_text(content)

@@ -88,7 +88,7 @@ async def test_output_over_the_cap_keeps_head_and_tail(sh):
     total = 20_000 * 11
     body, status = out.content.rsplit("\n", 1)
     assert status == "Exit code: 0"
-    match = re.search(r"\n?\[\.\.\. ([\d,]+) characters of output elided \.\.\.\]\n", body)
+    match = re.search(r"\n?\[\.\.\. ([\d,]+) characters of output cut from the middle \.\.\.\]\n", body)
     assert match is not None
     head, tail = body[:match.start()], body[match.end():]
     assert head.startswith("line 00000\nline 00001\n")

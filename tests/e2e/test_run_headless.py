@@ -123,7 +123,7 @@ def test_unreachable_base_url_and_unknown_model(repo: Path, tmp_path: Path, fake
 def test_max_turns_exits_3(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("read_file", {"path": "hello.py"}), Reply.tool("read_file", {"path": "hello.py"}))
     done = loom(["run", "x", "--max-turns", "1"], repo, loom_env(tmp_path, fake_llm))
-    assert done.returncode == 3 and "1 turns" in done.stderr
+    assert done.returncode == 3 and "limit of 1 turn\n" in done.stderr
 
 
 def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: str, marker: str = "") -> None:

@@ -105,7 +105,7 @@ async def test_compact_with_focus(harness: Harness) -> None:
         await wait_idle(pilot, app)
         texts = outputs(app)
         assert "compacting the conversation… (focus: keep the API decisions)" in texts
-        assert any(t.startswith("context compacted (manual, summary)") for t in texts), texts
+        assert any(t.startswith("context compacted: summarised the earlier conversation") for t in texts), texts
         assert len(harness.agent.messages) < before
         request = harness.providers[-1].last_request
         assert "keep the API decisions" in request.system + str([m.to_dict() for m in request.messages])

@@ -65,6 +65,18 @@ async def test_long_lines_fold_under_the_gutter() -> None:
     async with app.run_test(size=(50, 20)) as pilot:
         await pilot.pause()
         lines = list(app.query_one(DiffView).plain_lines())
-        assert lines[1].startswith("      1 + x = 'aaa")
-        assert lines[2].startswith(" " * 10 + "aaa")
+        # A new file's diff starts at line 1: no "⋯" row above it.
+        assert lines[0].startswith("      1 + x = 'aaa")
+        assert lines[1].startswith(" " * 10 + "aaa")
         assert sum(line.count("a") for line in lines) == 120
+
+
+async def test_no_gap_marker_above_line_1_but_one_above_a_later_hunk() -> None:
+    old = "".join(f"line {i}\n" for i in range(1, 30))
+    new = old.replace("line 1\n", "line one\n").replace("line 25\n", "line twenty-five\n")
+    app = Host(unified_diff(old, new, *diff_labels("f.txt")))
+    async with app.run_test(size=(60, 30)) as pilot:
+        await pilot.pause()
+        lines = [line.strip() for line in app.query_one(DiffView).plain_lines()]
+        assert not lines[0].startswith("⋯")
+        assert sum(line.startswith("⋯") for line in lines) == 1  # the hunk at line 25

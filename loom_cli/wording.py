@@ -1,0 +1,25 @@
+"""Small pieces of wording the chat and `loom run` share."""
+
+from __future__ import annotations
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 line``, ``2 lines``, ``20,000 lines``: the count and the noun that fits it."""
+    word = noun if count == 1 else (many or noun + "s")
+    return f"{count:,} {word}"
+
+
+# How the context was made smaller, by the compressor's method name.
+_COMPACTION_METHODS = {
+    "summary": "summarised the earlier conversation",
+    "elide": "shortened old tool outputs",
+    "trim": "dropped the oldest messages",
+}
+_COMPACTION_REASONS = {"auto": " automatically", "context_length": " (the request was too long for the model)"}
+
+
+def compaction_notice(reason: str, method: str, tokens_before: int, tokens_after: int) -> str:
+    """One line: the context was compacted, how, and how much smaller it is."""
+    how = _COMPACTION_METHODS.get(method, "made the conversation shorter")
+    return (f"context compacted{_COMPACTION_REASONS.get(reason, '')}: {how} · "
+            f"{tokens_before:,} → {tokens_after:,} tokens")

@@ -1,0 +1,36 @@
+"""The words for retries and final errors: plain, no internal codes, with what to do."""
+
+from __future__ import annotations
+
+from loom_cli.stop_reason import retry_status, stop_reason
+from loom_engine.events import Error, Retrying
+
+
+def test_retry_line_names_the_cause_the_wait_and_the_attempt() -> None:
+    event = Retrying(attempt=1, delay_s=4.0, reason="x (stream_broken)", kind="stream_broken", max_attempts=5)
+    assert retry_status(event, 3.2) == "↻ connection dropped — retrying in 4s (attempt 2 of 5)"
+    assert retry_status(event, 0.0) == "↻ connection dropped — retrying now (attempt 2 of 5)"
+
+
+def test_final_errors_carry_no_codes_and_no_stale_retry_advice() -> None:
+    overloaded = stop_reason(Error(message="Anthropic is overloaded (529 overloaded_error: Overloaded) (overloaded)",
+                                   kind="overloaded"), attempts=5)
+    assert "overloaded_error" not in overloaded and "(overloaded)" not in overloaded
+    assert "tried 5 times" in overloaded and "try again in a few minutes" in overloaded
+    limited = stop_reason(Error(message="rate limited by Anthropic (429 rate_limit_error: slow down); "
+                                        "retry after 2s", kind="rate_limit"))
+    assert limited == "rate limited by Anthropic (429: slow down) — wait a minute, then send your message again"
+
+
+def test_prompt_too_long_suggests_compact() -> None:
+    text = stop_reason(Error(message="the conversation is too long for model 'm' (prompt is too long)",
+                             kind="context_length"))
+    assert "/compact" in text
+
+
+def test_compaction_is_worded_without_the_compressor_s_terms() -> None:
+    from loom_cli.wording import compaction_notice
+
+    text = compaction_notice("auto", "elide", 180_000, 90_000)
+    assert text == "context compacted automatically: shortened old tool outputs · 180,000 → 90,000 tokens"
+    assert "elide" not in compaction_notice("manual", "elide", 10, 5)
