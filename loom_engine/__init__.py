@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "EventBus": "loom_engine.bus",
     "CancelToken": "loom_engine.execution",
     "Message": "loom_engine.messages",
+    "UserPrompt": "loom_engine.attachments",
     "Usage": "loom_engine.usage",
     # events
     "AgentEvent": "loom_engine.events",
@@ -83,6 +84,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export)
     from .agent import Agent as Agent
+    from .attachments import UserPrompt as UserPrompt
     from .bus import EventBus as EventBus
     from .config import AgentConfig as AgentConfig
     from .events import (
