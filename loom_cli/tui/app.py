@@ -32,6 +32,7 @@ from loom_engine.workspace import find_workspace_root
 
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
+from .history_search import HistorySearch
 from .markdown_stream import warm_up_highlighting
 from .options import (
     AgentUnavailable,
@@ -41,8 +42,10 @@ from .options import (
     close_provider,
     default_history_loader,
 )
+from .paste import Draft, merge_drafts
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
+from .queue_view import QueueView
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
@@ -84,6 +87,8 @@ class LoomApp(App[int]):
         Binding("shift+tab", "cycle_mode", "permission mode", priority=True, show=False),
         Binding("escape", "interrupt", "interrupt", show=False),
         Binding("ctrl+o", "toggle_tool_output", "expand tool output", show=False),
+        Binding("ctrl+r", "history_search", "search prompt history", show=False),
+        Binding("ctrl+g", "edit_in_editor", "edit the prompt in $EDITOR", show=False),
     ]
 
     def __init__(self, options: TuiOptions) -> None:
@@ -91,7 +96,7 @@ class LoomApp(App[int]):
         self.options = options
         self.agent: Agent | None = None
         self.agent_error: str | None = None
-        self.queue: deque[str] = deque()
+        self.queue: deque[Draft] = deque()
         self.running = False  # a run the UI is showing (false at once after Esc)
         self._worker_active = False  # the engine task has not finished yet
         self._run_worker: Worker[None] | None = None
@@ -134,13 +139,17 @@ class LoomApp(App[int]):
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  id="prompt")
+                                  take_queued=self.take_queued, id="prompt")
+        self.queue_view = QueueView(id="queue")
+        self.history_search = HistorySearch(id="history-search")
         self.status_bar = StatusBar(id="status")
         self.run_view = RunView(self.transcript, self.todos, self, max_fps=self.options.max_fps)
         yield self.transcript
         yield self.todos
         yield self.activity
+        yield self.queue_view
         yield menu
+        yield self.history_search
         yield self.prompt
         yield self.status_bar
 
@@ -372,21 +381,33 @@ class LoomApp(App[int]):
     # --- submitting and running -------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        await self.submit(message.text)
+        await self.submit(message.draft)
 
-    async def submit(self, text: str) -> None:
-        command = parse_command(text)
+    async def submit(self, prompt: str | Draft) -> None:
+        draft = prompt if isinstance(prompt, Draft) else Draft(prompt)
+        command = parse_command(draft.expanded)
         if command is not None:
             await run_command(self, command)
             return
-        self.queue.append(text)
+        self.queue.append(draft)
         self._pump()
+        self.queue_view.show_queue(self.queue)
+
+    def take_queued(self) -> Draft | None:
+        """The last queued prompt, out of the queue (Up on an empty prompt edits it)."""
+        if not self.queue:
+            return None
+        draft = self.queue.pop()
+        self.queue_view.show_queue(self.queue)
+        return draft
 
     def _pump(self) -> None:
         if self._worker_active or self.agent is None or not self.queue:
             return
-        prompt = self.queue.popleft()
-        self.transcript.add_user(prompt)
+        draft = self.queue.popleft()
+        self.queue_view.show_queue(self.queue)
+        prompt = draft.expanded
+        self.transcript.add_user(prompt, draft.text)
         self.transcript.follow()
         agent = self.agent
         self._start_run(lambda: agent.run(prompt))
@@ -470,10 +491,10 @@ class LoomApp(App[int]):
         self.end_run()
         if self.queue:
             # Queued prompts go back to the editor: after an interrupt the user decides.
-            queued = "\n\n".join(self.queue)
-            self.queue.clear()
             if not self.prompt.text.strip():
-                self.prompt.set_text(queued)
+                self.prompt.set_draft(merge_drafts(list(self.queue)))
+                self.queue.clear()
+                self.queue_view.show_queue(self.queue)
         self.prompt.focus()
         return True
 
@@ -492,6 +513,12 @@ class LoomApp(App[int]):
             self.activity.show_hint("copied")
             return
         if self.interrupt():
+            return
+        if self.prompt.text:
+            # Kept in the history: Up brings a prompt cleared by mistake back.
+            self.history.add(self.prompt.draft.expanded)
+            self.prompt.set_text("")
+            self.activity.show_hint("prompt cleared · ↑ brings it back", 2.0)
             return
         now = time.monotonic()
         if now - self._ctrl_c_at < 2.0:
@@ -512,6 +539,30 @@ class LoomApp(App[int]):
 
     def action_toggle_tool_output(self) -> None:
         self.transcript.set_expand_tools(not self.transcript.expand_tools)
+
+    def action_history_search(self) -> None:
+        if self.history_search.is_open:
+            self.history_search.older()
+        else:
+            self.history_search.open(self.history.entries)
+
+    def on_history_search_picked(self, message: HistorySearch.Picked) -> None:
+        if message.text is not None:
+            self.prompt.set_text(message.text)
+        self.prompt.focus()
+
+    def action_edit_in_editor(self) -> None:
+        from .external_editor import SuspendNotSupported, edit_in_editor
+
+        draft = self.prompt.draft
+        try:
+            edited = edit_in_editor(self, draft.text)
+        except (OSError, SuspendNotSupported) as error:
+            self.transcript.add_notice(f"✗ cannot open the editor: {error or 'not supported here'}", "error")
+            return
+        if edited is not None:
+            self.prompt.set_draft(Draft(edited, draft.pastes))
+        self.prompt.focus()
 
 
 def run_tui(options: TuiOptions) -> int:
