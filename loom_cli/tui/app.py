@@ -490,11 +490,13 @@ class LoomApp(App[int]):
         self.run_view.mark_interrupted()
         self.end_run()
         if self.queue:
-            # Queued prompts go back to the editor: after an interrupt the user decides.
-            if not self.prompt.text.strip():
-                self.prompt.set_draft(merge_drafts(list(self.queue)))
-                self.queue.clear()
-                self.queue_view.show_queue(self.queue)
+            # Queued prompts go back to the editor, before what it holds: after an
+            # interrupt the user decides.
+            current = self.prompt.draft
+            drafts = [*self.queue, current] if current.text.strip() else list(self.queue)
+            self.prompt.set_draft(merge_drafts(drafts))
+            self.queue.clear()
+            self.queue_view.show_queue(self.queue)
         self.prompt.focus()
         return True
 

@@ -291,7 +291,7 @@ def model_command(app: LoomApp, name: str) -> None:
             if chosen and not app.busy:
                 switch_model(app, chosen)
 
-        app.push_screen(ModelPicker(models_for(provider), app.model), callback=picked)
+        app.push_screen(ModelPicker(models_for(provider, app.model), app.model), callback=picked)
         return
     problem = model_name_problem(name)
     if problem is not None:

@@ -31,8 +31,10 @@ def model_name_problem(name: str) -> str | None:
     return None
 
 
-def models_for(provider: str) -> list[ModelInfo]:
-    """The catalog's models of ``provider`` (all of them when the provider is not in it)."""
+def models_for(provider: str, current: str) -> list[ModelInfo]:
+    """The catalog's models of ``provider``, else of the current model's vendor, else all."""
+    if provider not in {m.provider for m in known_models()}:
+        provider = lookup(current).provider  # a local or scripted provider: go by the model
     models = [m for m in known_models() if m.provider == provider]
     return models or list(known_models())
 

@@ -296,8 +296,7 @@ class PromptInput(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         if self.read_only or not is_large(text):
-            await super()._on_paste(event)
-            return
+            return  # Textual goes on to TextArea's own handler, which inserts it
         event.stop()
         event.prevent_default()
         label = paste_label(text, [p.label for p in self._pastes if p.label in self.text])
