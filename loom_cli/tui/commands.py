@@ -288,7 +288,9 @@ def model_command(app: LoomApp, name: str) -> None:
         provider = str(getattr(getattr(app.agent, "config", None), "provider", "") or "")
 
         def picked(chosen: str | None) -> None:
-            if chosen and not app.busy:
+            if chosen == app.model:
+                app.output(f"model: {app.model} (unchanged)")
+            elif chosen and not app.busy:
                 switch_model(app, chosen)
 
         app.push_screen(ModelPicker(models_for(provider, app.model), app.model), callback=picked)
