@@ -23,7 +23,7 @@ class Confirm(ModalScreen[bool]):
         border: round $warning;
         background: $surface;
         padding: 0 1;
-        margin: 0 0 2 0;
+        margin: 0 0 1 0;
     }
     """
 

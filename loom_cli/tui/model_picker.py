@@ -44,13 +44,14 @@ def _price(value: float) -> str:
 
 
 def model_label(info: ModelInfo, current: str, width: int) -> Text:
+    """One short line (it must fit 50 columns): name, context window, $ in / out per Mtok."""
     marker = "● " if info.name == lookup(current).name and lookup(current).known else "  "
-    text = Text(marker)
+    text = Text(marker, no_wrap=True, overflow="ellipsis")
     text.append(f"{info.name:<{width}}", style="bold")
     window = f"{info.context_window // 1000}k" if info.context_window < 1_000_000 else \
         f"{info.context_window / 1_000_000:.1f}M"
-    text.append(f"  {window:>5} context", style="dim")
-    text.append(f"  {_price(info.input_price)} in / {_price(info.output_price)} out per Mtok", style="dim")
+    text.append(f"  {window:>5}", style="dim")
+    text.append(f"  {_price(info.input_price)} / {_price(info.output_price)}", style="dim")
     return text
 
 
@@ -84,10 +85,11 @@ class ModelPicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         width = max((len(m.name) for m in self.models), default=10)
         with Vertical():
-            yield Static(Text(f"Switch model (now {self.current}) · Enter picks · Esc cancels", style="bold"))
+            yield Static(Text(f"Switch model (now {self.current})", style="bold"))
+            yield Static(Text(f"  {'model':<{width}}  context  $ per Mtok in / out", style="dim"))
             yield OptionList(*[Option(model_label(m, self.current, width), id=m.name) for m in self.models],
                              id="models")
-            yield Static(Text("Another model: /model NAME", style="dim"))
+            yield Static(Text("Enter picks · Esc cancels · others: /model NAME", style="dim"))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

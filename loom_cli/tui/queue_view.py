@@ -26,8 +26,7 @@ def queue_text(queued: Sequence[Draft]) -> Text:
         text.append("  queued ", style="dim bold")
         text.append(first + more, style="dim")
         text.append("\n")
-    text.append("  sent when the answer ends · ↑ edits the last · esc interrupts and takes them back",
-                style="dim italic")
+    text.append("  ↑ edits the last · esc interrupts and takes them back", style="dim italic")
     return text
 
 
@@ -38,6 +37,8 @@ class QueueView(Static):
         max-height: 5;
         display: none;
         padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     QueueView.visible {
         display: block;

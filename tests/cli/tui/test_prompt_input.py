@@ -163,7 +163,7 @@ async def test_model_picker_lists_known_models_and_enter_picks(harness: Harness)
         await send(pilot, "/model")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelPicker))
         text = screen_text(app)
-        assert "claude-opus-4-1" in text and "200k context" in text and "$15 in / $75 out per Mtok" in text
+        assert "claude-opus-4-1" in text and "200k  $15 / $75" in text and "$ per Mtok in / out" in text
         assert "gpt-4o" not in text  # only the models of this session's provider
         await pilot.press("up")  # the current model is highlighted; the one above it
         await pilot.press("enter")
