@@ -514,6 +514,9 @@ class LoomApp(App[int]):
             self.copy_to_clipboard(self.prompt.selected_text)
             self.activity.show_hint("copied")
             return
+        if self.history_search.is_open:
+            self.history_search.close(None)
+            return
         if self.interrupt():
             return
         if self.prompt.text:
@@ -554,17 +557,9 @@ class LoomApp(App[int]):
         self.prompt.focus()
 
     def action_edit_in_editor(self) -> None:
-        from .external_editor import SuspendNotSupported, edit_in_editor
+        from .external_editor import edit_prompt
 
-        draft = self.prompt.draft
-        try:
-            edited = edit_in_editor(self, draft.text)
-        except (OSError, SuspendNotSupported) as error:
-            self.transcript.add_notice(f"✗ cannot open the editor: {error or 'not supported here'}", "error")
-            return
-        if edited is not None:
-            self.prompt.set_draft(Draft(edited, draft.pastes))
-        self.prompt.focus()
+        edit_prompt(self, self.prompt, lambda error: self.transcript.add_notice(error, "error"))
 
 
 def run_tui(options: TuiOptions) -> int:

@@ -57,12 +57,14 @@ USAGE: dict[str, tuple[str, int | None]] = {
 KEYS_HELP = (
     ("Enter", "send (while a run streams, the message is queued)"),
     ("Shift+Enter / Ctrl+J", "newline"),
-    ("Up / Down", "prompt history"),
-    ("Esc", "interrupt the running turn"),
-    ("Ctrl+C", "interrupt; on an idle prompt press twice to quit; copies selected text"),
+    ("Up / Down", "prompt history; Up on an empty prompt edits the last queued message"),
+    ("Ctrl+R", "search the prompt history"),
+    ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
+    ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
+    ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
     ("Ctrl+D", "quit"),
     ("Shift+Tab", "cycle the permission mode"),
-    ("Ctrl+O", "expand / collapse tool output"),
+    ("Ctrl+O", "expand / collapse tool output and long pastes (a click on a paste too)"),
     ("@path", "mention a workspace file (Tab completes)"),
 )
 

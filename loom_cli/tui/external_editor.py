@@ -6,11 +6,14 @@ import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 from textual.app import App, SuspendNotSupported
+
+from .paste import Draft
+from .prompt_input import PromptInput
 
 ReturnT = TypeVar("ReturnT")
 
@@ -39,4 +42,14 @@ def edit_in_editor(app: App[ReturnT], text: str) -> str | None:
     return edited[:-1] if edited.endswith("\n") else edited
 
 
-__all__ = ["SuspendNotSupported", "edit_in_editor", "editor_command"]
+def edit_prompt(app: App[ReturnT], prompt: PromptInput, report: Callable[[str], object]) -> None:
+    """Ctrl+G: the prompt's text goes to the editor and comes back; its pastes stay collapsed."""
+    draft = prompt.draft
+    try:
+        edited = edit_in_editor(app, draft.text)
+    except (OSError, SuspendNotSupported) as error:
+        report(f"✗ cannot open the editor: {error or 'not supported in this terminal'}")
+        return
+    if edited is not None:
+        prompt.set_draft(Draft(edited, draft.pastes))
+    prompt.focus()

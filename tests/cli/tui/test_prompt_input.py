@@ -311,3 +311,17 @@ async def test_queued_prompts_are_shown_up_edits_the_last_and_esc_gives_them_bac
         assert not app.running and not app.queue
         assert app.prompt.text == "second prompt\n\nthird prompt edited"
         assert "queued" not in screen_text(app)
+
+
+# --- Ctrl+G (the editor itself is tested in tests/e2e/test_tmux_prompt.py) -------------------
+
+
+async def test_ctrl_g_where_the_terminal_cannot_be_handed_over_says_so(harness: Harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:  # the test driver cannot suspend
+        await started(pilot, app)
+        await pilot.press(*"keep me")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.prompt.text == "keep me" and app.is_running
+        assert "cannot open the editor" in outputs(app)[-1]
