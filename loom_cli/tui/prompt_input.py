@@ -205,7 +205,8 @@ class PromptInput(TextArea):
         self.commands = list(commands)
         self._files = files
         self._completion_ctx: CompletionContext | None = None
-        self._menu_text: str | None = None  # the text the open menu was computed for
+        # The text and cursor the open menu was computed for.
+        self._menu_for: tuple[str, tuple[int, int]] | None = None
         self._suppress_completion = False
         self._pastes: list[Paste] = []
         self._take_queued = take_queued
@@ -217,7 +218,7 @@ class PromptInput(TextArea):
         line = self.document.get_line(row)
         context = completion_context(line, column, first_line=row == 0)
         self._completion_ctx = context
-        self._menu_text = self.text
+        self._menu_for = (self.text, self.cursor_location)
         if context is None:
             self.menu.hide()
             return
@@ -246,7 +247,7 @@ class PromptInput(TextArea):
     @property
     def menu_is_current(self) -> bool:
         """The open menu was computed for the text the input holds now."""
-        return self.menu.is_open and self._menu_text == self.text
+        return self.menu.is_open and self._menu_for == (self.text, self.cursor_location)
 
     def accept_completion(self) -> bool:
         if not self.menu_is_current:
@@ -274,7 +275,7 @@ class PromptInput(TextArea):
         self._pastes = list(draft.pastes)
         self.load_text(draft.text)
         self.menu.hide()
-        self._menu_text = None
+        self._menu_for = None
         last = self.document.line_count - 1
         self.move_cursor((last, len(self.document.get_line(last))))
 
