@@ -234,7 +234,9 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
         idle = await measure(30)
         app.prompt.load_text("")
         agent.next_chunks = chunks
-        app.queue.append("stream")
+        from loom_cli.tui.paste import Draft
+
+        app.queue.append(Draft("stream"))
         app._pump()
         await until(lambda: app.running)
         await asyncio.sleep(0.3)
@@ -250,6 +252,7 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
     app = loom_app(agent, workspace, data)
     answer = markdown_answer(1000)
     probe_chunks = chunks_of(markdown_answer(5000), 200)
+    from loom_cli.tui.paste import Draft
     async with app.run_test(size=SIZE):
         await until(lambda: app.warm.is_set())
         await asyncio.sleep(0.3)
@@ -258,7 +261,7 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
         agent.rate = 10_000.0  # fill the session quickly
         for _ in range(turns):
             agent.next_chunks = chunks_of(answer, 20)
-            app.queue.append("next")
+            app.queue.append(Draft("next"))
             app._pump()
             await until(lambda: not app.running and not app._worker_active and not app.queue)
         agent.rate = RATE

@@ -46,6 +46,7 @@ from .first_run import (
     unsent_line,
     welcome_text,
 )
+from .history_search import HistorySearch
 from .markdown_stream import warm_up_highlighting
 from .options import (
     AgentUnavailable,
@@ -55,9 +56,11 @@ from .options import (
     close_provider,
     default_history_loader,
 )
+from .paste import Draft, merge_drafts
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
+from .queue_view import QueueView
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
@@ -105,6 +108,8 @@ class LoomApp(App[int]):
         Binding("shift+tab", "cycle_mode", "permission mode", priority=True, show=False),
         Binding("escape", "interrupt", "interrupt", show=False),
         Binding("ctrl+o", "toggle_tool_output", "expand tool output", show=False),
+        Binding("ctrl+r", "history_search", "search prompt history", show=False),
+        Binding("ctrl+g", "edit_in_editor", "edit the prompt in $EDITOR", show=False),
     ]
 
     def __init__(self, options: TuiOptions) -> None:
@@ -112,7 +117,8 @@ class LoomApp(App[int]):
         self.options = options
         self.agent: Agent | None = None
         self.agent_error: str | None = None
-        self.queue: deque[str] = deque()
+        self.queue: deque[Draft] = deque()
+        self._sent_draft: Draft | None = None  # the prompt of the run going on (given back if it fails)
         self.running = False  # a run the UI is showing (false at once after Esc)
         self._worker_active = False  # the engine task has not finished yet
         self._run_worker: Worker[None] | None = None
@@ -155,7 +161,9 @@ class LoomApp(App[int]):
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  id="prompt")
+                                  take_queued=self.take_queued, id="prompt")
+        self.queue_view = QueueView(id="queue")
+        self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
         self.permission_prompt = PermissionPrompt(scroll_transcript=self._scroll_transcript, id="permission")
         self.status_bar = StatusBar(id="status")
@@ -163,7 +171,9 @@ class LoomApp(App[int]):
         yield self.transcript
         yield self.todos
         yield self.activity
+        yield self.queue_view
         yield menu
+        yield self.history_search
         yield self.permission_prompt
         yield self.prompt
         yield self.status_bar
@@ -426,28 +436,41 @@ class LoomApp(App[int]):
             show_prompt_mode(self.prompt, self.prompt.text)
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        await self.submit(message.text)
+        await self.submit(message.draft)
 
-    async def submit(self, text: str) -> None:
-        command = parse_command(text)
+    async def submit(self, prompt: str | Draft) -> None:
+        draft = prompt if isinstance(prompt, Draft) else Draft(prompt)
+        command = parse_command(draft.expanded)
         if command is not None:
             await run_command(self, command)
             return
         if self.agent is None and self.agent_error is not None:
             # No agent will come to take it: the text stays where the user can keep it.
             if not self.prompt.text.strip():
-                self.prompt.set_text(text)
+                self.prompt.set_draft(draft)
             self.transcript.add_notice(not_sent_line(self.agent_error), "error")
             self.transcript.follow()
             return
-        self.queue.append(text)
+        self.queue.append(draft)
         self._pump()
+        self.queue_view.show_queue(self.queue)
+
+    def take_queued(self) -> Draft | None:
+        """The last queued prompt, out of the queue (Up on an empty prompt edits it)."""
+        if not self.queue:
+            return None
+        draft = self.queue.pop()
+        self.queue_view.show_queue(self.queue)
+        return draft
 
     def _pump(self) -> None:
         if self._worker_active or self.agent is None or not self.queue:
             return
-        prompt = self.queue.popleft()
-        self.transcript.add_user(prompt)
+        draft = self.queue.popleft()
+        self._sent_draft = draft
+        self.queue_view.show_queue(self.queue)
+        prompt = draft.expanded
+        self.transcript.add_user(prompt, draft.text)
         self.transcript.follow()
         agent = self.agent
         self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
@@ -494,9 +517,13 @@ class LoomApp(App[int]):
         if unsent is None:
             return
         # Like after an interrupt: what was waiting comes back too, the user decides.
-        texts = [unsent.text, *self.queue, self.prompt.text]
+        sent = self._sent_draft
+        draft = sent if sent is not None and sent.expanded == unsent.text else Draft(unsent.text)
+        current = self.prompt.draft
+        drafts = [draft, *self.queue, *([current] if current.text.strip() else [])]
         self.queue.clear()
-        self.prompt.set_text("\n\n".join(t for t in texts if t.strip()))
+        self.queue_view.show_queue(self.queue)
+        self.prompt.set_draft(merge_drafts(drafts))
         self.transcript.add_notice(unsent_line(unsent.error), "warning")
         self.prompt.focus()
 
@@ -567,11 +594,13 @@ class LoomApp(App[int]):
         self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()
         if self.queue:
-            # Queued prompts go back to the editor: after an interrupt the user decides.
-            queued = "\n\n".join(self.queue)
+            # Queued prompts go back to the editor, before what it holds: after an
+            # interrupt the user decides.
+            current = self.prompt.draft
+            drafts = [*self.queue, current] if current.text.strip() else list(self.queue)
+            self.prompt.set_draft(merge_drafts(drafts))
             self.queue.clear()
-            if not self.prompt.text.strip():
-                self.prompt.set_text(queued)
+            self.queue_view.show_queue(self.queue)
         self.prompt.focus()
         return True
 
@@ -589,7 +618,16 @@ class LoomApp(App[int]):
             self.copy_to_clipboard(self.prompt.selected_text)
             self.activity.show_hint("copied")
             return
+        if self.history_search.is_open:
+            self.history_search.close(None)
+            return
         if self.interrupt():
+            return
+        if self.prompt.text:
+            # Kept in the history: Up brings a prompt cleared by mistake back.
+            self.history.add(self.prompt.draft.expanded)
+            self.prompt.set_text("")
+            self.activity.show_hint("prompt cleared · ↑ brings it back", 2.0)
             return
         now = time.monotonic()
         if now - self._ctrl_c_at < 2.0:
@@ -617,6 +655,22 @@ class LoomApp(App[int]):
 
     def action_toggle_tool_output(self) -> None:
         self.transcript.set_expand_tools(not self.transcript.expand_tools)
+
+    def action_history_search(self) -> None:
+        if self.history_search.is_open:
+            self.history_search.older()
+        else:
+            self.history_search.open(self.history.entries)
+
+    def on_history_search_picked(self, message: HistorySearch.Picked) -> None:
+        if message.text is not None:
+            self.prompt.set_text(message.text)
+        self.prompt.focus()
+
+    def action_edit_in_editor(self) -> None:
+        from .external_editor import edit_prompt
+
+        edit_prompt(self, self.prompt, lambda error: self.transcript.add_notice(error, "error"))
 
 
 def run_tui(options: TuiOptions) -> int:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from loom_engine.permissions.modes import MODES
 
+from .confirm import Confirm
+from .model_picker import ModelPicker, model_name_problem, models_for
 from .options import default_session_lister
 from .session_picker import SessionPicker
 from .status_bar import StatusInfo, human_tokens
@@ -36,15 +38,33 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 )
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
 
+# What each command accepts: (usage line, the most words it takes; None: free text).
+# A command given more is refused with its usage and not run: "/clear ost" is a typo
+# (or a burst of keys gone wrong), never a reason to wipe the conversation.
+USAGE: dict[str, tuple[str, int | None]] = {
+    "help": ("/help", 0),
+    "clear": ("/clear", 0),
+    "compact": ("/compact [focus]", None),
+    "model": ("/model [name]", 1),
+    "cost": ("/cost", 0),
+    "skills": ("/skills", 0),
+    "resume": ("/resume [id]", 1),
+    "mode": (f"/mode [{'|'.join(MODES)}]", 1),
+    "exit": ("/exit", 0),
+    "quit": ("/quit", 0),
+}
+
 KEYS_HELP = (
     ("Enter", "send (while a run streams, the message is queued)"),
     ("Shift+Enter / Ctrl+J", "newline"),
-    ("Up / Down", "prompt history"),
-    ("Esc", "interrupt the running turn"),
-    ("Ctrl+C", "interrupt; on an idle prompt press twice to quit; copies selected text"),
+    ("Up / Down", "prompt history; Up on an empty prompt edits the last queued message"),
+    ("Ctrl+R", "search the prompt history"),
+    ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
+    ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
+    ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
     ("Ctrl+D", "quit"),
     ("Shift+Tab", "cycle the permission mode"),
-    ("Ctrl+O", "expand / collapse tool output"),
+    ("Ctrl+O", "expand / collapse tool output and long pastes (a click on a paste too)"),
     ("@path", "mention a workspace file (Tab completes)"),
 )
 
@@ -68,6 +88,28 @@ def parse_command(text: str) -> ParsedCommand | None:
     if "/" in head:
         return None
     return ParsedCommand(head.lower(), rest.strip())
+
+
+def usage_problem(command: ParsedCommand) -> str | None:
+    """The usage line when ``command`` has arguments it does not take, else None."""
+    usage = USAGE.get(command.name)
+    if usage is None:
+        return None
+    line, most = usage
+    if most is None or len(command.arg.split()) <= most:
+        return None
+    return f"usage: {line} · not run"
+
+
+def exchanges(messages: Iterable[Any]) -> int:
+    """How many prompts the user sent (tool results travel as user messages too)."""
+    count = 0
+    for message in messages:
+        if getattr(message, "role", None) != "user":
+            continue
+        if any(getattr(part, "type", None) == "text" for part in getattr(message, "parts", ())):
+            count += 1
+    return count
 
 
 def help_text() -> str:
@@ -189,6 +231,10 @@ def permissions_text(manager: Any) -> str:
 
 async def run_command(app: LoomApp, command: ParsedCommand) -> None:
     name, arg = command.name, command.arg
+    problem = usage_problem(command)
+    if problem is not None:
+        app.output(problem)
+        return
     if name in ("exit", "quit"):
         app.action_quit_now()
         return
@@ -205,13 +251,7 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             # Stand-in agents in tests have no metrics.
             app.output(cost_text(app.status, getattr(agent, "metrics", None)))
         case "model":
-            if not arg:
-                app.output(f"model: {app.model}")
-            elif app.busy:
-                app.output("wait for the current run to end (or press Esc) before switching models")
-            else:
-                app.switch_model(arg)
-                app.output(f"model switched to {app.model}")
+            model_command(app, arg)
         case "mode":
             if not arg:
                 app.output(f"permission mode: {app.mode}  (modes: {', '.join(MODES)})")
@@ -240,14 +280,77 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             app.output("compacting the conversation…" + (f" (focus: {focus})" if focus else ""))
             app.compact(focus)
         case "clear":
-            if app.busy:
-                app.interrupt()
-            await app.replace_agent(replace(app.options, continue_session=False, resume_id=None),
-                                    "new session started")
+            clear(app)
         case "resume":
             await resume(app, arg)
         case _:
             app.output(f"unknown command /{name} · /help lists the commands")
+
+
+def model_command(app: LoomApp, name: str) -> None:
+    """/model alone opens the picker; /model NAME switches, warning when NAME is not known."""
+    if app.busy:
+        app.output(f"model: {app.model} · wait for the current run to end (or press Esc) before switching")
+        return
+    if not name:
+        provider = str(getattr(getattr(app.agent, "config", None), "provider", "") or "")
+
+        def picked(chosen: str | None) -> None:
+            if chosen == app.model:
+                app.output(f"model: {app.model} (unchanged)")
+            elif chosen and not app.busy:
+                switch_model(app, chosen)
+
+        app.push_screen(ModelPicker(models_for(provider, app.model), app.model), callback=picked)
+        return
+    problem = model_name_problem(name)
+    if problem is not None:
+        app.output(f"{problem}; the model stays {app.model}")
+        return
+    switch_model(app, name)
+
+
+def switch_model(app: LoomApp, name: str) -> None:
+    from loom_engine.providers.models import lookup
+
+    app.switch_model(name)
+    app.output(f"model switched to {app.model}")
+    info = lookup(name)
+    provider = str(getattr(getattr(app.agent, "config", None), "provider", "") or "")
+    if not info.known:
+        app.transcript.add_notice(
+            f"⚠ {name} is not a model Loom knows (no price or context size); if the provider does not"
+            " have it, the next request says so", "warning")
+    elif provider in ("anthropic", "openai") and info.provider != provider:
+        app.transcript.add_notice(
+            f"⚠ {name} is an {info.provider} model and this session talks to {provider};"
+            " the next request will likely fail", "warning")
+
+
+def clear(app: LoomApp) -> None:
+    """A new session; a conversation of more than one exchange is asked about first."""
+    count = exchanges(getattr(app.agent, "messages", None) or ())
+
+    def confirmed(yes: bool | None) -> None:
+        if yes:
+            app.run_worker(new_session(app), group="agent", exit_on_error=False)
+        else:
+            app.output("/clear cancelled: the conversation is kept")
+
+    if count > 1:
+        app.push_screen(Confirm(f"Clear this conversation ({count} exchanges) and start a new session?",
+                                "The old session stays saved: /resume reopens it."), callback=confirmed)
+        return
+    app.run_worker(new_session(app), group="agent", exit_on_error=False)
+
+
+async def new_session(app: LoomApp) -> None:
+    if app.busy:
+        app.interrupt()
+    had_messages = bool(getattr(app.agent, "messages", None))
+    await app.replace_agent(replace(app.options, continue_session=False, resume_id=None), "new session started")
+    if had_messages:
+        app.transcript.add_notice("the previous session can be reopened with /resume", "info")
 
 
 async def resume(app: LoomApp, session_id: str) -> None:

@@ -3,7 +3,12 @@
 Enter sends; Shift+Enter or Ctrl+J inserts a newline (many terminals send Shift+Enter
 as a plain Enter, Ctrl+J always arrives). Up/Down walk the history when the cursor is
 on the first/last line. Typing `/` at the start completes commands, `@` completes
-workspace files; Tab or Enter accepts, Esc closes the menu.
+workspace files; Tab accepts, Esc closes the menu.
+
+Enter sends exactly what the input holds. Keys can arrive faster than the `Changed`
+messages the menu is computed from (a paste, a laggy SSH link): a menu computed for
+`/c` must not turn `/cost` into `/clear ost`. So Enter accepts a completion only when
+the open menu was computed for the text as it is now.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from .completion import Candidate, CompletionContext, completion_context, match_commands, match_files
+from .paste import Draft, Paste, is_large, paste_label
 
 HISTORY_LIMIT = 1000
 
@@ -180,12 +186,16 @@ class PromptInput(TextArea):
     """
 
     class Submitted(TextualMessage):
-        def __init__(self, text: str) -> None:
+        """``draft`` as the input showed it; ``text`` is what the model gets (pastes expanded)."""
+
+        def __init__(self, draft: Draft) -> None:
             super().__init__()
-            self.text = text
+            self.draft = draft
+            self.text = draft.expanded
 
     def __init__(self, *, history: PromptHistory, menu: CompletionMenu,
                  commands: Sequence[tuple[str, str]], files: Callable[[], Sequence[str] | None],
+                 take_queued: Callable[[], Draft | None] | None = None,
                  id: str | None = None) -> None:
         super().__init__("", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          highlight_cursor_line=False, id=id,
@@ -195,7 +205,11 @@ class PromptInput(TextArea):
         self.commands = list(commands)
         self._files = files
         self._completion_ctx: CompletionContext | None = None
+        # The text and cursor the open menu was computed for.
+        self._menu_for: tuple[str, tuple[int, int]] | None = None
         self._suppress_completion = False
+        self._pastes: list[Paste] = []
+        self._take_queued = take_queued
 
     # --- completion -------------------------------------------------------------------
 
@@ -204,6 +218,7 @@ class PromptInput(TextArea):
         line = self.document.get_line(row)
         context = completion_context(line, column, first_line=row == 0)
         self._completion_ctx = context
+        self._menu_for = (self.text, self.cursor_location)
         if context is None:
             self.menu.hide()
             return
@@ -229,7 +244,14 @@ class PromptInput(TextArea):
             return
         self._refresh_completion()
 
+    @property
+    def menu_is_current(self) -> bool:
+        """The open menu was computed for the text the input holds now."""
+        return self.menu.is_open and self._menu_for == (self.text, self.cursor_location)
+
     def accept_completion(self) -> bool:
+        if not self.menu_is_current:
+            return False
         candidate = self.menu.current
         context = self._completion_ctx
         if candidate is None or context is None:
@@ -245,31 +267,60 @@ class PromptInput(TextArea):
 
     def set_text(self, text: str) -> None:
         """Replace the whole text (history, a queued prompt given back) with the cursor at its end."""
+        self.set_draft(Draft(text))
+
+    def set_draft(self, draft: Draft) -> None:
+        """Replace the whole text and the pastes behind its labels; the cursor goes to the end."""
         self._suppress_completion = True
-        self.load_text(text)
+        self._pastes = list(draft.pastes)
+        self.load_text(draft.text)
         self.menu.hide()
+        self._menu_for = None
         last = self.document.line_count - 1
         self.move_cursor((last, len(self.document.get_line(last))))
 
-    def submit(self) -> None:
+    @property
+    def draft(self) -> Draft:
         text = self.text
-        if not text.strip():
+        return Draft(text, tuple(p for p in self._pastes if p.label in text))
+
+    def submit(self) -> None:
+        draft = self.draft
+        if not draft.text.strip():
             return
-        self.prompt_history.add(text)
+        self.prompt_history.add(draft.expanded)
         self.set_text("")
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(draft))
+
+    # --- pastes -----------------------------------------------------------------------
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        if self.read_only or not is_large(text):
+            return  # Textual goes on to TextArea's own handler, which inserts it
+        event.stop()
+        event.prevent_default()
+        label = paste_label(text, [p.label for p in self._pastes if p.label in self.text])
+        self._pastes.append(Paste(label, text))
+        self._suppress_completion = True
+        result = self.replace(label, *self.selection)
+        self.move_cursor(result.end_location)
+        self.focus()
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         handled = True
         if key == "enter":
             slash = self._completion_ctx is not None and self._completion_ctx.kind == "slash"
-            # Enter on a file completion picks it; on a command it picks and runs it.
+            # Enter on a file completion picks it; on a command it picks and runs it. Either
+            # only when the menu is for the current text: otherwise the text goes as it is.
             if not self.accept_completion() or slash:
                 self.submit()
         elif key in ("ctrl+j", "shift+enter"):
             self.insert("\n")
         elif key == "tab":
+            if not self.menu_is_current:
+                self._refresh_completion()  # the menu lags a burst of keys: recompute first
             if not self.accept_completion():
                 self._refresh_completion()
                 if self.menu.is_open and len(self.menu.candidates) == 1:
@@ -280,6 +331,8 @@ class PromptInput(TextArea):
             self.menu.move(-1)
         elif key == "down" and self.menu.is_open:
             self.menu.move(1)
+        elif key == "up" and not self.text and self._take_queued is not None and self._edit_queued():
+            pass
         elif key == "up" and self.cursor_location[0] == 0:
             previous = self.prompt_history.previous(self.text)
             if previous is not None:
@@ -295,3 +348,12 @@ class PromptInput(TextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def _edit_queued(self) -> bool:
+        """Up on an empty prompt: the last queued message comes back here to be edited."""
+        assert self._take_queued is not None
+        queued = self._take_queued()
+        if queued is None:
+            return False
+        self.set_draft(queued)
+        return True

@@ -37,6 +37,7 @@ class Entry:
     level: str = "info"  # notices: info | warning | error
     tool: ToolCallData | None = None
     interrupted: bool = False
+    display: str = ""  # user: the prompt as shown, large pastes collapsed ("" when the same as text)
 
 
 class UserMessage(Static):
@@ -51,9 +52,21 @@ class UserMessage(Static):
     }
     """
 
-    def __init__(self, text: str) -> None:
-        super().__init__(Text(text), classes="user-message")
+    def __init__(self, text: str, display: str = "") -> None:
+        # A prompt with a large paste shows it collapsed; a click or Ctrl+O shows it all.
+        super().__init__(Text(display or text), classes="user-message")
         self.text = text
+        self.display_text = display or text
+        self.expanded = not display
+
+    def set_expanded(self, expanded: bool) -> None:
+        if self.display_text == self.text:
+            return
+        self.expanded = expanded
+        self.update(Text(self.text) if expanded else Text(self.display_text))
+
+    def on_click(self, event: events.Click) -> None:
+        self.set_expanded(not self.expanded)
 
 
 class Notice(Static):
@@ -250,9 +263,10 @@ class Transcript(VerticalScroll):
         self._prune()
         return widget
 
-    def add_user(self, text: str) -> UserMessage:
-        widget = UserMessage(text)
-        self._add(Entry("user", text), widget)
+    def add_user(self, text: str, display: str = "") -> UserMessage:
+        display = display if display != text else ""
+        widget = UserMessage(text, display)
+        self._add(Entry("user", text, display=display), widget)
         return widget
 
     def start_assistant(self) -> MarkdownStream:
@@ -284,7 +298,7 @@ class Transcript(VerticalScroll):
 
     def _widget_for(self, entry: Entry) -> Widget:
         if entry.kind == "user":
-            return UserMessage(entry.text)
+            return UserMessage(entry.text, entry.display)
         if entry.kind == "assistant":
             return MarkdownStream(entry.text, classes="assistant")
         if entry.kind == "thinking":
@@ -309,7 +323,7 @@ class Transcript(VerticalScroll):
         index = next((i for i, mounted in self._widgets.items() if mounted is widget), None)
         if index is not None and 0 <= index < len(self.entries):
             entry = self.entries[index]
-            self.entries[index] = Entry(entry.kind, entry.text, entry.level, entry.tool, True)
+            self.entries[index] = Entry(entry.kind, entry.text, entry.level, entry.tool, True, entry.display)
 
     async def load_history(self, entries: Iterable[Entry], window: int) -> None:
         """Replace the transcript with a saved conversation, mounting only its tail."""
@@ -442,3 +456,5 @@ class Transcript(VerticalScroll):
         self.expand_tools = expanded
         for block in self.query(ToolBlock):
             block.set_expanded(expanded)
+        for message in self.query(UserMessage):
+            message.set_expanded(expanded)

@@ -271,7 +271,7 @@ async def test_message_typed_while_streaming_is_queued(harness: Harness) -> None
         await wait_for(pilot, lambda: bool(blocks(app, MarkdownStream)) and
                        blocks(app, MarkdownStream)[0].source == "Answer one.")
         await send(pilot, "second")
-        assert app.running and list(app.queue) == ["second"]
+        assert app.running and [d.expanded for d in app.queue] == ["second"]
         app._tick()
         assert "1 queued" in app.activity.message
         assert [u.text for u in blocks(app, UserMessage)] == ["first"]

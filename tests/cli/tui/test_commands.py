@@ -117,7 +117,9 @@ async def test_model_shows_and_switches(harness: Harness) -> None:
         await started(pilot, app)
         await send(pilot, "/model")
         await pilot.pause()
-        assert outputs(app)[-1] == "model: claude-sonnet-4-5"
+        assert "Switch model (now claude-sonnet-4-5)" in screen_text(app)  # the picker
+        await pilot.press("escape")
+        await pilot.pause()
         await send(pilot, "/model claude-opus-4-1")
         await pilot.pause()
         assert harness.agent.config.model == "claude-opus-4-1"
