@@ -142,8 +142,8 @@ def run() -> list[dict[str, Any]]:
         failed = [t.code for t in one_turn if t.code != 0]
         if failed:
             raise RuntimeError(f"loom run exited {failed[0]}")
-        read_then_answer = [Reply.tool("read_file", {"path": "hello.py"}), Reply.tool("read_file", {"path": "hello.py"}),
-                            Reply.text("It prints hello.")]
+        read = Reply.tool("read_file", {"path": "hello.py"})
+        read_then_answer = [read, read, Reply.text("It prints hello.")]
         three_turns = [timed_run(loom_argv, repo, env, server, read_then_answer) for _ in range(RUNS)]
         first = median([t.first_request_s for t in one_turn])
         tail = median([t.exit_tail_s for t in one_turn + three_turns])

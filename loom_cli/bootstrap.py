@@ -170,7 +170,7 @@ def _prepare(provider: object) -> None:
     if callable(prepare):
         try:
             prepare()
-        except Exception:  # noqa: S110  (reported by the first request, in its words)
+        except Exception:  # reported by the first request, in its words
             pass
 
 

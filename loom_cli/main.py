@@ -6,7 +6,11 @@ import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
+from loom_engine.permissions.modes import PermissionMode
+from loom_engine.providers.names import ProviderName
 from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
+
+from .version import __version__
 
 
 def _start_sdk_import_for_run(argv: list[str]) -> None:
@@ -21,11 +25,6 @@ def _start_sdk_import_for_run(argv: list[str]) -> None:
 _start_sdk_import_for_run(sys.argv)
 
 import typer  # noqa: E402  (after the SDK import has started)
-
-from loom_engine.permissions.modes import PermissionMode
-from loom_engine.providers.names import ProviderName
-
-from .version import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False,

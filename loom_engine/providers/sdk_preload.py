@@ -35,7 +35,7 @@ def import_sdk(provider: str) -> None:
     for name in SDK_MODULES.get(provider, ()):
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: S112  (the provider's own import reports a broken install)
+        except Exception:  # the provider's own import reports a broken install
             continue
 
 
