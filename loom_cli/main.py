@@ -91,9 +91,8 @@ def root(ctx: typer.Context,
 
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)
-    raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
-                              provider=provider,
-                              permission_mode=permission_mode))
+    open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
+             provider=provider, permission_mode=permission_mode)
 
 
 @app.command()
