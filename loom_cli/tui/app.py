@@ -183,6 +183,9 @@ class LoomApp(App[int]):
         options = self.options = await settle_trust(self, options)
         await self._load_agent(options)
         await asyncio.to_thread(warm_up_highlighting)
+        if self.options.manage_gc:
+            # Start-up's objects (the SDK's modules) live on: out of the first answer's gen-2 scans.
+            gc.freeze()
         self.warm.set()
 
     async def _show_history(self, messages: Sequence[Any]) -> None:
