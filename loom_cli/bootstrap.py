@@ -157,8 +157,22 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills)
+    _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored)
+
+
+def _prepare(provider: object) -> None:
+    """Import the provider's SDK and build its client here, last: the caller is a worker
+    thread (the chat) or start-up before any event loop (`loom run`), and an import begun
+    early in another thread (:mod:`loom_engine.providers.sdk_preload`) has had everything
+    above to overlap with. A failure is left to the first request, which reports it."""
+    prepare = getattr(provider, "prepare", None)
+    if callable(prepare):
+        try:
+            prepare()
+        except Exception:  # reported by the first request, in its words
+            pass
 
 
 # Where Loom's own keys come from; a command can print them (`printenv`), so redaction

@@ -6,12 +6,25 @@ import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
-import typer
-
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
+from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
 
 from .version import __version__
+
+
+def _start_sdk_import_for_run(argv: list[str]) -> None:
+    """`loom run`: the provider SDK (most of a second) starts importing now, before
+    typer and the engine load, so that it overlaps with them, the settings, the git
+    status and the files read; the agent's provider waits for it when it builds its client."""
+    args = argv[1:]
+    if args[:1] == ["run"] and not {"--help", "-h"} & set(args):
+        start_sdk_import(likely_provider(args))
+
+
+_start_sdk_import_for_run(sys.argv)
+
+import typer  # noqa: E402  (after the SDK import has started)
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False,
@@ -78,9 +91,8 @@ def root(ctx: typer.Context,
 
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)
-    raise typer.Exit(open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
-                              provider=provider,
-                              permission_mode=permission_mode))
+    open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
+             provider=provider, permission_mode=permission_mode)
 
 
 @app.command()
@@ -146,8 +158,9 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     for warning in built.warnings:
         sys.stderr.write(f"loom: warning: {warning}\n")
     code = asyncio.run(run_headless(built.agent, prompt, output_format))
-    built.agent.session.close()
-    raise typer.Exit(code)
+    from .exit import exit_now
+
+    exit_now(code, built.agent.session)
 
 
 @app.command()

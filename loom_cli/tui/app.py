@@ -7,8 +7,9 @@ and its answer goes back with `agent.answer_permission()`. Slash commands live i
 `commands.py` and act through this app's public methods.
 
 First frame first: this module imports neither the provider SDKs nor the agent. The
-agent is built by `TuiOptions.agent_factory` in a thread after the app has mounted,
-so `import anthropic` (about a second) happens while the user already sees the UI.
+agent is built by `TuiOptions.agent_factory` in a thread after the first frame, and
+`import anthropic` (about a second) starts in another thread at the first frame, so it
+happens while the user already sees the UI and types, and never on the UI's loop.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from .options import (
     close_agent,
     close_provider,
     default_history_loader,
+    start_provider_import,
 )
 from .paste import Draft, merge_drafts
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
@@ -191,6 +193,7 @@ class LoomApp(App[int]):
         self.first_frame_at = time.perf_counter()
         # Only now start the heavy work: an import thread competes for the GIL and
         # would delay the first paint.
+        start_provider_import(self.options)  # never on this loop: it would freeze the first prompt
         self.run_worker(self._startup(), group="agent", exit_on_error=False)
         self.run_worker(self._load_files(), group="files", exit_on_error=False)
 
@@ -215,6 +218,9 @@ class LoomApp(App[int]):
         options = self.options = await settle_trust(self, options)
         await self._load_agent(options)
         await asyncio.to_thread(warm_up_highlighting)
+        if self.options.manage_gc:
+            # Start-up's objects (the SDK's modules) live on: out of the first answer's gen-2 scans.
+            gc.freeze()
         self.warm.set()
 
     async def _show_history(self, messages: Sequence[Any]) -> None:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.workspace import find_workspace_root
@@ -89,6 +89,18 @@ def default_session_lister(workspace: Path) -> Sequence[Any]:
     return infos
 
 
+def start_provider_import(options: TuiOptions) -> None:
+    """Start importing the provider SDK the chat will most likely use, in a thread (the
+    factory's ``prepare`` waits for it and builds the client there too). Only for the
+    default factory: a test's or benchmark's stand-in agent needs no SDK."""
+    if options.agent_factory is not None:
+        return
+    from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
+
+    args = ("--provider", options.provider) if options.provider else ()
+    start_sdk_import(likely_provider(args))
+
+
 class AgentUnavailable(Exception):
     """The factory failed; the message is one line for the transcript."""
 
@@ -131,10 +143,14 @@ async def close_provider(agent: Any) -> None:
 
 
 def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
-             permission_mode: PermissionMode | None, fork_session: bool = False) -> int:
-    """Open the chat in the current folder; returns the exit code."""
+             permission_mode: PermissionMode | None, fork_session: bool = False) -> NoReturn:
+    """Open the chat in the current folder, and end the process with its exit code once
+    the terminal is restored (see loom_cli.exit: no teardown of every imported module)."""
+    from loom_cli.exit import exit_now
+
     from .app import run_tui  # Textual loads here, never for `loom run`
 
-    return run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
+    code = run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
                               fork_session=fork_session, model=model, provider=provider,
                               permission_mode=permission_mode))
+    exit_now(code)

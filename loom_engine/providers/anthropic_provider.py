@@ -1,7 +1,8 @@
 """Anthropic Messages API through the official ``anthropic`` SDK (streaming).
 
-The SDK is imported lazily, on the first request, so importing Loom stays fast (the
-TUI draws its first frame before the SDK has loaded). The client is built with
+The SDK is imported lazily, so importing Loom stays fast (the TUI draws its first frame
+before the SDK has loaded); ``prepare()`` imports it and builds the client in a worker
+thread, so that the first request does not import it on the event loop. The client is built with
 ``max_retries=0``: retries belong to :mod:`loom_engine.providers.retry`, which tells
 the UI about them.
 
@@ -335,6 +336,11 @@ class AnthropicProvider:
         from anthropic import AsyncAnthropic
 
         return AsyncAnthropic(**client_options(self._api_key, self.base_url, self._timeout, self._stalls))
+
+    def prepare(self) -> None:
+        """Import the SDK and build the client now (call it from a worker thread), so
+        the first request does neither on the caller's event loop."""
+        self._clients.prepare()
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -1,6 +1,7 @@
 """Build a provider by name, reading keys and base URLs from the environment.
 
-Nothing here imports a vendor SDK; the providers load theirs on the first request.
+Nothing here imports a vendor SDK: the providers load theirs in ``prepare()`` (from a
+worker thread, see :mod:`.sdk_preload`) or, failing that, on the first request.
 """
 
 from __future__ import annotations

@@ -313,6 +313,11 @@ class OpenAIProvider:
 
         return AsyncOpenAI(**client_options(self._api_key, self.base_url, self._timeout, self._stalls))
 
+    def prepare(self) -> None:
+        """Import the SDK and build the client now (call it from a worker thread), so
+        the first request does neither on the caller's event loop."""
+        self._clients.prepare()
+
     async def aclose(self) -> None:
         await self._clients.aclose()
 

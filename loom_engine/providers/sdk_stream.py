@@ -39,9 +39,18 @@ class LoopClient:
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def prepare(self) -> None:
+        """Build the client now, outside any loop (in a worker thread): importing the SDK
+        and making its SSL context take long enough to freeze a UI. The first loop to
+        ask for a client adopts this one (an httpx client binds to a loop on first use)."""
+        if self._client is None:
+            self._client = self._make()
+
     def get(self) -> Any:
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
+        if self._client is not None and self._loop is None:
+            self._loop = loop  # made by prepare(), not used yet
+        elif self._client is None or self._loop is not loop:
             self._client = self._make()
             self._loop = loop
         return self._client
