@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
+    from loom_engine.mcp.manager import McpManager
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -38,13 +39,32 @@ def _cleaner(agent: Agent) -> Callable[[_T], _T]:
 
 
 async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr) -> int:
+                       err: TextIO = sys.stderr, mcp: McpManager | None = None,
+                       mcp_wait_s: float = 5.0) -> int:
     try:
+        if mcp is not None:
+            await _start_mcp(mcp, mcp_wait_s, err)
         return await _run(agent, prompt, output_format, out, err)
     finally:
+        if mcp is not None:
+            await mcp.aclose()  # stops the servers Loom started
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
+
+
+async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
+    """Connect the servers; the first request waits for them at most ``wait_s``."""
+    mcp.start()
+    await mcp.wait_ready(wait_s)
+    for status in mcp.statuses():
+        if status.state == "failed":
+            err.write(f"loom: MCP server {status.name!r} failed: {status.reason}\n")
+        elif status.state == "needs_login":
+            err.write(f"loom: MCP server {status.name!r} needs a login ({status.reason}); run loom and "
+                      "log in from /mcp\n")
+        elif status.state == "connecting":
+            err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
 
 
 async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:

@@ -147,14 +147,20 @@ class _Server:
                     await self.refresh(client, tools=True, prompts=True, resources=True)
                     self.set(state="connected", reason="")
                     self.ready.set()
-                    await self.lost.wait()
+                    listener = asyncio.create_task(self._listen(client))
+                    try:
+                        await self.lost.wait()
+                    finally:
+                        listener.cancel()
+                        with contextlib.suppress(BaseException):
+                            await listener
                 finally:
                     self.client = None
                     with contextlib.suppress(Exception):
                         await client.__aexit__(None, None, None)
             except asyncio.CancelledError:
                 raise
-            except BaseException as error:  # noqa: BLE001 - anyio groups, OSError, MCPError...
+            except BaseException as error:
                 self.set(state=_failed_state(error), reason=_reason(error), tools=(), prompts=(), resources=())
                 self.ready.set()
                 return
@@ -190,9 +196,35 @@ class _Server:
         return Client(streamable_http_client(config.url, http_client=http), mode="auto",
                       message_handler=handler)
 
+    async def _listen(self, client: Client) -> None:
+        """On a 2026-07-28 connection, list changes come on a ``subscriptions/listen``
+        stream (older servers send them as notifications: :meth:`_on_message`)."""
+        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
+        caps = client.server_capabilities
+        tools = bool(caps.tools and caps.tools.list_changed)
+        prompts = bool(caps.prompts and caps.prompts.list_changed)
+        resources = bool(caps.resources and caps.resources.list_changed)
+        if not (tools or prompts or resources):
+            return
+        try:
+            async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts,
+                                     resources_list_changed=resources) as subscription:
+                async for event in subscription:
+                    await self.refresh(client, tools=isinstance(event, ToolsListChanged),
+                                       prompts=isinstance(event, PromptsListChanged),
+                                       resources=isinstance(event, ResourcesListChanged))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # an older protocol (no listen) or the stream dropped: lists stay
+            return
+
     async def _on_message(self, message: Any) -> None:
-        from mcp.types import PromptListChangedNotification, ResourceListChangedNotification, \
-            ToolListChangedNotification
+        from mcp.types import (
+            PromptListChangedNotification,
+            ResourceListChangedNotification,
+            ToolListChangedNotification,
+        )
 
         client = self.client
         if isinstance(message, Exception):
@@ -303,6 +335,21 @@ class McpManager:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await asyncio.gather(*waits)
+
+    def add(self, config: ServerConfig) -> None:
+        """Add a server after the start (a project server the user just approved); it
+        connects at once when the manager has started. Replaces one of the same name."""
+        old = self._servers.get(config.name)
+        if old is not None and old.task is not None:
+            old.task.cancel()
+        server = _Server(self, config)
+        self._servers = dict(sorted({**self._servers, config.name: server}.items()))
+        self.version += 1
+        if self._started and server.status.state != "disabled":
+            server.start()
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._servers)
 
     async def reconnect(self, name: str) -> None:
         """Connect a server afresh (after a failure, or to pick up changes)."""
