@@ -73,7 +73,9 @@ def call_result_output(result: CallToolResult, limits: ResultLimits, *, label: s
         try:
             same = json.loads(text) == structured
         except ValueError:
-            same = False
+            # A server that wraps a plain answer ({"result": "..."}) already said it in text.
+            values = list(structured.values()) if isinstance(structured, dict) else []
+            same = len(values) == 1 and str(values[0]) == text
         if not same:
             text = f"{text}\n\nStructured content:\n{dumped}" if text else dumped
     return ToolOutput(capped(text, limits, label=label), is_error=bool(result.is_error), images=tuple(images))
