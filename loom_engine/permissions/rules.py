@@ -35,7 +35,7 @@ _FILE_TOOLS = BUILTIN_TOOL_FACTS.file_tools
 COMMAND_TOOLS: frozenset[str] = frozenset({"bash"})
 URL_TOOLS: frozenset[str] = frozenset({"web_fetch"})
 
-_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*|mcp__[A-Za-z0-9_-]+__\*")
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*|[Mm][Cc][Pp]__[A-Za-z0-9_-]+__\*")
 # A host name (ASCII: an international name in its xn-- form), optionally behind `*.`
 # for "any subdomain of", or an IPv6 address.
 _DOMAIN = re.compile(r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*"

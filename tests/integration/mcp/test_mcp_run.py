@@ -147,3 +147,21 @@ def test_mcp_config_file_flag(tmp_path: Path, workspace: Path, fake_llm: FakeLLM
     assert done.returncode == 0, done.stderr
     assert "mcp__time__get_current_time" in tool_names(fake_llm.requests[0])
     assert json.dumps(fake_llm.requests[0].body["tools"]).count("mcp__time__") == 2
+
+
+def test_permissions_headless(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
+                              reference_servers: ReferenceServers) -> None:
+    servers = {"bad": reference_servers.misbehaving(),
+               "time": reference_servers.python_server("mcp_server_time")}
+    fake_llm.enqueue(Reply.tool("mcp__bad__poke", {"value": "x"}), Reply.tool("mcp__bad__peek", {}),
+                     Reply.text("done"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["go"], user_servers=servers)
+    assert done.returncode == 0, done.stderr
+    poke, peek = fake_llm.requests[1], fake_llm.requests[2]
+    assert tool_results(poke)[0]["is_error"] and "Permission denied" in result_text(poke)
+    assert "--allow mcp__bad__poke" in done.stderr  # the flag that would allow it
+    assert "peeked" in result_text(peek)  # readOnlyHint: runs in default mode
+    fake_llm.enqueue(Reply.tool("mcp__bad__poke", {"value": "x"}), Reply.text("done"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["go", "--allow", "mcp__bad__*"], user_servers=servers)
+    assert done.returncode == 0, done.stderr
+    assert "poked x" in result_text(fake_llm.requests[-1])
