@@ -4,6 +4,7 @@ requests, when a server announces a new tool list."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -26,4 +27,4 @@ def test_tools_block_stable_then_changes_once(tmp_path: Path, workspace: Path, f
     mcp = [n for n in names if n.startswith("mcp__")]
     assert mcp == sorted(mcp) and any(n.startswith("mcp__bad__") for n in mcp)
     assert "mcp__bad__extra" in blocks[-1] and "mcp__bad__extra" not in blocks[5]
-    assert sum(a != b for a, b in zip(blocks, blocks[1:], strict=False)) == 1  # it changed exactly once
+    assert sum(a != b for a, b in pairwise(blocks)) == 1  # it changed exactly once
