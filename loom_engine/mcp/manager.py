@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .config import ServerConfig
 
 if TYPE_CHECKING:
+    import httpx2
     from mcp import Client
     from mcp.types import CallToolResult, GetPromptResult, ReadResourceResult
 
@@ -105,6 +106,7 @@ class _Server:
         self.manager = manager
         self.status = ServerStatus(config, "disabled" if manager.is_disabled(config.name) else "connecting")
         self.client: Client | None = None
+        self.http: httpx2.AsyncClient | None = None
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()  # set once the first attempt ended, either way
         self.lost = asyncio.Event()
@@ -158,9 +160,11 @@ class _Server:
                     self.client = None
                     with contextlib.suppress(Exception):
                         await client.__aexit__(None, None, None)
+                    await self._close_http()
             except asyncio.CancelledError:
                 raise
             except BaseException as error:
+                await self._close_http()
                 self.set(state=_failed_state(error), reason=_reason(error), tools=(), prompts=(), resources=())
                 self.ready.set()
                 return
@@ -171,6 +175,12 @@ class _Server:
                 return
             self.restarts_left -= 1
             self.set(state="connecting", reason="restarting after the server exited")
+
+    async def _close_http(self) -> None:
+        http, self.http = self.http, None
+        if http is not None:
+            with contextlib.suppress(Exception):
+                await http.aclose()
 
     def _client(self) -> Client:
         from mcp import Client, StdioServerParameters
@@ -183,17 +193,17 @@ class _Server:
             params = StdioServerParameters(command=config.command, args=list(config.args),
                                            env={**os.environ, **config.env}, cwd=config.cwd)
             return Client(params, mode="auto", message_handler=handler)
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        http = create_mcp_http_client(headers=dict(config.headers))
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
             return Client(sse_client(config.url, headers=dict(config.headers)), mode="auto",
                           message_handler=handler)
         from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        return Client(streamable_http_client(config.url, http_client=http), mode="auto",
+        # The transport does not close a client it was given: _serve closes it.
+        self.http = create_mcp_http_client(headers=dict(config.headers))
+        return Client(streamable_http_client(config.url, http_client=self.http), mode="auto",
                       message_handler=handler)
 
     async def _listen(self, client: Client) -> None:

@@ -165,3 +165,12 @@ def test_permissions_headless(tmp_path: Path, workspace: Path, fake_llm: FakeLLM
     done = run_loom(tmp_path, workspace, fake_llm, ["go", "--allow", "mcp__bad__*"], user_servers=servers)
     assert done.returncode == 0, done.stderr
     assert "poked x" in result_text(fake_llm.requests[-1])
+
+
+def test_filesystem_server_lists_the_workspace(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
+                                               reference_servers: ReferenceServers) -> None:
+    fake_llm.enqueue(Reply.tool("mcp__filesystem__list_directory", {"path": str(workspace)}), Reply.text("ok"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["ls", "--allow", "mcp__filesystem"],
+                    user_servers={"filesystem": reference_servers.filesystem(workspace)})
+    assert done.returncode == 0, done.stderr
+    assert "README.md" in result_text(fake_llm.requests[1])
