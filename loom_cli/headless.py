@@ -44,6 +44,11 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)
+            if prompt.startswith("/mcp__"):
+                expanded = await _prompt_command(mcp, prompt, err)
+                if expanded is None:
+                    return EXIT_USAGE
+                prompt = expanded
         return await _run(agent, prompt, output_format, out, err)
     finally:
         if mcp is not None:
@@ -51,6 +56,26 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
+
+
+async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | None:
+    """``/mcp__server__prompt args`` as the server's prompt text; None after an error."""
+    from loom_engine.mcp.prompts import parse_prompt_command, run_prompt_command
+
+    try:
+        command = parse_prompt_command(prompt, mcp.prompts())
+    except ValueError as error:
+        err.write(f"loom: {error}\n")
+        return None
+    if command is None:
+        name = prompt.split()[0]
+        err.write(f"loom: {name}: no such MCP prompt (is its server connected?)\n")
+        return None
+    try:
+        return await run_prompt_command(mcp, command)
+    except Exception as error:
+        err.write(f"loom: {prompt.split()[0]}: the server could not give the prompt: {error}\n")
+        return None
 
 
 async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:

@@ -33,7 +33,7 @@ class ResultLimits:
     call_id: str = ""
 
 
-def _resource_text(resource: Any) -> str:
+def resource_text(resource: Any) -> str:
     text = getattr(resource, "text", None)
     if isinstance(text, str):
         return f"[resource {resource.uri}]\n{text}"
@@ -58,7 +58,7 @@ def _blocks(content: Any) -> tuple[list[str], list[ImagePart]]:
         elif kind == "audio":
             texts.append(f"[audio {block.mime_type}, not shown]")
         elif kind == "resource":
-            texts.append(_resource_text(block.resource))
+            texts.append(resource_text(block.resource))
         elif kind == "resource_link":
             texts.append(f"[resource link {block.uri}" + (f": {block.name}" if block.name else "") + "]")
     return texts, images
@@ -90,7 +90,7 @@ def resource_output(result: ReadResourceResult, limits: ResultLimits, *, label: 
             images.append(ImagePart(item.mime_type or "image/png", blob))
             texts.append(f"[image {item.uri}, shown below]")
         else:
-            texts.append(_resource_text(item))
+            texts.append(resource_text(item))
     return ToolOutput(capped("\n".join(texts), limits, label=label), images=tuple(images))
 
 

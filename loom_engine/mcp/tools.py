@@ -196,7 +196,8 @@ class McpToolset:
         schema_tokens = sum(len(json.dumps(t.json_schema)) + len(t.description) for t in mcp) // 4
         self._deferring = bool(self.context_window) and \
             schema_tokens > self.budget_fraction * (self.context_window or 0)
-        extra: list[Tool] = [ReadMcpResourceTool(self)]
+        # Reading resources is offered once a server is configured (not for an empty manager).
+        extra: list[Tool] = [ReadMcpResourceTool(self)] if self.manager.names() else []
         if self._deferring:
             extra.append(ToolSearchTool(self))
         self._tools = (*self._mcp_tools.values(), *sorted(extra, key=lambda t: t.name))

@@ -174,3 +174,17 @@ def test_filesystem_server_lists_the_workspace(tmp_path: Path, workspace: Path, 
                     user_servers={"filesystem": reference_servers.filesystem(workspace)})
     assert done.returncode == 0, done.stderr
     assert "README.md" in result_text(fake_llm.requests[1])
+
+
+def test_prompt_as_a_slash_command(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
+                                   reference_servers: ReferenceServers) -> None:
+    servers = {"everything": reference_servers.everything()}
+    fake_llm.enqueue(Reply.text("sunny"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["/mcp__everything__args-prompt Paris state=Texas"],
+                    user_servers=servers)
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(fake_llm.requests[0].messages[0])
+    assert "Paris" in sent and "Texas" in sent and "args-prompt" not in sent
+    done = run_loom(tmp_path, workspace, fake_llm, ["/mcp__everything__args-prompt"], user_servers=servers)
+    assert done.returncode == 2
+    assert "/mcp__everything__args-prompt needs city" in done.stderr
