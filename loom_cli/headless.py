@@ -49,7 +49,7 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
                 if expanded is None:
                     return EXIT_USAGE
                 prompt = expanded
-        return await _run(agent, prompt, output_format, out, err)
+        return await _run(agent, prompt, output_format, out, err, mcp)
     finally:
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
@@ -92,7 +92,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
             err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
 
 
-async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
+async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO,
+               mcp: McpManager | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,
@@ -121,7 +122,14 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
     final: Any = None
     num_turns = 0
     try:
-        async for event in agent.run(await agent.attach(prompt)):  # @path mentions attach the file
+        attached = await agent.attach(prompt)  # @path mentions attach the file
+        if mcp is not None:  # and @server:uri the MCP resource
+            from loom_engine.mcp.mentions import attach_resources
+
+            config = getattr(agent, "config", None)
+            redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
+            attached = await attach_resources(attached, mcp, redact=redactor.redact if redactor else None)
+        async for event in agent.run(attached):
             if output_format == "stream-json":
                 out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
                 out.flush()

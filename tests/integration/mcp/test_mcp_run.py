@@ -188,3 +188,15 @@ def test_prompt_as_a_slash_command(tmp_path: Path, workspace: Path, fake_llm: Fa
     done = run_loom(tmp_path, workspace, fake_llm, ["/mcp__everything__args-prompt"], user_servers=servers)
     assert done.returncode == 2
     assert "/mcp__everything__args-prompt needs city" in done.stderr
+
+
+def test_resource_mention_attaches_the_resource(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
+                                                reference_servers: ReferenceServers) -> None:
+    fake_llm.enqueue(Reply.text("read it"))
+    uri = "demo://resource/static/document/architecture.md"
+    done = run_loom(tmp_path, workspace, fake_llm, [f"summarize @everything:{uri}, and @everything:nope://x"],
+                    user_servers={"everything": reference_servers.everything()})
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(fake_llm.requests[0].messages[0])
+    assert f'<attached path=\\"everything:{uri}\\">' in sent
+    assert "everything:nope://x was not attached" in sent
