@@ -22,9 +22,10 @@ import asyncio
 import contextlib
 import importlib
 import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from .config import ServerConfig
 
@@ -107,6 +108,7 @@ class _Server:
         self.status = ServerStatus(config, "disabled" if manager.is_disabled(config.name) else "connecting")
         self.client: Client | None = None
         self.http: httpx2.AsyncClient | None = None
+        self.errlog: IO[str] | None = None
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()  # set once the first attempt ended, either way
         self.lost = asyncio.Event()
@@ -119,7 +121,7 @@ class _Server:
     def set(self, **changes: Any) -> None:
         old = self.status
         self.status = replace(old, **changes)
-        if old.tools != self.status.tools or (old.state == "connected") != (self.status.state == "connected"):
+        if _offered(old) != _offered(self.status):
             self.manager.version += 1
         self.manager._notify(self.status)
 
@@ -161,11 +163,19 @@ class _Server:
                     with contextlib.suppress(Exception):
                         await client.__aexit__(None, None, None)
                     await self._close_http()
+                    self._stderr_tail()  # closes the log file
             except asyncio.CancelledError:
+                self._stderr_tail()
                 raise
             except BaseException as error:
                 await self._close_http()
-                self.set(state=_failed_state(error), reason=_reason(error), tools=(), prompts=(), resources=())
+                reason = _reason(error)
+                said = self._stderr_tail()
+                if said and "Connection closed" in reason:
+                    reason = f"the server exited: {said}"
+                elif said:
+                    reason = f"{reason} (the server said: {said})"
+                self.set(state=_failed_state(error), reason=reason, tools=(), prompts=(), resources=())
                 self.ready.set()
                 return
             self.lost.clear()
@@ -175,6 +185,20 @@ class _Server:
                 return
             self.restarts_left -= 1
             self.set(state="connecting", reason="restarting after the server exited")
+
+    def _stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr, on one line ("" for none)."""
+        log, self.errlog = self.errlog, None
+        if log is None:
+            return ""
+        try:
+            log.seek(0)
+            lines = [line.strip() for line in log.read()[-4000:].splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        finally:
+            log.close()
+        return " | ".join(lines[-3:])[:300]
 
     async def _close_http(self) -> None:
         http, self.http = self.http, None
@@ -190,9 +214,14 @@ class _Server:
         if config.transport == "stdio":
             # The server gets Loom's environment (it may need PATH, HOME, tokens the
             # user exported) plus what the entry sets.
+            from mcp.client.stdio import stdio_client
+
             params = StdioServerParameters(command=config.command, args=list(config.args),
                                            env={**os.environ, **config.env}, cwd=config.cwd)
-            return Client(params, mode="auto", message_handler=handler)
+            # The server's stderr must not reach the terminal (it would tear the chat's
+            # screen): it goes to a file, whose last lines explain a failure.
+            self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            return Client(stdio_client(params, errlog=self.errlog), mode="auto", message_handler=handler)
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -294,6 +323,12 @@ async def _all_pages(fetch: Callable[[str | None], Any], field: str) -> list[Any
         if not cursor:
             break
     return items
+
+
+def _offered(status: ServerStatus) -> tuple[McpToolInfo, ...]:
+    """The tools the model is offered from a server: a server restarting after an exit
+    keeps its tools (a call waits for it), so the tools block does not flap."""
+    return status.tools if status.state in ("connected", "connecting") else ()
 
 
 def _failed_state(error: BaseException) -> ServerState:
@@ -403,7 +438,7 @@ class McpManager:
 
     def tools(self) -> tuple[McpToolInfo, ...]:
         """The tools of the connected servers, by server then tool name."""
-        return tuple(t for s in self._servers.values() if s.status.state == "connected" for t in s.status.tools)
+        return tuple(t for s in self._servers.values() for t in _offered(s.status))
 
     def prompts(self) -> tuple[McpPromptInfo, ...]:
         return tuple(p for s in self._servers.values() if s.status.state == "connected" for p in s.status.prompts)

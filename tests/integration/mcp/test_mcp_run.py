@@ -200,3 +200,17 @@ def test_resource_mention_attaches_the_resource(tmp_path: Path, workspace: Path,
     sent = json.dumps(fake_llm.requests[0].messages[0])
     assert f'<attached path=\\"everything:{uri}\\">' in sent
     assert "everything:nope://x was not attached" in sent
+
+
+def test_a_server_that_fails_to_start_is_named_with_what_it_said(
+        tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer, reference_servers: ReferenceServers) -> None:
+    import sys
+
+    servers = {"broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no token given')"]},
+               "everything": reference_servers.everything()}
+    fake_llm.enqueue(Reply.text("fine"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["go"], user_servers=servers)
+    assert done.returncode == 0, done.stderr
+    assert "loom: MCP server 'broken' failed: the server exited: no token given" in done.stderr
+    assert done.stderr.count("no token given") == 1  # the server's own stderr is not passed through
+    assert "mcp__everything__echo" in tool_names(fake_llm.requests[0])
