@@ -92,5 +92,7 @@ def make_manager(plan: McpPlan) -> McpManager | None:
     if not plan.config.servers:
         return None
     from loom_engine.mcp.manager import DEFAULT_CALL_TIMEOUT_S, McpManager
+    from loom_engine.paths import data_dir
 
-    return McpManager(plan.use, call_timeout_s=_env_ms("MCP_TOOL_TIMEOUT", DEFAULT_CALL_TIMEOUT_S))
+    return McpManager(plan.use, call_timeout_s=_env_ms("MCP_TOOL_TIMEOUT", DEFAULT_CALL_TIMEOUT_S),
+                      auth_dir=data_dir())

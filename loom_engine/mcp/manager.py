@@ -20,330 +20,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import IO, TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .config import ServerConfig
+from .connection import ServerConnection, offered_tools, one_line_reason
+from .status import (
+    DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    McpCallError,
+    McpPromptArgument,
+    McpPromptInfo,
+    McpResourceInfo,
+    McpToolInfo,
+    ServerState,
+    ServerStatus,
+)
 
 if TYPE_CHECKING:
-    import httpx2
     from mcp import Client
     from mcp.types import CallToolResult, GetPromptResult, ReadResourceResult
 
-ServerState = Literal["connecting", "connected", "failed", "needs_login", "disabled"]
+    from .oauth import LoginPrompt
 
-DEFAULT_CALL_TIMEOUT_S = 600.0
-DEFAULT_CONNECT_TIMEOUT_S = 30.0
-
-
-class McpCallError(Exception):
-    """A call that got no result: the server is not connected, timed out or exited."""
-
-
-@dataclass(frozen=True)
-class McpToolInfo:
-    server: str
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-    read_only: bool  # the server's annotations say readOnlyHint: true
-    title: str | None = None
-
-
-@dataclass(frozen=True)
-class McpPromptArgument:
-    name: str
-    description: str = ""
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class McpPromptInfo:
-    server: str
-    name: str
-    description: str = ""
-    arguments: tuple[McpPromptArgument, ...] = ()
-
-
-@dataclass(frozen=True)
-class McpResourceInfo:
-    server: str
-    uri: str
-    name: str
-    description: str = ""
-    mime_type: str | None = None
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What /mcp shows of one server."""
-
-    config: ServerConfig
-    state: ServerState
-    reason: str = ""  # why it failed, or what it needs
-    tools: tuple[McpToolInfo, ...] = ()
-    prompts: tuple[McpPromptInfo, ...] = ()
-    resources: tuple[McpResourceInfo, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-
-def _import_mcp() -> None:
-    importlib.import_module("mcp")
-    importlib.import_module("mcp.client.stdio")
-
-
-class _Server:
-    """One server's connection, owned by one task (the SDK's client must be entered and
-    left in the same task)."""
-
-    def __init__(self, manager: McpManager, config: ServerConfig) -> None:
-        self.manager = manager
-        self.status = ServerStatus(config, "disabled" if manager.is_disabled(config.name) else "connecting")
-        self.client: Client | None = None
-        self.http: httpx2.AsyncClient | None = None
-        self.errlog: IO[str] | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.ready = asyncio.Event()  # set once the first attempt ended, either way
-        self.lost = asyncio.Event()
-        self.restarts_left = 1
-
-    @property
-    def config(self) -> ServerConfig:
-        return self.status.config
-
-    def set(self, **changes: Any) -> None:
-        old = self.status
-        self.status = replace(old, **changes)
-        if _offered(old) != _offered(self.status):
-            self.manager.version += 1
-        self.manager._notify(self.status)
-
-    def start(self) -> None:
-        self.ready.clear()
-        self.lost.clear()
-        self.set(state="connecting", reason="")
-        self.task = asyncio.create_task(self._serve(), name=f"mcp:{self.config.name}")
-
-    async def stop(self) -> None:
-        task, self.task = self.task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-        self.client = None
-
-    async def _serve(self) -> None:
-        while True:
-            try:
-                await asyncio.to_thread(_import_mcp)
-                client = self._client()
-                async with asyncio.timeout(self.manager.connect_timeout_s):
-                    await client.__aenter__()
-                try:
-                    self.client = client
-                    await self.refresh(client, tools=True, prompts=True, resources=True)
-                    self.set(state="connected", reason="")
-                    self.ready.set()
-                    listener = asyncio.create_task(self._listen(client))
-                    try:
-                        await self.lost.wait()
-                    finally:
-                        listener.cancel()
-                        with contextlib.suppress(BaseException):
-                            await listener
-                finally:
-                    self.client = None
-                    with contextlib.suppress(Exception):
-                        await client.__aexit__(None, None, None)
-                    await self._close_http()
-                    self._stderr_tail()  # closes the log file
-            except asyncio.CancelledError:
-                self._stderr_tail()
-                raise
-            except BaseException as error:
-                await self._close_http()
-                reason = _reason(error)
-                said = self._stderr_tail()
-                if said and "Connection closed" in reason:
-                    reason = f"the server exited: {said}"
-                elif said:
-                    reason = f"{reason} (the server said: {said})"
-                self.set(state=_failed_state(error), reason=reason, tools=(), prompts=(), resources=())
-                self.ready.set()
-                return
-            self.lost.clear()
-            if self.restarts_left <= 0:
-                self.set(state="failed", reason="the server exited (restarted once already)", tools=(),
-                         prompts=(), resources=())
-                return
-            self.restarts_left -= 1
-            self.set(state="connecting", reason="restarting after the server exited")
-
-    def _stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, on one line ("" for none)."""
-        log, self.errlog = self.errlog, None
-        if log is None:
-            return ""
-        try:
-            log.seek(0)
-            lines = [line.strip() for line in log.read()[-4000:].splitlines() if line.strip()]
-        except (OSError, ValueError):
-            return ""
-        finally:
-            log.close()
-        return " | ".join(lines[-3:])[:300]
-
-    async def _close_http(self) -> None:
-        http, self.http = self.http, None
-        if http is not None:
-            with contextlib.suppress(Exception):
-                await http.aclose()
-
-    def _client(self) -> Client:
-        from mcp import Client, StdioServerParameters
-
-        config = self.config
-        handler = self._on_message
-        if config.transport == "stdio":
-            # The server gets Loom's environment (it may need PATH, HOME, tokens the
-            # user exported) plus what the entry sets.
-            from mcp.client.stdio import stdio_client
-
-            params = StdioServerParameters(command=config.command, args=list(config.args),
-                                           env={**os.environ, **config.env}, cwd=config.cwd)
-            # The server's stderr must not reach the terminal (it would tear the chat's
-            # screen): it goes to a file, whose last lines explain a failure.
-            self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            return Client(stdio_client(params, errlog=self.errlog), mode="auto", message_handler=handler)
-        if config.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            return Client(sse_client(config.url, headers=dict(config.headers)), mode="auto",
-                          message_handler=handler)
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        # The transport does not close a client it was given: _serve closes it.
-        self.http = create_mcp_http_client(headers=dict(config.headers))
-        return Client(streamable_http_client(config.url, http_client=self.http), mode="auto",
-                      message_handler=handler)
-
-    async def _listen(self, client: Client) -> None:
-        """On a 2026-07-28 connection, list changes come on a ``subscriptions/listen``
-        stream (older servers send them as notifications: :meth:`_on_message`)."""
-        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
-
-        caps = client.server_capabilities
-        tools = bool(caps.tools and caps.tools.list_changed)
-        prompts = bool(caps.prompts and caps.prompts.list_changed)
-        resources = bool(caps.resources and caps.resources.list_changed)
-        if not (tools or prompts or resources):
-            return
-        try:
-            async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts,
-                                     resources_list_changed=resources) as subscription:
-                async for event in subscription:
-                    await self.refresh(client, tools=isinstance(event, ToolsListChanged),
-                                       prompts=isinstance(event, PromptsListChanged),
-                                       resources=isinstance(event, ResourcesListChanged))
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # an older protocol (no listen) or the stream dropped: lists stay
-            return
-
-    async def _on_message(self, message: Any) -> None:
-        from mcp.types import (
-            PromptListChangedNotification,
-            ResourceListChangedNotification,
-            ToolListChangedNotification,
-        )
-
-        client = self.client
-        if isinstance(message, Exception):
-            return  # a transport hiccup; a dead connection shows in the next call
-        if client is None:
-            return
-        # Refetch in a task of its own: the handler runs inside the session's reader.
-        if isinstance(message, ToolListChangedNotification):
-            asyncio.get_running_loop().create_task(self.refresh(client, tools=True))
-        elif isinstance(message, PromptListChangedNotification):
-            asyncio.get_running_loop().create_task(self.refresh(client, prompts=True))
-        elif isinstance(message, ResourceListChangedNotification):
-            asyncio.get_running_loop().create_task(self.refresh(client, resources=True))
-
-    async def refresh(self, client: Client, *, tools: bool = False, prompts: bool = False,
-                      resources: bool = False) -> None:
-        caps = client.server_capabilities
-        changes: dict[str, Any] = {}
-        name = self.config.name
-        try:
-            if tools and caps.tools is not None:
-                listed = await _all_pages(lambda cursor: client.list_tools(cursor=cursor, cache_mode="refresh"),
-                                          "tools")
-                changes["tools"] = tuple(sorted(
-                    (McpToolInfo(name, t.name, t.description or "", dict(t.input_schema),
-                                 bool(t.annotations and t.annotations.read_only_hint), t.title)
-                     for t in listed if self.config.tool_enabled(t.name)), key=lambda t: t.name))
-            if prompts and caps.prompts is not None:
-                listed = await _all_pages(lambda cursor: client.list_prompts(cursor=cursor, cache_mode="refresh"),
-                                          "prompts")
-                changes["prompts"] = tuple(sorted(
-                    (McpPromptInfo(name, p.name, p.description or "",
-                                   tuple(McpPromptArgument(a.name, a.description or "", bool(a.required))
-                                         for a in (p.arguments or ())))
-                     for p in listed), key=lambda p: p.name))
-            if resources and caps.resources is not None:
-                listed = await _all_pages(
-                    lambda cursor: client.list_resources(cursor=cursor, cache_mode="refresh"), "resources")
-                changes["resources"] = tuple(
-                    McpResourceInfo(name, str(r.uri), r.name, r.description or "", r.mime_type) for r in listed)
-        except Exception as error:  # a listing the server fails: keep what we had
-            if self.status.state == "connected":
-                self.manager._notify(replace(self.status, reason=f"listing failed: {_reason(error)}"))
-                return
-            raise
-        if changes:
-            self.set(**changes)
-
-
-async def _all_pages(fetch: Callable[[str | None], Any], field: str) -> list[Any]:
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(100):  # a server that pages forever is cut off
-        page = await fetch(cursor)
-        items.extend(getattr(page, field))
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return items
-
-
-def _offered(status: ServerStatus) -> tuple[McpToolInfo, ...]:
-    """The tools the model is offered from a server: a server restarting after an exit
-    keeps its tools (a call waits for it), so the tools block does not flap."""
-    return status.tools if status.state in ("connected", "connecting") else ()
-
-
-def _failed_state(error: BaseException) -> ServerState:
-    text = _reason(error).lower()
-    return "needs_login" if "401" in text or "unauthorized" in text else "failed"
-
-
-def _reason(error: BaseException) -> str:
-    """One line for a failure (anyio wraps errors in groups: use the first leaf)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    if isinstance(error, TimeoutError):
-        return "did not answer in time"
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+__all__ = ["DEFAULT_CALL_TIMEOUT_S", "DEFAULT_CONNECT_TIMEOUT_S", "McpCallError", "McpManager",
+           "McpPromptArgument", "McpPromptInfo", "McpResourceInfo", "McpToolInfo", "ServerState",
+           "ServerStatus"]
 
 
 class McpManager:
@@ -351,13 +54,15 @@ class McpManager:
 
     def __init__(self, servers: Sequence[ServerConfig], *, call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 disabled: Sequence[str] = ()) -> None:
+                 disabled: Sequence[str] = (), auth_dir: Path | None = None) -> None:
         self.call_timeout_s = call_timeout_s
+        # Where OAuth tokens are kept (the user data dir); None: no OAuth.
+        self.auth_dir = auth_dir
         self.connect_timeout_s = connect_timeout_s
         self._disabled = set(disabled)
         self.version = 0  # grows whenever the tools on offer change
         self._listeners: list[Callable[[ServerStatus], None]] = []
-        self._servers = {s.name: _Server(self, s) for s in sorted(servers, key=lambda s: s.name)}
+        self._servers = {s.name: ServerConnection(self, s) for s in sorted(servers, key=lambda s: s.name)}
         self._started = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -387,7 +92,7 @@ class McpManager:
         old = self._servers.get(config.name)
         if old is not None and old.task is not None:
             old.task.cancel()
-        server = _Server(self, config)
+        server = ServerConnection(self, config)
         self._servers = dict(sorted({**self._servers, config.name: server}.items()))
         self.version += 1
         if self._started and server.status.state != "disabled":
@@ -403,6 +108,36 @@ class McpManager:
         server.restarts_left = 1
         self._disabled.discard(name)
         server.start()
+
+    async def login(self, name: str, prompt: LoginPrompt) -> ServerStatus:
+        """Log in to an HTTP/SSE server with OAuth: ``prompt`` gets the authorization URL
+        (open it in a browser or show it); returns the server's status once connected or
+        failed. Tokens are kept for later sessions (see :mod:`.oauth`)."""
+        from .oauth import CallbackListener, login_auth
+
+        server = self._get(name)
+        storage = server.storage()
+        if storage is None:
+            raise McpCallError(f"{name} is not an HTTP server with OAuth")
+        await server.stop()
+        async with CallbackListener() as listener:
+            server.login_auth = login_auth(server.config, storage, listener, prompt)
+            try:
+                server.restarts_left = 1
+                self._disabled.discard(name)
+                server.start()
+                await server.ready.wait()
+            finally:
+                server.login_auth = None
+        return server.status
+
+    async def logout(self, name: str) -> None:
+        """Forget the server's tokens and connect again (it will need a login)."""
+        server = self._get(name)
+        storage = server.storage()
+        if storage is not None:
+            storage.logout()
+        await self.reconnect(name)
 
     async def disable(self, name: str) -> None:
         """Stop a server for this session: its tools leave at the next turn."""
@@ -438,7 +173,7 @@ class McpManager:
 
     def tools(self) -> tuple[McpToolInfo, ...]:
         """The tools of the connected servers, by server then tool name."""
-        return tuple(t for s in self._servers.values() for t in _offered(s.status))
+        return tuple(t for s in self._servers.values() for t in offered_tools(s.status))
 
     def prompts(self) -> tuple[McpPromptInfo, ...]:
         return tuple(p for s in self._servers.values() if s.status.state == "connected" for p in s.status.prompts)
@@ -447,7 +182,7 @@ class McpManager:
         return tuple(r for s in self._servers.values() if s.status.state == "connected"
                      for r in s.status.resources)
 
-    def _get(self, name: str) -> _Server:
+    def _get(self, name: str) -> ServerConnection:
         server = self._servers.get(name)
         if server is None:
             raise McpCallError(f"no MCP server named {name!r}")
@@ -455,7 +190,7 @@ class McpManager:
 
     # -- requests -------------------------------------------------------------------------
 
-    async def _connected(self, name: str) -> tuple[_Server, Client]:
+    async def _connected(self, name: str) -> tuple[ServerConnection, Client]:
         server = self._get(name)
         if server.client is None and server.task is not None and not server.task.done():
             # Connecting (or restarting after an exit): give it its connect time.
@@ -485,8 +220,8 @@ class McpManager:
             if _is_connection_lost(error):
                 server.lost.set()  # its task restarts it once
                 raise McpCallError(f"the MCP server {server_name!r} exited during the call "
-                                   f"({_reason(error)}); it is being restarted") from None
-            raise McpCallError(f"{server_name}: {_reason(error)}") from None
+                                   f"({one_line_reason(error)}); it is being restarted") from None
+            raise McpCallError(f"{server_name}: {one_line_reason(error)}") from None
 
     async def get_prompt(self, server_name: str, prompt: str,
                          arguments: Mapping[str, str] | None = None) -> GetPromptResult:
