@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import os
 import tempfile
 from collections.abc import Callable
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from .oauth import FileTokenStorage
 
 def _import_mcp() -> None:
+    # The SDK logs its errors (an OAuth flow stopped for a login, say); with no handler
+    # Python would print them on stderr, over the chat's screen. Loom reports them itself.
+    logger = logging.getLogger("mcp")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
     importlib.import_module("mcp")
     importlib.import_module("mcp.client.stdio")
 
@@ -300,8 +306,11 @@ def _failed_state(error: BaseException) -> ServerState:
 
 def one_line_reason(error: BaseException) -> str:
     """One line for a failure (anyio wraps errors in groups: use the first leaf)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
+    from .oauth import LoginRequired
+
+    error = _leaf(error)
+    if isinstance(error, LoginRequired):
+        return str(error)
     if isinstance(error, TimeoutError):
         return "did not answer in time"
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
