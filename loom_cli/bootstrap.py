@@ -181,7 +181,7 @@ def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, s
     """The MCP servers to connect and the agent's tool source for them (None: none configured)."""
     from loom_engine.paths import config_dir
 
-    from .mcp_setup import make_manager, max_output_tokens, plan_servers
+    from .mcp_setup import make_manager, max_output_tokens, plan_servers, startup_wait_s
 
     plan = plan_servers(workspace.root, config_dir(), records, extra_files=options.mcp_config,
                         trust_project=options.trust_project_mcp)
@@ -201,7 +201,8 @@ def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, s
         except ValueError:  # a data dir whose path a rule cannot spell: reading it asks
             pass
     toolset = McpToolset(manager, context_window=settings.context_window or lookup(model).context_window,
-                         max_output_tokens=max_output_tokens(), spill_dir=lambda: spill)
+                         max_output_tokens=max_output_tokens(), spill_dir=lambda: spill,
+                         startup_wait_s=startup_wait_s())
     return plan, manager, toolset
 
 

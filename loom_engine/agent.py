@@ -333,6 +333,8 @@ class Agent:
     async def _drive(self, run: Run, queue: asyncio.Queue[Any],
                      prompt: tuple[str, str, list[Error]] | None = None) -> None:
         try:
+            if self.tool_source is not None:
+                await self.tool_source.settle()  # the first request waits a little for MCP servers
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)

@@ -165,8 +165,10 @@ class McpToolset:
 
     def __init__(self, manager: McpManager, *, context_window: int | None = None,
                  budget_fraction: float = 0.10, max_output_tokens: int = 25_000,
-                 spill_dir: Callable[[], Path | None] = lambda: None) -> None:
+                 spill_dir: Callable[[], Path | None] = lambda: None, startup_wait_s: float = 5.0) -> None:
         self.manager = manager
+        self.startup_wait_s = startup_wait_s
+        self._settled = False
         self.context_window = context_window
         self.budget_fraction = budget_fraction
         self.max_output_tokens = max_output_tokens
@@ -181,6 +183,13 @@ class McpToolset:
     @property
     def version(self) -> int:
         return self.manager.version + self._own_version
+
+    async def settle(self) -> None:
+        """The first request waits up to ``startup_wait_s`` for servers still connecting
+        (a slow one's tools join a later turn); later requests never wait."""
+        if not self._settled:
+            self._settled = True
+            await self.manager.wait_ready(self.startup_wait_s)
 
     def limits(self, ctx: ToolContext) -> ResultLimits:
         return ResultLimits(self.max_output_tokens, self.spill_dir(), ctx.call_id)

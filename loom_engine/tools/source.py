@@ -24,6 +24,11 @@ class ToolSource(Protocol):
         """Every tool callable now, in a stable order."""
         ...
 
+    async def settle(self) -> None:
+        """Before a run's first request: wait (once, up to the source's own deadline)
+        for tools still arriving, such as servers still connecting."""
+        ...
+
     def sent_names(self) -> frozenset[str] | None:
         """The names whose schemas go in the tools block (None: all); the others stay
         callable once the model learned their schema (through ``tool_search``)."""

@@ -141,12 +141,13 @@ def test_approved_project_server_is_used(tmp_path: Path, workspace: Path, fake_l
 
 def test_mcp_config_file_flag(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
                               reference_servers: ReferenceServers) -> None:
-    extra = write_servers(tmp_path / "servers.json", {"time": reference_servers.python_server("mcp_server_time")})
+    extra = write_servers(tmp_path / "servers.json", {"time": {**reference_servers.python_server("mcp_server_time"),
+                                                               "disabled_tools": ["convert_time"]}})
     fake_llm.enqueue(Reply.text("ok"))
     done = run_loom(tmp_path, workspace, fake_llm, ["go", "--mcp-config", str(extra)])
     assert done.returncode == 0, done.stderr
     assert "mcp__time__get_current_time" in tool_names(fake_llm.requests[0])
-    assert json.dumps(fake_llm.requests[0].body["tools"]).count("mcp__time__") == 2
+    assert "mcp__time__convert_time" not in tool_names(fake_llm.requests[0])  # disabled_tools
 
 
 def test_permissions_headless(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,

@@ -104,3 +104,33 @@ async def test_permission_request_shows_server_tool_and_arguments(
 async def test_subagents_get_mcp_tools_only_when_named(manager: McpManager) -> None:
     tools = McpToolset(manager).tools()
     assert not any(name.startswith("mcp__") for name in subagent_tool_names(tools))
+
+
+async def test_first_request_waits_for_servers_still_connecting(
+        workspace: Path, fake_llm: FakeLLMServer, reference_servers: ReferenceServers) -> None:
+    manager = McpManager([parse_server("everything", reference_servers.everything(), Path("t"), "cli", {})])
+    manager.start()  # not awaited: the agent's first request waits (up to startup_wait_s)
+    try:
+        fake_llm.enqueue(Reply.text("ok"))
+        toolset = McpToolset(manager, context_window=1_000_000, startup_wait_s=60)
+        events = [e async for e in _agent(workspace, fake_llm, toolset).run("x")]
+        assert isinstance(events[-1], Finished)
+        assert "mcp__everything__echo" in tool_names(fake_llm.requests[0])
+    finally:
+        await manager.aclose()
+
+
+async def test_a_slow_server_joins_a_later_turn(workspace: Path, fake_llm: FakeLLMServer,
+                                                reference_servers: ReferenceServers) -> None:
+    manager = McpManager([parse_server("everything", reference_servers.everything(), Path("t"), "cli", {})])
+    manager.start()
+    try:
+        fake_llm.enqueue(Reply.text("first"), Reply.text("second"))
+        agent = _agent(workspace, fake_llm, McpToolset(manager, context_window=1_000_000, startup_wait_s=0))
+        [e async for e in agent.run("x")]
+        await manager.wait_ready(60)
+        [e async for e in agent.run("y")]
+        first, second = (tool_names(r) for r in fake_llm.requests)
+        assert "mcp__everything__echo" not in first and "mcp__everything__echo" in second
+    finally:
+        await manager.aclose()
