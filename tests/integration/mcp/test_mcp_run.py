@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.mcp_servers import ReferenceServers
 
@@ -215,3 +217,35 @@ def test_a_server_that_fails_to_start_is_named_with_what_it_said(
     assert "loom: MCP server 'broken' failed: the server exited: no token given" in done.stderr
     assert done.stderr.count("no token given") == 1  # the server's own stderr is not passed through
     assert "mcp__everything__echo" in tool_names(fake_llm.requests[0])
+
+
+def test_big_output_is_saved_in_the_session_folder_and_readable(
+        tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer, reference_servers: ReferenceServers,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    uri = "demo://resource/static/document/architecture.md"
+    fake_llm.enqueue(Reply.tool("read_mcp_resource", {"server": "everything", "uri": uri}), Reply.text("ok"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["read"], MAX_MCP_OUTPUT_TOKENS="100",
+                    user_servers={"everything": reference_servers.everything()})
+    assert done.returncode == 0, done.stderr
+    (saved,) = (tmp_path / "data" / "sessions").glob("*/mcp-output/*.txt")
+    assert str(saved) in result_text(fake_llm.requests[1])
+    # The model may read the file back without a question, in a headless run too.
+    from loom_cli.bootstrap import RunOptions, build_agent
+    from loom_engine.permissions.targets import FileAccess
+
+    for name, value in loom_env_for(tmp_path, fake_llm).items():
+        monkeypatch.setenv(name, value)
+    built = build_agent(RunOptions(cwd=workspace), interactive=False)
+    try:
+        spill = Path(built.agent.session.path).with_suffix("") / "mcp-output" / "x.txt"
+        decision = built.agent.permissions.check("read_file", FileAccess((str(spill),), write=False),
+                                                 is_read_only=True)
+        assert decision.behavior == "allow", decision.reason
+    finally:
+        built.agent.session.close()
+
+
+def loom_env_for(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
+    from tests.doubles.loom_command import loom_env
+
+    return {k: v for k, v in loom_env(tmp_path, server).items() if k.startswith(("LOOM_", "ANTHROPIC_"))}
