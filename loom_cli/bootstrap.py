@@ -17,7 +17,10 @@ from .settings import BASE_URL_VARIABLES, ConfigError, Settings, choose_provider
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
+    from loom_engine.mcp.manager import McpManager
     from loom_engine.redact import Redactor
+
+    from .mcp_setup import McpPlan
 
 
 class UsageError(Exception):
@@ -43,6 +46,10 @@ class RunOptions:
     # What the project's settings files would widen: True applies it (--trust-project, or
     # the user said yes), False leaves it out (the user said no), None asks the trust records.
     trust_project: bool | None = None
+    # MCP: more server files (--mcp-config), and the project's .mcp.json servers used
+    # without the user's recorded approval (--trust-project-mcp).
+    mcp_config: tuple[Path, ...] = ()
+    trust_project_mcp: bool = False
 
 
 @dataclass
@@ -54,6 +61,12 @@ class Built:
     warnings: list[str]
     # What the project's settings would have widened, left out: the workspace is not trusted.
     ignored: tuple[ProjectChange, ...] = ()
+    # The MCP servers (None: none configured, and ``mcp`` is never imported). The caller
+    # starts it on its event loop (``mcp.start()``) and closes it (``await mcp.aclose()``);
+    # the agent takes up their tools at turn boundaries through ``agent.tool_source``.
+    mcp: McpManager | None = None
+    # Which servers were used, left for the user to approve, or refused, and config problems.
+    mcp_plan: McpPlan | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -154,12 +167,44 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
                          redact_secrets=settings.redact_secrets, redactor=redactor,
                          interactive=interactive)
+    mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
+    warnings += list(mcp_plan.notes)
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills)
+                  context=context, skills=skills, tool_source=toolset)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
-                 ignored=layered.ignored)
+                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan)
+
+
+def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,
+         model: str, session: Any, permissions: Any) -> tuple[McpPlan, McpManager | None, Any]:
+    """The MCP servers to connect and the agent's tool source for them (None: none configured)."""
+    from loom_engine.paths import config_dir
+
+    from .mcp_setup import make_manager, max_output_tokens, plan_servers, startup_wait_s
+
+    plan = plan_servers(workspace.root, config_dir(), records, extra_files=options.mcp_config,
+                        trust_project=options.trust_project_mcp)
+    manager = make_manager(plan)
+    if manager is None:
+        return plan, None, None
+    from loom_engine.mcp.tools import McpToolset
+    from loom_engine.permissions.layers import RuleLayer
+    from loom_engine.providers.models import lookup
+
+    # Big outputs are saved next to the session file; the model may read them back.
+    spill: Path | None = Path(session.path).with_suffix("") / "mcp-output" if getattr(session, "path", None) \
+        else None
+    if spill is not None:
+        try:
+            permissions.rules.add(RuleLayer("MCP output files", allow=(f"read({spill}/**)",)))
+        except ValueError:  # a data dir whose path a rule cannot spell: reading it asks
+            pass
+    toolset = McpToolset(manager, context_window=settings.context_window or lookup(model).context_window,
+                         max_output_tokens=max_output_tokens(), spill_dir=lambda: spill,
+                         startup_wait_s=startup_wait_s())
+    return plan, manager, toolset
 
 
 def _prepare(provider: object) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
+    from loom_engine.mcp.manager import McpManager
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -38,16 +39,61 @@ def _cleaner(agent: Agent) -> Callable[[_T], _T]:
 
 
 async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr) -> int:
+                       err: TextIO = sys.stderr, mcp: McpManager | None = None,
+                       mcp_wait_s: float = 5.0) -> int:
     try:
-        return await _run(agent, prompt, output_format, out, err)
+        if mcp is not None:
+            await _start_mcp(mcp, mcp_wait_s, err)
+            if prompt.startswith("/mcp__"):
+                expanded = await _prompt_command(mcp, prompt, err)
+                if expanded is None:
+                    return EXIT_USAGE
+                prompt = expanded
+        return await _run(agent, prompt, output_format, out, err, mcp)
     finally:
+        if mcp is not None:
+            await mcp.aclose()  # stops the servers Loom started
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
 
 
-async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO) -> int:
+async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | None:
+    """``/mcp__server__prompt args`` as the server's prompt text; None after an error."""
+    from loom_engine.mcp.prompts import parse_prompt_command, run_prompt_command
+
+    try:
+        command = parse_prompt_command(prompt, mcp.prompts())
+    except ValueError as error:
+        err.write(f"loom: {error}\n")
+        return None
+    if command is None:
+        name = prompt.split()[0]
+        err.write(f"loom: {name}: no such MCP prompt (is its server connected?)\n")
+        return None
+    try:
+        return await run_prompt_command(mcp, command)
+    except Exception as error:
+        err.write(f"loom: {prompt.split()[0]}: the server could not give the prompt: {error}\n")
+        return None
+
+
+async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
+    """Connect the servers; the first request waits for them at most ``wait_s``."""
+    mcp.start()
+    await mcp.wait_ready(wait_s)
+    for status in mcp.statuses():
+        if status.state == "failed":
+            err.write(f"loom: MCP server {status.name!r} failed: {status.reason}\n")
+        elif status.state == "needs_login":
+            err.write(f"loom: MCP server {status.name!r} needs a login ({status.reason}); run loom and "
+                      "log in from /mcp\n")
+        elif status.state == "connecting":
+            err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
+
+
+async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO,
+               mcp: McpManager | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,
@@ -76,7 +122,14 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
     final: Any = None
     num_turns = 0
     try:
-        async for event in agent.run(await agent.attach(prompt)):  # @path mentions attach the file
+        attached = await agent.attach(prompt)  # @path mentions attach the file
+        if mcp is not None:  # and @server:uri the MCP resource
+            from loom_engine.mcp.mentions import attach_resources
+
+            config = getattr(agent, "config", None)
+            redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
+            attached = await attach_resources(attached, mcp, redact=redactor.redact if redactor else None)
+        async for event in agent.run(attached):
             if output_format == "stream-json":
                 out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
                 out.flush()

@@ -122,6 +122,11 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         trust_project: Annotated[bool, typer.Option(
             "--trust-project", help="Use what .loom/settings*.toml would widen (allow rules, a looser mode), "
                                     "for this run only.")] = False,
+        mcp_config: Annotated[list[Path] | None, typer.Option(
+            "--mcp-config", help="A JSON file of MCP servers ({\"mcpServers\": ...}) to use too.")] = None,
+        trust_project_mcp: Annotated[bool, typer.Option(
+            "--trust-project-mcp", help="Use the MCP servers of the project's .mcp.json without "
+                                        "approval, for this run only.")] = False,
         ) -> None:
     """Run one task headless and print the answer."""
     import asyncio
@@ -141,7 +146,8 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          fork_session=fork_session,
                          permission_mode=permission_mode,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
-                         script=script, trust_project=trust_project or None)
+                         script=script, trust_project=trust_project or None,
+                         mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp)
     from loom_engine.providers.base import ProviderError
 
     try:
@@ -157,7 +163,13 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          f"to use): {ignored_line(built.ignored)}\n")
     for warning in built.warnings:
         sys.stderr.write(f"loom: warning: {warning}\n")
-    code = asyncio.run(run_headless(built.agent, prompt, output_format))
+    if built.mcp_plan is not None:
+        for line in built.mcp_plan.skipped_lines():
+            sys.stderr.write(f"loom: {line}\n")
+    from .mcp_setup import startup_wait_s
+
+    code = asyncio.run(run_headless(built.agent, prompt, output_format, mcp=built.mcp,
+                                    mcp_wait_s=startup_wait_s()))
     from .exit import exit_now
 
     exit_now(code, built.agent.session)

@@ -4,6 +4,9 @@ One JSON file, ``workspaces.json``, keyed by the workspace's real path:
 
 * ``trusted_settings`` — the hash of the project-settings changes the user trusted
   (:func:`loom_cli.project_trust.changes_hash`); a different set of changes asks again.
+* ``mcp_servers`` — the user's answer about each project MCP server (``.mcp.json``),
+  keyed by :attr:`loom_engine.mcp.config.ServerConfig.entry_hash`: ``true`` approved,
+  ``false`` refused. A changed entry has a new hash, so Loom asks again.
 * ``allow`` — the rules the user saved with "allow always in this project". They are the
   user's own answers, so they live here rather than in ``.loom/settings.local.toml``,
   which a repository can ship too and which is therefore untrusted until trusted.
@@ -59,11 +62,27 @@ class WorkspaceRecords:
             return ()
         return tuple(rule for rule in rules if isinstance(rule, str))
 
+    def mcp_decision(self, workspace: Path, entry_hash: str) -> bool | None:
+        """The user's answer about a project MCP server entry: True approved, False
+        refused, None not asked yet."""
+        decisions = self._entry(workspace).get("mcp_servers")
+        value = decisions.get(entry_hash) if isinstance(decisions, dict) else None
+        return value if isinstance(value, bool) else None
+
     # -- writing ---------------------------------------------------------------------
 
     def trust(self, workspace: Path, settings_hash: str) -> None:
         with self._editing() as workspaces:
             workspaces.setdefault(self.key(workspace), {})["trusted_settings"] = settings_hash
+
+    def decide_mcp(self, workspace: Path, entry_hash: str, approved: bool) -> None:
+        """Record the user's answer about a project MCP server entry."""
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            decisions = entry.get("mcp_servers")
+            if not isinstance(decisions, dict):
+                decisions = entry["mcp_servers"] = {}
+            decisions[entry_hash] = approved
 
     def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
         if not rules:

@@ -32,8 +32,10 @@ from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .run import AgentIdentity, Run
 from .subagents.spawn import ChildAgent, run_subagent
-from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names
+from .tool_spec import ToolSpec
+from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
 from .tools.registry import ToolRegistry
+from .tools.source import ToolSource
 from .transcript import SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
@@ -64,7 +66,8 @@ class Agent:
                  turn_state: TurnState | None = None, context: ContextAssembler | None = None,
                  skills: SkillCatalog | None = None, system_prompt: str | None = None,
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
-                 agent_id: str | None = None, parent_tool_use_id: str | None = None) -> None:
+                 agent_id: str | None = None, parent_tool_use_id: str | None = None,
+                 tool_source: ToolSource | None = None) -> None:
         self.provider = provider
         self.workspace = workspace
         self.permissions = permissions
@@ -75,13 +78,17 @@ class Agent:
         self.metrics = RunMetrics()
         self.identity = AgentIdentity(agent_id or ("agent_" + uuid.uuid4().hex[:8]), parent_tool_use_id,
                                       config.depth)
-        all_tools = ToolRegistry(tools)
-        self.registry = all_tools if config.tool_names is None else all_tools.restricted(config.tool_names)
+        self._base_tools = tuple(tools)
+        # Tools that join later (MCP servers'): read at each turn boundary.
+        self.tool_source = tool_source
+        self._source_version = tool_source.version if tool_source is not None else 0
+        self.registry, specs = self._tool_block(config)
         self.transcript = Transcript(messages, session)
         # The system prompt and tools block are made once: they stay byte-identical for
-        # the whole session so the provider's prompt cache keeps hitting.
+        # the whole session so the provider's prompt cache keeps hitting (the tools block
+        # changes only when the tool source's version does, between requests).
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
-        self.client = ModelClient(provider, config, system=system, tools=self.registry.specs(),
+        self.client = ModelClient(provider, config, system=system, tools=specs,
                                   retry_policy=retry_policy)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
@@ -296,14 +303,38 @@ class Agent:
     # --- the run -----------------------------------------------------------------------
 
     def _new_run(self, emit: Callable[[AgentEvent], None], cancel: CancelToken) -> Run:
+        self._refresh_tools()
         return Run(config=self.config, identity=self.identity, transcript=self.transcript,
                    client=self.client, registry=self.registry, permissions=self.permissions,
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   make_tool_context=self._tool_context)
+                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools)
+
+    def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
+        """The callable tools and the tools block: the given tools in their order, then
+        the source's (sorted by the source), less those it defers."""
+        source = self.tool_source
+        extra = tuple(source.tools()) if source is not None else ()
+        all_tools = ToolRegistry((*self._base_tools, *extra))
+        registry = all_tools if config.tool_names is None else all_tools.restricted(config.tool_names)
+        sent = source.sent_names() if source is not None else None
+        deferred = {t.name for t in extra} - (sent if sent is not None else {t.name for t in extra})
+        return registry, tuple(tool_spec(t) for t in registry if t.name not in deferred)
+
+    def _refresh_tools(self) -> ToolRegistry:
+        """Rebuild the registry and tools block if the tool source changed (called at a
+        turn boundary); the registry in force either way."""
+        source = self.tool_source
+        if source is not None and source.version != self._source_version:
+            self._source_version = source.version
+            self.registry, specs = self._tool_block(self.config)
+            self.client.set_tools(specs)
+        return self.registry
 
     async def _drive(self, run: Run, queue: asyncio.Queue[Any],
                      prompt: tuple[str, str, list[Error]] | None = None) -> None:
         try:
+            if self.tool_source is not None:
+                await self.tool_source.settle()  # the first request waits a little for MCP servers
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)

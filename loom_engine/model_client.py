@@ -45,6 +45,13 @@ class ModelClient:
         self.config = replace(self.config, model=model)
         self.forget_usage()
 
+    def set_tools(self, tools: Sequence[ToolSpec]) -> None:
+        """A new tools block from the next request on (MCP tools joined or left; called
+        only at a turn boundary, so a request never changes mid-turn)."""
+        self.tools = tuple(tools)
+        tracker = self._tracker
+        tracker.fixed_tokens = tracker.counter.count_text(self.system) + tracker.counter.count_tools(self.tools)
+
     def forget_usage(self) -> None:
         """Start counting the context afresh (a cleared conversation, a new model)."""
         self._tracker = self._make_tracker()

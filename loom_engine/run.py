@@ -17,7 +17,7 @@ from .config import AgentConfig
 from .context.compaction import compact_history
 from .events import AgentEvent
 from .execution import CancelToken
-from .messages import ToolResultPart, ToolUsePart
+from .messages import ImagePart, ToolResultPart, ToolUsePart
 from .metrics import RunMetrics
 from .model_client import ModelClient
 from .tools.base import ToolContext
@@ -54,6 +54,8 @@ class Scratch:
     # resumed session can show them again.
     displays: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     running_tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    # Images tool calls returned (an MCP tool's), sent after the turn's results.
+    images: dict[str, tuple[ImagePart, ...]] = field(default_factory=dict)
     last_call_signature: str = ""
     repeat_count: int = 0
 
@@ -64,6 +66,7 @@ class Scratch:
     def end_turn(self) -> None:
         self.completed_results.clear()
         self.displays.clear()
+        self.images.clear()
 
 
 class Run:
@@ -71,7 +74,8 @@ class Run:
                  client: ModelClient, registry: ToolRegistry, permissions: PermissionManager | None,
                  bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
                  cancel: CancelToken, state: TurnState,
-                 make_tool_context: Callable[[Run, str], ToolContext]) -> None:
+                 make_tool_context: Callable[[Run, str], ToolContext],
+                 refresh_tools: Callable[[], ToolRegistry] | None = None) -> None:
         self.config = config
         self.identity = identity
         self.transcript = transcript
@@ -82,6 +86,7 @@ class Run:
         self.cancel = cancel
         self.state = state
         self.first_turn = state.turn
+        self._refresh_tools = refresh_tools
         self.scratch = Scratch()
         self.scheduler = Scheduler(config.max_parallel_tools)
         self.pipeline = ToolPipeline(
@@ -96,6 +101,11 @@ class Run:
                 "parent_tool_use_id": self.identity.parent_tool_use_id,
                 "parent_turn_id": self.state.parent_turn_id, "depth": self.identity.depth}
 
+    def refresh_tools(self) -> None:
+        """At a turn boundary: take up tools that joined or left since the last request."""
+        if self._refresh_tools is not None:
+            self.pipeline.registry = self._refresh_tools()
+
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
         return await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
                                      emit=self.emit, stamp=self.stamp, force=force, reason=reason,
@@ -109,6 +119,8 @@ class Run:
             self.scratch.running_tools.pop(call.id, None)
         result = outcome.result
         self.scratch.completed_results[call.id] = result
+        if outcome.images:
+            self.scratch.images[call.id] = outcome.images
         if outcome.display is not None and len(repr(outcome.display)) <= MAX_SAVED_DISPLAY_CHARS:
             self.scratch.displays[call.id] = outcome.display
         return result

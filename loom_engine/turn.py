@@ -61,6 +61,7 @@ async def tt(state: TurnState, run: Run) -> TurnState:
 
     run.emit(TurnStarted(turn=state.turn + 1, **stamp()))
     await run.bus.wait_if_paused()
+    run.refresh_tools()  # MCP tools that joined or changed: between requests, never within
 
     # Context upkeep before the request.
     if await run.compact():
@@ -85,7 +86,10 @@ async def tt(state: TurnState, run: Run) -> TurnState:
     results, loop_error = _guard_loops(run, calls, results)
     displays = {r.tool_use_id: run.scratch.displays[r.tool_use_id] for r in results
                 if r.tool_use_id in run.scratch.displays}
-    run.transcript.append(Message.tool_results(results, **({"displays": displays} if displays else {})))
+    images = tuple(i for r in results for i in run.scratch.images.get(r.tool_use_id, ()))
+    meta = {"displays": displays} if displays else {}
+    run.transcript.append(Message("tool", (*results, *images), meta=meta) if images
+                          else Message.tool_results(results, **meta))
     run.scratch.end_turn()
     if loop_error:
         run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))

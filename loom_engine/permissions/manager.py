@@ -27,7 +27,7 @@ from .layers import DEFAULT_LAYER, SOURCE_DEFAULTS, SOURCE_SAVED, SOURCE_SESSION
 from .modes import PermissionMode, check_mode, is_wider, narrower
 from .paths import rule_path
 from .rules import Behavior, is_rule_domain, parse_rule
-from .targets import CommandRun, FileAccess, PermissionTarget, UrlFetch
+from .targets import CommandRun, FileAccess, McpCall, PermissionTarget, UrlFetch
 from .tool_facts import BUILTIN_TOOL_FACTS, ToolFacts
 
 __all__ = ["PermissionManager"]
@@ -182,6 +182,8 @@ class PermissionManager:
             verdict = CommandCheck(self, tool).verdict(target, cwd)
         elif isinstance(target, UrlFetch):
             verdict = self._check_url(tool, target)
+        elif isinstance(target, McpCall):
+            verdict = self._check_mcp(tool, target)
         else:  # pragma: no cover - PermissionTarget is a closed union
             verdict = Verdict("ask", f"unknown permission target {type(target).__name__}")
         return verdict.decision()
@@ -199,6 +201,34 @@ class PermissionManager:
                            hint="--permission-mode default")
         allow = self._store.bare(tool, "allow")
         return Verdict("allow", allow.label if allow else f"{tool} needs no permission")
+
+    # -- MCP servers ------------------------------------------------------------------
+
+    def _check_mcp(self, tool: str, target: McpCall) -> Verdict:
+        """An MCP tool: rules naming it, its server (``mcp__s`` or ``mcp__s__*``) decide;
+        otherwise a read-only tool runs like a read and any other asks (plan mode refuses
+        it), as an edit would."""
+        server = mcp_server_rule_names(target.server)
+        behavior: Behavior
+        for behavior in ("deny", "ask", "allow"):
+            hit = next((c for c in self._store if c.behavior == behavior and c.rule.specifier is None
+                        and (c.rule.tool == tool or c.rule.tool in server)), None)
+            if hit is None:
+                continue
+            if behavior == "allow" and self.mode == "plan" and not target.read_only:
+                break
+            return Verdict(behavior, f"{tool} is {behavior_word(behavior)} by {hit.label}", True,
+                           hint=hit.remove_hint)
+        if target.read_only:
+            return Verdict("allow", f"{target.tool} on {target.server} only reads (the server says so)")
+        if self.mode == "plan":
+            return Verdict("deny", f"plan mode: {tool} may change things and is not available while "
+                           "planning (read-only); present the plan instead", hint="--permission-mode default")
+        if self.mode == "bypass":
+            return Verdict("allow", "bypass mode: everything is allowed")
+        return Verdict("ask", f"{target.tool} on the MCP server {target.server} may change things",
+                       suggestions=(tool,), hint=f"--allow {shlex.quote(tool)} (or "
+                       f"--allow 'mcp__{target.server}__*' for every tool of that server)")
 
     # -- network ----------------------------------------------------------------------
 
@@ -332,6 +362,12 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except OSError:  # a name too long, say: not a folder we could add
         return False
+
+
+def mcp_server_rule_names(server: str) -> frozenset[str]:
+    """The rule names that stand for every tool of an MCP server (lower case)."""
+    base = f"mcp__{server}".lower()
+    return frozenset({base, base + "__*"})
 
 
 def url_host(url: str) -> str:

@@ -11,6 +11,8 @@
   reads or writes, and each tool declares it (see :mod:`.tool_facts`).
 * ``web_fetch(domain:docs.python.org)`` allows fetching from that host;
   ``web_fetch(domain:*.python.org)`` from its subdomains (not the domain itself).
+* MCP tools: ``mcp__server__tool`` names one tool, ``mcp__server__*`` and
+  ``mcp__server`` every tool of that server.
 * Tool names are case-insensitive (``Bash(...)`` works too).
 """
 
@@ -33,7 +35,7 @@ _FILE_TOOLS = BUILTIN_TOOL_FACTS.file_tools
 COMMAND_TOOLS: frozenset[str] = frozenset({"bash"})
 URL_TOOLS: frozenset[str] = frozenset({"web_fetch"})
 
-_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*|[Mm][Cc][Pp]__[A-Za-z0-9_-]+__\*")
 # A host name (ASCII: an international name in its xn-- form), optionally behind `*.`
 # for "any subdomain of", or an IPv6 address.
 _DOMAIN = re.compile(r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*"

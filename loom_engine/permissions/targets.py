@@ -28,4 +28,14 @@ class UrlFetch:
     url: str
 
 
-PermissionTarget = FileAccess | CommandRun | UrlFetch
+@dataclass(frozen=True)
+class McpCall:
+    """The call runs ``tool`` on the MCP server ``server``; ``read_only`` when the server
+    annotated the tool ``readOnlyHint: true`` (an unannotated tool counts as writing)."""
+
+    server: str
+    tool: str
+    read_only: bool
+
+
+PermissionTarget = FileAccess | CommandRun | UrlFetch | McpCall

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from ..events import AgentEvent
 from ..execution import CancelToken
+from ..messages import ImagePart
 from ..permissions.targets import PermissionTarget
 from ..tool_spec import ToolSpec
 from ..workspace import Workspace
@@ -29,6 +30,8 @@ class ToolOutput:
     is_error: bool = False
     # e.g. {"kind": "diff", "path": "a.py", "diff": "<unified diff>"}
     display: Mapping[str, Any] | None = None
+    # Images for the model (an MCP tool's image result), sent after the text result.
+    images: tuple[ImagePart, ...] = ()
 
 
 class ToolError(Exception):
@@ -179,6 +182,10 @@ def subagent_tool_names(tools: Iterable[Tool]) -> tuple[str, ...]:
 
 
 def tool_spec(tool: Tool) -> ToolSpec:
+    # A tool described by a JSON schema of its own (an MCP server's) passes it on as is.
+    raw: Mapping[str, Any] | None = getattr(tool, "json_schema", None)
+    if raw is not None:
+        return ToolSpec(tool.name, tool.description, raw)
     schema = tool.input_model.model_json_schema()
     schema.pop("title", None)
     return ToolSpec(tool.name, tool.description, schema)

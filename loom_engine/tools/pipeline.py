@@ -26,7 +26,7 @@ from ..events import (
     ToolFinished,
 )
 from ..execution import Cancelled
-from ..messages import ToolResultPart, ToolUsePart, scrub_text
+from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
 from ..redact import Redactor
@@ -74,6 +74,7 @@ class ToolRun:
 
     result: ToolResultPart
     display: Mapping[str, Any] | None = None
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass
@@ -118,7 +119,7 @@ class ToolPipeline:
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
                                duration_ms=duration_ms, display=display, **self.stamp()))
-        return ToolRun(ToolResultPart(call.id, content, output.is_error), display)
+        return ToolRun(ToolResultPart(call.id, content, output.is_error), display, output.images)
 
     async def _stages(self, call: ToolUsePart) -> tuple[ToolOutput, float]:
         """The call's output, and the seconds spent waiting for the user's answer."""

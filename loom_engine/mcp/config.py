@@ -1,0 +1,238 @@
+"""MCP server configuration: Claude Code's ``.mcp.json`` format, read as is.
+
+Three places, later ones winning for a server of the same name:
+
+* the user's ``mcp.json`` in Loom's config dir (scope ``user``);
+* ``.mcp.json`` at the workspace root (scope ``project``: a repository ships it, so
+  its servers run only once the user approved that exact entry, see ``entry_hash``);
+* files given with ``--mcp-config FILE`` (scope ``cli``: the user named them).
+
+Each file is ``{"mcpServers": {"name": {...}}}`` with ``type`` (``stdio``, ``http``
+— ``streamable-http`` is read as ``http`` —, ``sse``; a server with ``command`` and no
+type is stdio), ``command``, ``args``, ``env``, ``cwd``, ``url``, ``headers``,
+``timeout`` (milliseconds per call), ``enabled_tools`` and ``disabled_tools``.
+``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, cwd, url and
+headers. A bad entry becomes one :class:`ConfigProblem` naming the file and the
+server; the other servers still load. Nothing here imports the ``mcp`` package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+Transport = Literal["stdio", "http", "sse"]
+Scope = Literal["user", "project", "cli"]
+
+PROJECT_FILE = ".mcp.json"
+USER_FILE = "mcp.json"
+_TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http",
+                                "streamablehttp": "http", "sse": "sse"}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured server, its values expanded; ``entry`` is the entry as written."""
+
+    name: str
+    transport: Transport
+    source: Path
+    scope: Scope
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float | None = None  # per call; None: the manager's default
+    enabled_tools: tuple[str, ...] | None = None  # None: all
+    disabled_tools: tuple[str, ...] = ()
+    entry: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def entry_hash(self) -> str:
+        """What a user's approval of a project server is recorded by: the name and the
+        entry as written (before ``${VAR}`` expansion), so a changed entry asks again."""
+        return entry_hash(self.name, self.entry)
+
+    def describe(self) -> str:
+        """One line: the command line of a stdio server, the URL of the others."""
+        if self.transport == "stdio":
+            return shlex.join([self.command, *self.args])
+        return f"{self.url} ({self.transport})"
+
+    def tool_enabled(self, tool: str) -> bool:
+        if tool in self.disabled_tools:
+            return False
+        return self.enabled_tools is None or tool in self.enabled_tools
+
+
+def entry_hash(name: str, entry: Mapping[str, Any]) -> str:
+    canonical = json.dumps([name, entry], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    source: Path
+    server: str | None  # None: the file as a whole
+    message: str
+
+    def line(self) -> str:
+        where = f"{self.source}" + (f": server {self.server!r}" if self.server else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    servers: tuple[ServerConfig, ...] = ()
+    problems: tuple[ConfigProblem, ...] = ()
+
+    def get(self, name: str) -> ServerConfig | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+    def by_scope(self, scope: Scope) -> tuple[ServerConfig, ...]:
+        return tuple(s for s in self.servers if s.scope == scope)
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """``${VAR}`` and ``${VAR:-default}``; ValueError names a variable that is not set."""
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None:
+                raise ValueError(f"${{{name}}} is not set (write ${{{name}:-default}} for a default)")
+            return default
+        return value
+
+    return _VAR.sub(one, text)
+
+
+def parse_server(name: str, entry: Any, source: Path, scope: Scope,
+                 env: Mapping[str, str]) -> ServerConfig:
+    """One entry of ``mcpServers``; ValueError with a one-line reason when it is unusable."""
+    if not isinstance(entry, dict):
+        raise ValueError("the entry is not an object")
+    kind = entry.get("type")
+    if kind is None:
+        if "url" in entry:
+            raise ValueError('"url" without "type": add "type": "http" or "type": "sse"')
+        if "command" not in entry:
+            raise ValueError('neither "command" nor "url" is given')
+        transport: Transport = "stdio"
+    else:
+        if not isinstance(kind, str) or kind.lower() not in _TYPES:
+            raise ValueError(f'unknown type {kind!r} (use "stdio", "http" or "sse")')
+        transport = _TYPES[kind.lower()]
+
+    def text(key: str) -> str:
+        value = entry.get(key, "")
+        if not isinstance(value, str):
+            raise ValueError(f'"{key}" must be a string')
+        return expand(value, env)
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f'"{key}" must be a list of strings')
+        return tuple(value)
+
+    def table(key: str) -> dict[str, str]:
+        value = entry.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError(f'"{key}" must be an object of strings')
+        return {str(k): expand(v, env) for k, v in value.items()}
+
+    timeout = entry.get("timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                or timeout <= 0):
+        raise ValueError('"timeout" must be a positive number of milliseconds')
+    enabled = entry.get("enabled_tools", entry.get("enabledTools"))
+    disabled = entry.get("disabled_tools", entry.get("disabledTools", []))
+    for key, value in (("enabled_tools", enabled), ("disabled_tools", disabled)):
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise ValueError(f'"{key}" must be a list of tool names')
+    config = ServerConfig(name=name, transport=transport, source=source, scope=scope,
+                          timeout_s=timeout / 1000 if timeout is not None else None,
+                          enabled_tools=tuple(enabled) if enabled is not None else None,
+                          disabled_tools=tuple(disabled or ()), entry=entry)
+    if transport == "stdio":
+        command = text("command")
+        if not command:
+            raise ValueError('a stdio server needs "command"')
+        cwd = text("cwd") or None
+        if cwd is not None and not os.path.isabs(cwd):
+            cwd = str(source.parent / cwd)
+        return replace(config, command=command, args=tuple(expand(a, env) for a in strings("args")),
+                       env=table("env"), cwd=cwd)
+    url = text("url")
+    if not url:
+        raise ValueError(f'a {transport} server needs "url"')
+    return replace(config, url=url, headers=table("headers"))
+
+
+def load_file(path: Path, scope: Scope, env: Mapping[str, str] | None = None
+              ) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+    """The servers of one file; a missing file has none and no problem."""
+    env = os.environ if env is None else env
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], []
+    except OSError as error:
+        return [], [ConfigProblem(path, None, f"cannot read: {error.strerror or error}")]
+    try:
+        data = json.loads(raw)
+    except ValueError as error:
+        return [], [ConfigProblem(path, None, f"not valid JSON: {error}")]
+    servers_data = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers_data, dict):
+        return [], [ConfigProblem(path, None, 'no "mcpServers" object')]
+    servers: list[ServerConfig] = []
+    problems: list[ConfigProblem] = []
+    for name, entry in servers_data.items():
+        try:
+            servers.append(parse_server(str(name), entry, path, scope, env))
+        except ValueError as error:
+            problems.append(ConfigProblem(path, str(name), str(error)))
+    return servers, problems
+
+
+def user_file(config_dir: Path) -> Path:
+    return config_dir / USER_FILE
+
+
+def project_file(workspace_root: Path) -> Path:
+    return workspace_root / PROJECT_FILE
+
+
+def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequence[Path] = (),
+                    env: Mapping[str, str] | None = None, *, include_project: bool = True) -> McpConfig:
+    """Every configured server (user, then project, then ``--mcp-config`` files; a later
+    one replaces an earlier one of the same name), sorted by name."""
+    by_name: dict[str, ServerConfig] = {}
+    problems: list[ConfigProblem] = []
+    files: list[tuple[Path, Scope]] = [(user_file(config_dir), "user")]
+    if include_project:
+        files.append((project_file(workspace_root), "project"))
+    files += [(Path(f), "cli") for f in extra_files]
+    for path, scope in files:
+        if scope == "cli" and not Path(path).exists():
+            problems.append(ConfigProblem(Path(path), None, "no such file"))
+            continue
+        found, wrong = load_file(Path(path), scope, env)
+        problems += wrong
+        for server in found:
+            by_name[server.name] = server
+    servers = tuple(sorted(by_name.values(), key=lambda s: s.name))
+    return McpConfig(servers, tuple(problems))
