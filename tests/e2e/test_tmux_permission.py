@@ -18,10 +18,6 @@ CHOICES = ("y  allow once", "a  allow always this session", "p  allow always in 
            "e  allow all edits this session", "n  no, stop here (esc)", "d  no, and tell Loom why (it goes on)")
 
 
-def ready(term: Terminal) -> None:
-    term.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt and status bar")
-
-
 def ask(term: Terminal, prompt: str, what: str = "allow once") -> str:
     term.type(prompt)
     term.keys("Enter")
@@ -36,7 +32,7 @@ def test_every_choice_is_visible_in_a_narrow_terminal(tmp_path: Path, workspace:
     fake_llm.enqueue(READ, EDIT, Reply.text("Changed."))
     term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=width, height=40)
     try:
-        ready(term)
+        term.wait_ready()
         ask(term, "change the greeting")
         # Docked under the transcript: the prompt and what the assistant said stay visible
         # above the question, and every choice fits.
@@ -53,7 +49,7 @@ def test_esc_denies_and_ends_the_turn(tmp_path: Path, workspace: Path, fake_llm:
     fake_llm.enqueue(READ, EDIT, Reply.text("Okay, I will use sed."))
     term = open_loom(workspace, terminal_env(tmp_path, fake_llm))
     try:
-        ready(term)
+        term.wait_ready()
         ask(term, "change the greeting")
         term.keys("Escape")
         screen = term.wait_for(lambda s: "denied — turn stopped; tell Loom what to do instead" in s,
@@ -77,7 +73,7 @@ def test_an_edit_that_cannot_apply_is_not_asked_about(tmp_path: Path, workspace:
     fake_llm.enqueue(READ, bad, Reply.text("The text was not there; re-reading."))
     term = open_loom(workspace, terminal_env(tmp_path, fake_llm))
     try:
-        ready(term)
+        term.wait_ready()
         term.type("change the greeting")
         term.keys("Enter")
         screen = term.wait_for(lambda s: "re-reading" in s, "the model's next answer, with no question asked")
@@ -98,7 +94,7 @@ def test_allow_in_this_project_leaves_git_status_clean(tmp_path: Path, workspace
     env = terminal_env(tmp_path, fake_llm)
     term = open_loom(workspace, env)
     try:
-        ready(term)
+        term.wait_ready()
         screen = ask(term, "compute")
         assert "p  allow always in this project" in screen
         term.keys("p")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.terminal import Terminal, open_loom, terminal_env
@@ -18,15 +15,6 @@ def long_answer(n: int) -> str:
     body = "\n".join(f"    value_{i} = compute({i})  # step {i}" for i in range(60))
     return f"Answer {n}, with code:\n\n```python\ndef run():\n{body}\n```\n\n" + \
         "\n".join(f"- point {i} of answer {n}" for i in range(40))
-
-
-@pytest.fixture
-def terminal(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=120, height=40)
-    try:
-        yield term
-    finally:
-        term.close()
 
 
 def empty_prompt(screen: str) -> bool:
