@@ -239,7 +239,7 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
         from loom_cli.tui.paste import Draft
 
         app.queue.append(Draft("stream"))
-        app._pump()
+        app.send_queued()
         await until(lambda: app.running)
         await asyncio.sleep(0.3)
         busy = await measure(40)
@@ -264,7 +264,7 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
         for _ in range(turns):
             agent.next_chunks = chunks_of(answer, 20)
             app.queue.append(Draft("next"))
-            app._pump()
+            app.send_queued()
             await until(lambda: not app.running and not app._worker_active and not app.queue)
         agent.rate = RATE
         await asyncio.sleep(0.5)

@@ -58,10 +58,11 @@ from .options import (
     default_history_loader,
     start_provider_import,
 )
-from .paste import Draft, merge_drafts
+from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
+from .prompt_queue import PromptQueue
 from .queue_view import QueueView
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
@@ -119,8 +120,7 @@ class LoomApp(App[int]):
         self.options = options
         self.agent: Agent | None = None
         self.agent_error: str | None = None
-        self.queue: deque[Draft] = deque()
-        self._sent_draft: Draft | None = None  # the prompt of the run going on (given back if it fails)
+        self.prompt_queue = PromptQueue(lambda: self.queue_view, lambda: self.prompt)
         self.running = False  # a run the UI is showing (false at once after Esc)
         self._worker_active = False  # the engine task has not finished yet
         self._run_worker: Worker[None] | None = None
@@ -163,7 +163,7 @@ class LoomApp(App[int]):
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  take_queued=self.take_queued, id="prompt")
+                                  take_queued=self.prompt_queue.take_last, id="prompt")
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
@@ -295,7 +295,7 @@ class LoomApp(App[int]):
         if mode == "bypass":
             self.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
         self.loaded.set()
-        self._pump()
+        self.send_queued()
 
     async def replace_agent(self, options: TuiOptions, announce: str) -> None:
         """A new session (/clear) or another one (/resume): the old agent closes first."""
@@ -343,6 +343,11 @@ class LoomApp(App[int]):
         mode = getattr(permissions, "mode", None)
         value = getattr(mode, "value", mode)
         return str(value) if value else (self.options.permission_mode or "default")
+
+    @property
+    def queue(self) -> deque[Draft]:
+        """The prompts waiting for the agent, oldest first."""
+        return self.prompt_queue.drafts
 
     @property
     def status(self) -> StatusInfo:
@@ -457,24 +462,16 @@ class LoomApp(App[int]):
             self.transcript.add_notice(not_sent_line(self.agent_error), "error")
             self.transcript.follow()
             return
-        self.queue.append(draft)
-        self._pump()
-        self.queue_view.show_queue(self.queue)
+        self.prompt_queue.add(draft)
+        self.send_queued()
 
-    def take_queued(self) -> Draft | None:
-        """The last queued prompt, out of the queue (Up on an empty prompt edits it)."""
-        if not self.queue:
-            return None
-        draft = self.queue.pop()
-        self.queue_view.show_queue(self.queue)
-        return draft
-
-    def _pump(self) -> None:
-        if self._worker_active or self.agent is None or not self.queue:
+    def send_queued(self) -> None:
+        """The oldest queued prompt goes to the agent, if it is there and free."""
+        if self._worker_active or self.agent is None:
             return
-        draft = self.queue.popleft()
-        self._sent_draft = draft
-        self.queue_view.show_queue(self.queue)
+        draft = self.prompt_queue.next()
+        if draft is None:
+            return
         prompt = draft.expanded
         self.transcript.add_user(prompt, draft.text)
         self.transcript.follow()
@@ -514,7 +511,7 @@ class LoomApp(App[int]):
         if self.running:
             self.end_run()
         self._give_back_unsent()
-        self._pump()
+        self.send_queued()
 
     def _give_back_unsent(self) -> None:
         """A prompt whose request failed before any answer goes back into the input."""
@@ -523,13 +520,7 @@ class LoomApp(App[int]):
         if unsent is None:
             return
         # Like after an interrupt: what was waiting comes back too, the user decides.
-        sent = self._sent_draft
-        draft = sent if sent is not None and sent.expanded == unsent.text else Draft(unsent.text)
-        current = self.prompt.draft
-        drafts = [draft, *self.queue, *([current] if current.text.strip() else [])]
-        self.queue.clear()
-        self.queue_view.show_queue(self.queue)
-        self.prompt.set_draft(merge_drafts(drafts))
+        self.prompt_queue.give_back(self.prompt_queue.unsent(unsent.text))
         self.transcript.add_notice(unsent_line(unsent.error), "warning")
         self.prompt.focus()
 
@@ -599,14 +590,7 @@ class LoomApp(App[int]):
         self._aborted_seq = self._run_seq
         self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()
-        if self.queue:
-            # Queued prompts go back to the editor, before what it holds: after an
-            # interrupt the user decides.
-            current = self.prompt.draft
-            drafts = [*self.queue, current] if current.text.strip() else list(self.queue)
-            self.prompt.set_draft(merge_drafts(drafts))
-            self.queue.clear()
-            self.queue_view.show_queue(self.queue)
+        self.prompt_queue.give_back()  # after an interrupt the user decides what to send
         self.prompt.focus()
         return True
 
