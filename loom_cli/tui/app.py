@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -34,30 +33,13 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
-from ..wording import plural
+from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .exit_summary import exit_summary
-from .first_run import (
-    first_start,
-    missing_key,
-    not_sent_line,
-    setup_text,
-    setup_title,
-    unsent_line,
-    welcome_text,
-)
+from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
-from .markdown_stream import warm_up_highlighting
-from .options import (
-    AgentUnavailable,
-    TuiOptions,
-    build_agent,
-    close_agent,
-    close_provider,
-    default_history_loader,
-    start_provider_import,
-)
+from .options import TuiOptions, close_provider, start_provider_import
 from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
@@ -68,7 +50,7 @@ from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .tool_block import SPINNER
-from .transcript import Transcript, entries_from_messages
+from .transcript import Transcript
 from .trust_screen import settle_trust
 from .user_turns import show_prompt_mode, user_turn
 
@@ -115,6 +97,18 @@ class LoomApp(App[int]):
         Binding("ctrl+g", "edit_in_editor", "edit the prompt in $EDITOR", show=False),
     ]
 
+    # The widgets, made in compose(). Kept as attributes: queries run against the active
+    # screen, which may be a modal (the trust question, /resume, /permissions).
+    transcript: Transcript
+    todos: TodoPanel
+    activity: ActivityLine
+    prompt: PromptInput
+    queue_view: QueueView
+    history_search: HistorySearch
+    permission_prompt: PermissionPrompt
+    status_bar: StatusBar
+    run_view: RunView
+
     def __init__(self, options: TuiOptions) -> None:
         super().__init__()
         self.options = options
@@ -137,10 +131,8 @@ class LoomApp(App[int]):
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.first_frame_at: float | None = None
-        self._history_shown = -1
         self._runs_since_collect = 0
-        self.history_shown_at: float | None = None
-        self.history_loaded_at: float | None = None
+        self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         data_dir = options.data_dir
         if data_dir is None:
             from loom_engine.paths import data_dir as default_data_dir
@@ -155,8 +147,6 @@ class LoomApp(App[int]):
     # --- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        # Kept as attributes: queries run against the active screen, which may be a
-        # modal (the trust question, /resume, /permissions).
         menu = CompletionMenu(id="completion")
         self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, max_fps=self.options.max_fps,
                                      id="transcript")
@@ -185,7 +175,7 @@ class LoomApp(App[int]):
         if not self.show_welcome:  # the welcome comes once the provider is known
             self.transcript.add_notice(f"Loom · {self.workspace_root.name or self.workspace_root}"
                                        " · /help for commands · Esc interrupts · Ctrl+D quits", "info")
-        self._set_status(note="loading…")
+        self.show_status_note("loading…")
         self.set_interval(0.1, self._tick)
         self.call_after_refresh(self._first_frame)
 
@@ -194,128 +184,27 @@ class LoomApp(App[int]):
         # Only now start the heavy work: an import thread competes for the GIL and
         # would delay the first paint.
         start_provider_import(self.options)  # never on this loop: it would freeze the first prompt
-        self.run_worker(self._startup(), group="agent", exit_on_error=False)
+        self.run_worker(self.lifecycle.start(), group="agent", exit_on_error=False)
         self.run_worker(self._load_files(), group="files", exit_on_error=False)
-
-    async def _startup(self) -> None:
-        options = self.options
-        if options.continue_session or options.resume_id:
-            loader = options.history_loader or default_history_loader
-
-            def load() -> list[Any]:
-                found = list(loader(options))
-                if found:
-                    warm_up_highlighting()  # the history is full of code fences
-                return found
-
-            try:
-                messages = await asyncio.to_thread(load)
-            except Exception:  # the agent's own load reports a bad session
-                messages = []
-            self.history_loaded_at = time.perf_counter()
-            if messages and self.agent is None:
-                await self._show_history(messages)
-        options = self.options = await settle_trust(self, options)
-        await self._load_agent(options)
-        await asyncio.to_thread(warm_up_highlighting)
-        if self.options.manage_gc:
-            # Start-up's objects (the SDK's modules) live on: out of the first answer's gen-2 scans.
-            gc.freeze()
-        self.warm.set()
-
-    async def _show_history(self, messages: Sequence[Any]) -> None:
-        entries = entries_from_messages(messages)
-        await self.transcript.load_history(entries, self.options.resume_window)
-        if self.options.manage_gc:
-            gc.freeze()  # a resumed history is long-lived; keep it out of gen-2 scans
-        self._history_shown = len(messages)
-        self.call_after_refresh(self._history_painted)
-
-    def _history_painted(self) -> None:
-        self.history_shown_at = time.perf_counter()
-
-    # --- agent lifecycle ----------------------------------------------------------------
-
-    async def _load_agent(self, options: TuiOptions, *, announce: str | None = None) -> None:
-        try:
-            built = await build_agent(options)
-        except AgentUnavailable as error:
-            self._show_no_agent(error)
-            self._set_status(note="no agent")
-            self.loaded.set()
-            return
-        await self._install_agent(built.agent, built.warnings, announce)
-        self._welcome(getattr(self.agent.config, "provider", "") if self.agent is not None else "")
-
-    def _show_no_agent(self, error: AgentUnavailable) -> None:
-        """The first-run screen when the provider has no key; the error line otherwise."""
-        missing = missing_key(error, os.environ)
-        if missing is None:
-            self.agent_error = str(error)
-            self._welcome("")
-            self.transcript.add_notice(f"✗ cannot start the agent: {error}", "error")
-            return
-        from loom_engine.paths import user_config_file
-
-        self.agent_error = f"{missing.variable} is not set"
-        self._welcome(missing.provider)
-        self.transcript.add_notice(setup_title(missing), "error")
-        self.transcript.add_notice(setup_text(missing, user_config_file()), "output")
-
-    def _welcome(self, provider: str) -> None:
-        if self.show_welcome:
-            self.show_welcome = False
-            self.transcript.add_notice(welcome_text(self.workspace_root.name or str(self.workspace_root),
-                                                    provider, self.model), "output")
-
-    async def _install_agent(self, agent: Agent, warnings: Sequence[str], announce: str | None) -> None:
-        self.agent = agent
-        self.agent_error = None
-        mode = self.mode
-        if mode == "bypass":
-            self.bypass_allowed = True
-        self._status = StatusInfo(model=self.model, mode=mode)
-        self.refresh_context()
-        self._set_status(note="")
-        messages = list(agent.messages or ())
-        if messages:
-            if self._history_shown != len(messages):
-                await self._show_history(messages)
-            session = getattr(agent, "session_id", None)
-            prompts = sum(entry.kind == "user" for entry in self.transcript.entries)
-            self.transcript.add_notice(
-                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
-            todos = getattr(agent, "todos", None)
-            if todos:
-                self.todos.set_todos(todos)
-        if announce:
-            self.transcript.add_notice(announce, "info")
-        for warning in warnings:
-            self.transcript.add_notice(f"⚠ {warning}", "warning")
-        if mode == "bypass":
-            self.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
-        self.loaded.set()
-        self.send_queued()
 
     async def replace_agent(self, options: TuiOptions, announce: str) -> None:
         """A new session (/clear) or another one (/resume): the old agent closes first."""
-        # An interrupted run still closes its turn in the old session; let it finish.
+        await self.lifecycle.replace(options, announce)
+
+    async def wait_for_run_to_close(self) -> None:
+        """An interrupted run still closes its turn; wait for it, within reason."""
         worker = self._run_worker
         if worker is not None and self._worker_active:
             try:
                 await asyncio.wait_for(worker.wait(), RUN_CLOSE_TIMEOUT_S)
             except (TimeoutError, WorkerCancelled, WorkerFailed):
-                pass  # the old session closes below all the same
-        await close_agent(self.agent)
+                pass  # the old session closes all the same
+
+    async def clear_session_view(self) -> None:
         await self.transcript.clear()
         self.todos.set_todos(())
         self.run_view.forget_tools()
-        self._status = StatusInfo(model=self.model, mode=self.mode)
-        self.agent = None
-        self._history_shown = -1
-        self.loaded.clear()
-        self._set_status(note="loading…")
-        await self._load_agent(options, announce=announce)
+        self.reset_status()
 
     async def on_unmount(self) -> None:
         # The provider's connections belong to this event loop, which ends with the app.
@@ -348,6 +237,14 @@ class LoomApp(App[int]):
     def queue(self) -> deque[Draft]:
         """The prompts waiting for the agent, oldest first."""
         return self.prompt_queue.drafts
+
+    @property
+    def history_loaded_at(self) -> float | None:
+        return self.lifecycle.history_loaded_at
+
+    @property
+    def history_shown_at(self) -> float | None:
+        return self.lifecycle.history_shown_at
 
     @property
     def status(self) -> StatusInfo:
@@ -391,6 +288,13 @@ class LoomApp(App[int]):
         self._compact_seq = self._run_seq
 
     # --- status -----------------------------------------------------------------------
+
+    def reset_status(self) -> None:
+        self._status = StatusInfo(model=self.model, mode=self.mode)
+        self.status_bar.set_info(self._status)
+
+    def show_status_note(self, note: str) -> None:
+        self._set_status(note=note)
 
     def _set_status(self, **changes: Any) -> None:
         self._status = replace(self._status, **changes)
