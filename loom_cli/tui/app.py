@@ -20,7 +20,6 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
@@ -36,10 +35,10 @@ from loom_engine.workspace import find_workspace_root
 from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
-from .exit_summary import exit_summary
+from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
-from .options import TuiOptions, close_provider, start_provider_import
+from .options import TuiOptions, close_provider, data_dir_of, start_provider_import
 from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
@@ -133,13 +132,8 @@ class LoomApp(App[int]):
         self.first_frame_at: float | None = None
         self._runs_since_collect = 0
         self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
-        data_dir = options.data_dir
-        if data_dir is None:
-            from loom_engine.paths import data_dir as default_data_dir
-
-            data_dir = default_data_dir()
         self.workspace_root = find_workspace_root(options.workspace)
-        self.history = PromptHistory(history_file(data_dir, self.workspace_root))
+        self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
         self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,
                                                 on_answer=self._permission_answered,
                                                 on_open=self._question_opened, on_close=self._question_closed)
@@ -570,31 +564,9 @@ class LoomApp(App[int]):
 def run_tui(options: TuiOptions) -> int:
     """Run the full-screen app until the user quits; the process exit code."""
     app = LoomApp(options)
-    app.show_welcome = first_start(_data_dir(options))
+    app.show_welcome = first_start(data_dir_of(options))
     result = app.run()
     if app.return_code:
         return app.return_code  # Textual already printed the crash
-    _print_exit_summary(app)
+    print_exit_summary(app.agent, app.agent_error)
     return int(result or 0)
-
-
-def _data_dir(options: TuiOptions) -> Path:
-    if options.data_dir is not None:
-        return options.data_dir
-    from loom_engine.paths import data_dir
-
-    return data_dir()
-
-
-def _print_exit_summary(app: LoomApp) -> None:
-    """Back on the normal screen: the last exchange and how to continue it."""
-    import shutil
-
-    if app.agent is None:
-        if app.agent_error:
-            print(f"Loom did not reach a model: {app.agent_error}", flush=True)
-        return
-    text = exit_summary(list(app.agent.messages or ()), getattr(app.agent, "session_id", None),
-                        shutil.get_terminal_size().columns)
-    if text:
-        print(text, flush=True)
