@@ -15,19 +15,17 @@ happens while the user already sees the UI and types, and never on the UI's loop
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import TextArea
-from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from loom_engine.events import AgentEvent, Error, PermissionRequested, UsageUpdated
+from loom_engine.events import PermissionRequested, UsageUpdated
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
@@ -38,6 +36,7 @@ from .completion import list_workspace_files
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
+from .memory import MemorySettler
 from .options import TuiOptions, close_provider, data_dir_of, start_provider_import
 from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
@@ -45,6 +44,7 @@ from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
 from .prompt_queue import PromptQueue
 from .queue_view import QueueView
+from .run_driver import RunDriver, StreamFactory
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
@@ -74,7 +74,6 @@ class LoomApp(App[int]):
     """
 
     TITLE = "Loom"
-    FULL_COLLECT_EVERY = 25
     # The very first start shows a welcome once the agent is known (set by run_tui).
     show_welcome = False
     _quit_asked_at = 0.0
@@ -115,11 +114,9 @@ class LoomApp(App[int]):
         self.agent_error: str | None = None
         self.prompt_queue = PromptQueue(lambda: self.queue_view, lambda: self.prompt)
         self.running = False  # a run the UI is showing (false at once after Esc)
-        self._worker_active = False  # the engine task has not finished yet
-        self._run_worker: Worker[None] | None = None
-        self._run_seq = 0
-        self._aborted_seq = -1
-        self._compact_seq = -1
+        self.runs = RunDriver(lambda work: self.run_worker(work, group="run", exit_on_error=False),
+                              self.post_message)
+        self.memory = MemorySettler()
         self.clock = RunClock()
         self._ctrl_c_at = 0.0
         self._files: list[str] | None = None
@@ -130,7 +127,6 @@ class LoomApp(App[int]):
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.first_frame_at: float | None = None
-        self._runs_since_collect = 0
         self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
@@ -186,13 +182,7 @@ class LoomApp(App[int]):
         await self.lifecycle.replace(options, announce)
 
     async def wait_for_run_to_close(self) -> None:
-        """An interrupted run still closes its turn; wait for it, within reason."""
-        worker = self._run_worker
-        if worker is not None and self._worker_active:
-            try:
-                await asyncio.wait_for(worker.wait(), RUN_CLOSE_TIMEOUT_S)
-            except (TimeoutError, WorkerCancelled, WorkerFailed):
-                pass  # the old session closes all the same
+        await self.runs.wait_closed(RUN_CLOSE_TIMEOUT_S)
 
     async def clear_session_view(self) -> None:
         await self.transcript.clear()
@@ -203,7 +193,7 @@ class LoomApp(App[int]):
     async def on_unmount(self) -> None:
         # The provider's connections belong to this event loop, which ends with the app.
         # (A run cut short by quitting still owns its stream; the process exit ends it.)
-        if not self.running and not self._worker_active:
+        if not self.busy:
             await close_provider(self.agent)
 
     async def _load_files(self) -> None:
@@ -247,7 +237,7 @@ class LoomApp(App[int]):
     @property
     def busy(self) -> bool:
         """A run is shown or its engine task is still closing."""
-        return self.running or self._worker_active
+        return self.running or self.runs.active
 
     def output(self, text: str) -> None:
         """A command's answer, in the transcript."""
@@ -278,8 +268,7 @@ class LoomApp(App[int]):
         agent = self.agent
         if agent is None:
             return
-        self._start_run(lambda: agent.compact(focus), phase="compacting")
-        self._compact_seq = self._run_seq
+        self._start_run(lambda: agent.compact(focus), phase="compacting", compact=True)
 
     # --- status -----------------------------------------------------------------------
 
@@ -365,7 +354,7 @@ class LoomApp(App[int]):
 
     def send_queued(self) -> None:
         """The oldest queued prompt goes to the agent, if it is there and free."""
-        if self._worker_active or self.agent is None:
+        if self.runs.active or self.agent is None:
             return
         draft = self.prompt_queue.next()
         if draft is None:
@@ -376,35 +365,20 @@ class LoomApp(App[int]):
         agent = self.agent
         self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
 
-    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]],
-                   phase: str = "waiting for the model") -> None:
-        self._run_seq += 1
+    def _start_run(self, make_stream: StreamFactory, phase: str = "waiting for the model", *,
+                   compact: bool = False) -> None:
         self.running = True
-        self._worker_active = True
         self.clock.start()
         self.run_view.start(phase)
-        self._run_worker = self.run_worker(self._drive(make_stream, self._run_seq), group="run",
-                                           exit_on_error=False)
-
-    async def _drive(self, make_stream: Callable[[], AsyncIterator[AgentEvent]], seq: int) -> None:
-        try:
-            async for event in make_stream():
-                self.post_message(EngineEvent(event, seq))
-        except Exception as error:  # shown as an error line, the app lives on
-            self.post_message(EngineEvent(Error(message=str(error) or type(error).__name__, kind="internal"), seq))
-        finally:
-            self.post_message(RunEnded(seq))
+        self.runs.start(make_stream, compact=compact)
 
     def on_engine_event(self, message: EngineEvent) -> None:
-        stale = message.run_seq != self._run_seq or message.run_seq == self._aborted_seq
-        self.run_view.show(message.event, stale=stale)
+        self.run_view.show(message.event, stale=self.runs.is_stale(message.run_seq))
 
     def on_run_ended(self, message: RunEnded) -> None:
-        if message.run_seq != self._run_seq:
+        if not self.runs.ended(message.run_seq):
             return
-        self._worker_active = False
-        quiet_compact = message.run_seq == self._compact_seq and not self.run_view.result_shown
-        if quiet_compact and message.run_seq != self._aborted_seq:
+        if self.runs.was_compaction(message.run_seq) and not self.run_view.result_shown:
             self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
         if self.running:
             self.end_run()
@@ -431,19 +405,8 @@ class LoomApp(App[int]):
         self.refresh_context()
 
     def _settle_memory(self) -> None:
-        """Between runs: freeze what exists now so gen-2 collections skip it while streaming.
-
-        Every `FULL_COLLECT_EVERY` runs the frozen objects are collected for real once
-        (pruned blocks hold reference cycles), at a moment when no answer is streaming.
-        """
-        if self.running:
-            return
-        self._runs_since_collect += 1
-        if self._runs_since_collect >= self.FULL_COLLECT_EVERY:
-            self._runs_since_collect = 0
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
+        if not self.running:  # a run started meanwhile: its objects are not settled yet
+            self.memory.settle()
 
     # --- permissions ------------------------------------------------------------------
 
@@ -485,7 +448,7 @@ class LoomApp(App[int]):
         if not self.running or self.agent is None:
             return False
         self.agent.abort()
-        self._aborted_seq = self._run_seq
+        self.runs.aborted()
         self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()
         self.prompt_queue.give_back()  # after an interrupt the user decides what to send
