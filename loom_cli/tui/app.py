@@ -33,6 +33,7 @@ from loom_engine.workspace import find_workspace_root
 from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
+from .ctrl_keys import CtrlKeys
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
@@ -60,8 +61,6 @@ __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 
 # How long replacing the agent waits for an interrupted run to close its turn.
 RUN_CLOSE_TIMEOUT_S = 5.0
-# How long a first Ctrl+D during a run waits for the second one that quits.
-QUIT_CONFIRM_S = 3.0
 
 
 class LoomApp(App[int]):
@@ -76,7 +75,6 @@ class LoomApp(App[int]):
     TITLE = "Loom"
     # The very first start shows a welcome once the agent is known (set by run_tui).
     show_welcome = False
-    _quit_asked_at = 0.0
     CSS = """
     Screen {
         layout: vertical;
@@ -118,7 +116,7 @@ class LoomApp(App[int]):
                               self.post_message)
         self.memory = MemorySettler()
         self.clock = RunClock()
-        self._ctrl_c_at = 0.0
+        self.ctrl_keys = CtrlKeys(self)
         self._files: list[str] | None = None
         self._status = StatusInfo(mode=options.permission_mode or "")
         self._frame = 0
@@ -459,45 +457,10 @@ class LoomApp(App[int]):
         self.interrupt()
 
     def action_ctrl_c(self) -> None:
-        selected = self.screen.get_selected_text()
-        if selected:
-            self.copy_to_clipboard(selected)
-            self.screen.clear_selection()
-            self.activity.show_hint("copied")
-            return
-        if self.prompt.selected_text:
-            self.copy_to_clipboard(self.prompt.selected_text)
-            self.activity.show_hint("copied")
-            return
-        if self.history_search.is_open:
-            self.history_search.close(None)
-            return
-        if self.interrupt():
-            return
-        if self.prompt.text:
-            # Kept in the history: Up brings a prompt cleared by mistake back.
-            self.history.add(self.prompt.draft.expanded)
-            self.prompt.set_text("")
-            self.activity.show_hint("prompt cleared · ↑ brings it back", 2.0)
-            return
-        now = time.monotonic()
-        if now - self._ctrl_c_at < 2.0:
-            self.action_quit_now()
-            return
-        self._ctrl_c_at = now
-        self.activity.show_hint("press Ctrl+C again to quit", 2.0)
+        self.ctrl_keys.ctrl_c()
 
     def action_quit_now(self) -> None:
-        if self.running and self.agent is not None:
-            # Work is going on: one key press too many must not throw it away.
-            now = time.monotonic()
-            if now - self._quit_asked_at > QUIT_CONFIRM_S:
-                self._quit_asked_at = now
-                question = "a run is going — Ctrl+D again to stop it and quit"
-                self.activity.show_hint(question, QUIT_CONFIRM_S)
-                return
-            self.agent.abort()
-        self.exit(0)
+        self.ctrl_keys.ctrl_d()
 
     def action_cycle_mode(self) -> None:
         if self.agent is None or self.agent.permissions is None:
