@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -49,7 +49,6 @@ from .run_driver import RunDriver, StreamFactory
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
-from .tool_block import SPINNER
 from .transcript import Transcript
 from .trust_screen import settle_trust
 from .user_turns import show_prompt_mode, user_turn
@@ -118,7 +117,6 @@ class LoomApp(App[int]):
         self.clock = RunClock()
         self.ctrl_keys = CtrlKeys(self)
         self._files: list[str] | None = None
-        self._status = StatusInfo(mode=options.permission_mode or "")
         self._frame = 0
         self.bypass_allowed = options.permission_mode == "bypass"
         self.loaded = asyncio.Event()
@@ -146,7 +144,7 @@ class LoomApp(App[int]):
         self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
         self.permission_prompt = PermissionPrompt(scroll_transcript=self._scroll_transcript, id="permission")
-        self.status_bar = StatusBar(id="status")
+        self.status_bar = StatusBar(StatusInfo(mode=self.options.permission_mode or ""), id="status")
         self.run_view = RunView(self.transcript, self.todos, self, max_fps=self.options.max_fps)
         yield self.transcript
         yield self.todos
@@ -230,7 +228,7 @@ class LoomApp(App[int]):
 
     @property
     def status(self) -> StatusInfo:
-        return self._status
+        return self.status_bar.info
 
     @property
     def busy(self) -> bool:
@@ -246,7 +244,7 @@ class LoomApp(App[int]):
         if self.agent is None:
             return
         self.agent.set_model(model)
-        self._set_status(model=self.model)
+        self.status_bar.change(model=self.model)
         self.refresh_context()
 
     def set_mode(self, mode: str) -> bool:
@@ -258,7 +256,7 @@ class LoomApp(App[int]):
         except (ValueError, TypeError) as error:
             self.transcript.add_notice(f"✗ {error}", "error")
             return False
-        self._set_status(mode=self.mode)
+        self.status_bar.change(mode=self.mode)
         return True
 
     def compact(self, focus: str | None) -> None:
@@ -271,15 +269,10 @@ class LoomApp(App[int]):
     # --- status -----------------------------------------------------------------------
 
     def reset_status(self) -> None:
-        self._status = StatusInfo(model=self.model, mode=self.mode)
-        self.status_bar.set_info(self._status)
+        self.status_bar.set_info(StatusInfo(model=self.model, mode=self.mode))
 
     def show_status_note(self, note: str) -> None:
-        self._set_status(note=note)
-
-    def _set_status(self, **changes: Any) -> None:
-        self._status = replace(self._status, **changes)
-        self.status_bar.set_info(self._status)
+        self.status_bar.change(note=note)
 
     def refresh_context(self) -> None:
         usage = getattr(self.agent, "context_usage", None)
@@ -289,7 +282,7 @@ class LoomApp(App[int]):
             used, window = usage()
         except Exception:  # a token estimate must never break the UI
             return
-        self._set_status(context_used=int(used), context_window=int(window))
+        self.status_bar.change(context_used=int(used), context_window=int(window))
 
     def changes_workspace(self, tool_name: str) -> bool:
         registry = getattr(self.agent, "registry", None)  # a stand-in agent may have none
@@ -301,22 +294,16 @@ class LoomApp(App[int]):
         return changes_workspace(tool)
 
     def count_usage(self, event: UsageUpdated) -> None:
-        self._status = self._status.with_usage(event.usage, event.cost_usd)
+        info = self.status.with_usage(event.usage, event.cost_usd)
         if event.depth == 0 and event.context_window:
-            self._status = replace(self._status, context_used=event.context_tokens,
-                                   context_window=event.context_window)
-        self.status_bar.set_info(self._status)
+            info = replace(info, context_used=event.context_tokens, context_window=event.context_window)
+        self.status_bar.set_info(info)
 
     def _tick(self) -> None:
         self._frame += 1
         if self.running:
             self.run_view.tick()
-            spinner = SPINNER[self._frame % len(SPINNER)]
-            phase = self.run_view.phase or "working"
-            # A retry being waited for takes the line: one line, updated in place.
-            retry = self.run_view.retry_status()
-            message = (f"{retry} · esc to interrupt" if retry else
-                       f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt")
+            message = self.run_view.activity(self._frame, self.clock.elapsed)
         elif self.agent is None and self.agent_error is None:
             message = "loading the agent…"
         else:
