@@ -22,6 +22,7 @@ from ..wording import plural
 from .first_run import missing_key, setup_text, setup_title, welcome_text
 from .markdown_stream import warm_up_highlighting
 from .options import AgentUnavailable, TuiOptions, build_agent, close_agent, default_history_loader
+from .status_bar import StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .transcript import Transcript, entries_from_messages
 
@@ -42,18 +43,13 @@ class AgentHost(Protocol):
     warm: asyncio.Event
     transcript: Transcript
     todos: TodoPanel
+    status_bar: StatusBar
 
     @property
     def model(self) -> str: ...
 
     @property
     def mode(self) -> str: ...
-
-    def reset_status(self) -> None:
-        """The status bar starts again from the current model and mode."""
-        ...
-
-    def show_status_note(self, note: str) -> None: ...
 
     def refresh_context(self) -> None: ...
 
@@ -123,7 +119,7 @@ class AgentLifecycle:
             built = await build_agent(options)
         except AgentUnavailable as error:
             self._show_no_agent(error)
-            host.show_status_note("no agent")
+            host.status_bar.change(note="no agent")
             host.loaded.set()
             return
         await self._install(built.agent, built.warnings, announce)
@@ -159,9 +155,9 @@ class AgentLifecycle:
         mode = host.mode
         if mode == "bypass":
             host.bypass_allowed = True
-        host.reset_status()
+        host.status_bar.set_info(StatusInfo(model=host.model, mode=mode))
         host.refresh_context()
-        host.show_status_note("")
+        host.status_bar.change(note="")
         messages = list(agent.messages or ())
         if messages:
             if self._history_shown != len(messages):
@@ -191,5 +187,5 @@ class AgentLifecycle:
         host.agent = None
         self._history_shown = -1
         host.loaded.clear()
-        host.show_status_note("loading…")
+        host.status_bar.change(note="loading…")
         await self.load(options, announce=announce)

@@ -143,7 +143,7 @@ class LoomApp(App[int]):
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
-        self.permission_prompt = PermissionPrompt(scroll_transcript=self._scroll_transcript, id="permission")
+        self.permission_prompt = PermissionPrompt(scroll_transcript=self.transcript.scroll_pages, id="permission")
         self.status_bar = StatusBar(StatusInfo(mode=self.options.permission_mode or ""), id="status")
         self.run_view = RunView(self.transcript, self.todos, self, max_fps=self.options.max_fps)
         yield self.transcript
@@ -161,7 +161,7 @@ class LoomApp(App[int]):
         if not self.show_welcome:  # the welcome comes once the provider is known
             self.transcript.add_notice(f"Loom · {self.workspace_root.name or self.workspace_root}"
                                        " · /help for commands · Esc interrupts · Ctrl+D quits", "info")
-        self.show_status_note("loading…")
+        self.status_bar.change(note="loading…")
         self.set_interval(0.1, self._tick)
         self.call_after_refresh(self._first_frame)
 
@@ -184,7 +184,7 @@ class LoomApp(App[int]):
         await self.transcript.clear()
         self.todos.set_todos(())
         self.run_view.forget_tools()
-        self.reset_status()
+        self.status_bar.set_info(StatusInfo(model=self.model, mode=self.mode))
 
     async def on_unmount(self) -> None:
         # The provider's connections belong to this event loop, which ends with the app.
@@ -267,12 +267,6 @@ class LoomApp(App[int]):
         self._start_run(lambda: agent.compact(focus), phase="compacting", compact=True)
 
     # --- status -----------------------------------------------------------------------
-
-    def reset_status(self) -> None:
-        self.status_bar.set_info(StatusInfo(model=self.model, mode=self.mode))
-
-    def show_status_note(self, note: str) -> None:
-        self.status_bar.change(note=note)
 
     def refresh_context(self) -> None:
         usage = getattr(self.agent, "context_usage", None)
@@ -406,12 +400,6 @@ class LoomApp(App[int]):
         self.clock.resume()
         self.prompt.display = True
         self.prompt.focus()
-
-    def _scroll_transcript(self, pages: int) -> None:
-        if pages < 0:
-            self.transcript.scroll_page_up(animate=False)
-        else:
-            self.transcript.scroll_page_down(animate=False)
 
     def _permission_answered(self, request: PermissionRequested, reply: PromptReply | None) -> None:
         answer = reply.answer if reply is not None else None
