@@ -1,9 +1,12 @@
-"""The `loom` Textual app: the screen, the keys, and the life of each run.
+"""The `loom` Textual app: it composes the chat's widgets, routes keys and messages,
+and runs one turn at a time.
 
-The engine runs as a Textual worker on the UI's own event loop: each engine event is
-posted as a Textual message and handed to the `RunView`, which turns it into widgets;
-Esc/Ctrl+C call `agent.abort()`; a permission request waits in the `PermissionQueue`
-and its answer goes back with `agent.answer_permission()`. Slash commands live in
+The engine runs as a Textual worker on the UI's own event loop (`RunDriver`): each
+engine event is posted as a Textual message and handed to the `RunView`, which turns it
+into widgets; Esc/Ctrl+C call `agent.abort()`; a permission request waits in the
+`PermissionQueue` and its answer goes back with `agent.answer_permission()`. Prompts
+sent during a run wait in the `PromptQueue`. The agent's start-up, building and
+replacing is `AgentLifecycle`'s; Ctrl+C/Ctrl+D are `CtrlKeys`'. Slash commands live in
 `commands.py` and act through this app's public methods.
 
 First frame first: this module imports neither the provider SDKs nor the agent. The
@@ -173,6 +176,21 @@ class LoomApp(App[int]):
         self.run_worker(self.lifecycle.start(), group="agent", exit_on_error=False)
         self.run_worker(self._load_files(), group="files", exit_on_error=False)
 
+    async def _load_files(self) -> None:
+        self._files = await asyncio.to_thread(list_workspace_files, self.workspace_root)
+        self.prompt.refresh_completion()
+
+    def _file_list(self) -> Sequence[str] | None:
+        return self._files
+
+    async def on_unmount(self) -> None:
+        # The provider's connections belong to this event loop, which ends with the app.
+        # (A run cut short by quitting still owns its stream; the process exit ends it.)
+        if not self.busy:
+            await close_provider(self.agent)
+
+    # --- the agent's life (what `AgentLifecycle` asks of the app) ---------------------
+
     async def replace_agent(self, options: TuiOptions, announce: str) -> None:
         """A new session (/clear) or another one (/resume): the old agent closes first."""
         await self.lifecycle.replace(options, announce)
@@ -185,19 +203,6 @@ class LoomApp(App[int]):
         self.todos.set_todos(())
         self.run_view.forget_tools()
         self.status_bar.set_info(StatusInfo(model=self.model, mode=self.mode))
-
-    async def on_unmount(self) -> None:
-        # The provider's connections belong to this event loop, which ends with the app.
-        # (A run cut short by quitting still owns its stream; the process exit ends it.)
-        if not self.busy:
-            await close_provider(self.agent)
-
-    async def _load_files(self) -> None:
-        self._files = await asyncio.to_thread(list_workspace_files, self.workspace_root)
-        self.prompt.refresh_completion()
-
-    def _file_list(self) -> Sequence[str] | None:
-        return self._files
 
     # --- what commands read and change ------------------------------------------------
 
@@ -266,7 +271,7 @@ class LoomApp(App[int]):
             return
         self._start_run(lambda: agent.compact(focus), phase="compacting", compact=True)
 
-    # --- status -----------------------------------------------------------------------
+    # --- what the run view asks (`RunHost`), and the activity line --------------------
 
     def refresh_context(self) -> None:
         usage = getattr(self.agent, "context_usage", None)
