@@ -413,6 +413,9 @@ class LoomApp(App[int]):
             return
         self.agent.answer_permission(request.request_id, answer)
         self.run_view.show_permission_answer(request, answer)
+        # The user scrolled up to read before deciding; what the answer sets going is
+        # what they want to see next.
+        self.transcript.follow()
         if reply.accept_edits:
             self.set_mode("accept-edits")
         if reply.stop_turn:

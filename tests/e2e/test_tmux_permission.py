@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal, open_loom, terminal_env
+from tests.doubles.terminal import Terminal, loom_in_tmux, open_loom, terminal_env
 
 READ = Reply.tool("read_file", {"path": "src/app.py"}, text="Fixing the greeting.")
 EDIT = Reply.tool("edit_file", {"path": "src/app.py", "old_string": "hello", "new_string": "howdy"})
@@ -107,3 +107,41 @@ def test_allow_in_this_project_leaves_git_status_clean(tmp_path: Path, workspace
     # The answer was kept, outside the repository.
     saved = json.loads((Path(env["LOOM_DATA_DIR"]) / "workspaces.json").read_text())
     assert any("python3" in rule for entry in saved["workspaces"].values() for rule in entry.get("allow", []))
+
+
+def test_no_always_allow_when_no_rule_can_cover_the_command(tmp_path: Path, workspace: Path,
+                                                            fake_llm: FakeLLMServer) -> None:
+    loop = 'for f in src/*.py; do wc -l "$f"; done'
+    fake_llm.enqueue(Reply.tool("bash", {"command": loop}), Reply.text("Counted."))
+    with loom_in_tmux(workspace, terminal_env(tmp_path, fake_llm)) as term:
+        term.wait_ready()
+        screen = ask(term, "count the lines")
+        # A `for` loop cannot be saved as a rule: only the answers that work are offered, and why.
+        assert "no rule can cover this command" in screen
+        assert "y  allow once" in screen and "n  no, stop here (esc)" in screen
+        assert "allow always" not in screen
+        term.keys("a")  # not a choice here: nothing happens
+        time.sleep(0.5)
+        assert "y  allow once" in term.screen()
+        term.keys("y")
+        term.wait_for(lambda s: "Counted." in s, "the answer")
+
+
+def test_the_transcript_scrolls_while_the_question_is_open(tmp_path: Path, workspace: Path,
+                                                          fake_llm: FakeLLMServer) -> None:
+    story = "\n\n".join(f"Paragraph {i} of the long answer." for i in range(1, 61))
+    fake_llm.enqueue(Reply.text(story), READ, EDIT, Reply.text("Changed."))
+    with loom_in_tmux(workspace, terminal_env(tmp_path, fake_llm), width=100, height=40) as term:
+        term.ask("tell me a long story")
+        term.wait_for(lambda s: "Paragraph 60 of the long answer." in s, "the long answer")
+        screen = ask(term, "now change the greeting")
+        assert "Paragraph 1 of" not in screen and "Fixing the greeting." in screen
+        term.keys("PPage")
+        term.wait_for(lambda s: "Paragraph 60 of" not in s, "the transcript scrolled up a page")
+        for _ in range(20):  # the transcript keeps the rows the docked question leaves it
+            term.keys("PPage")
+        scrolled = term.wait_for(lambda s: "Paragraph 1 of the long answer." in s, "the top of the transcript")
+        # The question stays docked and answerable while the transcript is scrolled.
+        assert "y  allow once" in scrolled
+        term.keys("y")
+        term.wait_for(lambda s: "Changed." in s, "the answer after approving")

@@ -147,3 +147,16 @@ def test_queued_prompts_are_shown_under_the_transcript(terminal: Terminal, fake_
                       "the queued prompt back in the input")
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "interrupted" in s, "the interrupt")
+
+
+def test_ctrl_c_clears_a_prompt_with_text_and_twice_on_an_empty_one_quits(terminal: Terminal) -> None:
+    terminal.wait_ready()
+    terminal.type("a half-written thought")
+    terminal.wait_for(lambda s: "a half-written thought" in s, "the typed text")
+    terminal.keys("C-c")
+    screen = terminal.wait_for(lambda s: "a half-written thought" not in s, "the prompt cleared")
+    assert READY in screen  # still running, the placeholder is back
+    terminal.keys("C-c")
+    terminal.wait_for(lambda s: "again to quit" in s, "the quit hint")
+    terminal.keys("C-c")
+    terminal.wait_for(lambda s: READY not in s, "loom to exit")
