@@ -17,8 +17,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-NPM_PACKAGES = ("@modelcontextprotocol/server-everything", "@modelcontextprotocol/server-filesystem")
-PYPI_PACKAGES = ("mcp-server-git", "mcp-server-time")
+# Pinned: the reference servers change their tools between releases, and the tests name them.
+NPM_PACKAGES = ("@modelcontextprotocol/server-everything@2026.8.31",
+                "@modelcontextprotocol/server-filesystem@2026.8.31")
+PYPI_PACKAGES = ("mcp-server-git==2026.10.19", "mcp-server-time==2026.10.19")
 MISBEHAVING = Path(__file__).with_name("mcp_misbehaving.py")
 
 
@@ -61,7 +63,9 @@ def install(root: Path | None = None) -> ReferenceServers:
     """Install what is missing; RuntimeError says why when it cannot."""
     root = root or cache_dir()
     servers = ReferenceServers(root)
-    if not (servers.everything_js.exists() and servers.filesystem_js.exists()):
+    node_marker = root / "node" / "installed.json"
+    if not (servers.everything_js.exists() and servers.filesystem_js.exists()) or not _holds(node_marker,
+                                                                                             NPM_PACKAGES):
         if shutil.which("npm") is None or shutil.which("node") is None:
             raise RuntimeError("node and npm are not installed")
         (root / "node").mkdir(parents=True, exist_ok=True)
@@ -69,14 +73,23 @@ def install(root: Path | None = None) -> ReferenceServers:
                                *NPM_PACKAGES], capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             raise RuntimeError(f"npm install failed: {done.stderr.strip().splitlines()[-1:]}")
+        node_marker.write_text(json.dumps(list(NPM_PACKAGES)))
     marker = root / "py" / "installed.json"
-    if not marker.exists():
+    if not _holds(marker, PYPI_PACKAGES):
         done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(root / "py"),
                                *PYPI_PACKAGES], capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             raise RuntimeError(f"pip install failed: {done.stderr.strip().splitlines()[-1:]}")
         marker.write_text(json.dumps(list(PYPI_PACKAGES)))
     return servers
+
+
+def _holds(marker: Path, packages: tuple[str, ...]) -> bool:
+    """Whether the folder the marker sits in was installed with exactly these packages."""
+    try:
+        return bool(json.loads(marker.read_text()) == list(packages))
+    except (OSError, ValueError):
+        return False
 
 
 if __name__ == "__main__":
