@@ -83,8 +83,12 @@ def list_lines(places: Places) -> list[str]:
 
 
 def get_lines(places: Places, name: str) -> list[str]:
-    server = places.config().get(name)
+    config = places.config()
+    server = config.get(name)
     if server is None:
+        problem = next((p for p in config.problems if p.server == name), None)
+        if problem is not None:
+            raise McpCommandError(problem.line())
         raise McpCommandError(f"no MCP server named {name!r} (see loom mcp list)")
     lines = [f"{server.name}:", f"  scope: {server.scope} ({server.source})"]
     status = approval(places, server)
@@ -179,7 +183,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 class _AnyVariable(dict[str, str]):
     """The entry's shape is checked at add time; a ``${VAR}`` may be set only later."""
 
-    def get(self, key: str, default: object = None) -> str:  # type: ignore[override]
+    def get(self, key: str, default: object = None) -> str:
         return "set"
 
 

@@ -72,6 +72,9 @@ def test_list_shows_scope_command_and_whether_a_project_server_is_approved(
 
 def test_get_shows_one_server_in_full(places: tuple[Path, dict[str, str]]) -> None:
     loom(places, "add", "-e", "TOKEN=${MY_TOKEN}", "fs", "--", "npx", "-y", "server-fs", "/tmp")
+    unset = loom(places, "get", "fs")
+    assert unset.returncode == 1 and "${MY_TOKEN} is not set" in unset.stderr
+    places[1]["MY_TOKEN"] = "secret"
     out = loom(places, "get", "fs").stdout
     assert "scope: user" in out and "command: npx" in out and "args: -y server-fs /tmp" in out
     assert "TOKEN=${MY_TOKEN}" in out  # as written: a secret in the environment is not printed
