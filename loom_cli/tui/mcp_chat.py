@@ -72,34 +72,45 @@ def record_answer(workspace: Path, data_dir: Path, answer: PendingAnswer) -> Non
 class McpHost(Protocol):
     """What the chat's MCP side uses of the app."""
 
-    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+    agent: Any
 
-    def output(self, text: str) -> None: ...
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
 
     def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
 
+    def output(self, text: str) -> None: ...
 
-def start_mcp(host: McpHost, built: BuiltAgent, workspace: Path, data_dir: Path, *,
-              show: Callable[[str], None], guard_s: float = 1.0) -> Callable[[], None] | None:
-    """Start the agent's servers (call once the agent is installed), keep the status bar's
-    words current through ``show``, and ask about the project's servers not yet answered.
-    Returns the unsubscribe function (None: no MCP)."""
+
+def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], guard_s: float = 1.0) -> None:
+    """Start the agent's servers (call once the agent is installed, after the first
+    frame), keep the status bar's words current through ``show``, and ask about the
+    project's servers not answered yet."""
     manager: McpManager | None = built.mcp or manager_of(built.agent)
     if manager is None:
-        return None
-    unsubscribe = manager.subscribe(lambda _status: show(summary(manager.statuses())))
+        return
+
+    def changed(_status: object) -> None:
+        if manager_of(host.agent) is manager:  # a replaced agent's servers say nothing more
+            show(summary(manager.statuses()))
+
+    manager.subscribe(changed)
     manager.start()
     show(summary(manager.statuses()))
     pending: tuple[ServerConfig, ...] = tuple(getattr(built.mcp_plan, "pending", ()) or ())
-    if pending:
-        from .mcp_screens import McpTrustScreen
+    if not pending:
+        return
+    from loom_engine.paths import data_dir
 
-        def answered(approved: bool | None) -> None:
-            host.run_worker(_settle(host, manager, PendingAnswer(pending, approved), workspace, data_dir, show),
-                            group="mcp-trust", exit_on_error=False)
+    from .mcp_screens import McpTrustScreen
 
-        host.push_screen(McpTrustScreen(pending, guard_s=guard_s), callback=answered)
-    return unsubscribe
+    # Where bootstrap read the answers: the agent's workspace root, the user data dir.
+    workspace = Path(getattr(getattr(built.agent, "workspace", None), "root", "") or ".")
+
+    def answered(approved: bool | None) -> None:
+        host.run_worker(_settle(host, manager, PendingAnswer(pending, approved), workspace, data_dir(), show),
+                        group="mcp-trust", exit_on_error=False)
+
+    host.push_screen(McpTrustScreen(pending, guard_s=guard_s), callback=answered)
 
 
 async def _settle(host: McpHost, manager: McpManager, answer: PendingAnswer, workspace: Path, data_dir: Path,
