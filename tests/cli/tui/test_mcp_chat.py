@@ -134,8 +134,8 @@ async def test_a_server_prompt_runs_as_a_slash_command_and_a_resource_is_attache
         await pilot.press(*"read @everything:demo://resource/static/document/archit")
         await pilot.pause()
         await pilot.press("tab")  # completed like a file
-        await until(pilot, lambda: app.prompt.text == "read @everything:demo://resource/static/document/architecture.md ")
+        uri = "everything:demo://resource/static/document/architecture.md"
+        await until(pilot, lambda: app.prompt.text == f"read @{uri} ")
         await pilot.press("enter")
         await until(pilot, lambda: len(app.agent.messages) >= 4)
-        await until(pilot, lambda: "everything:demo://resource/static/document/architecture.md (" in
-                    screen_text(app))
+        await until(pilot, lambda: f"{uri} (" in screen_text(app))  # the notice of what was attached
