@@ -4,6 +4,7 @@ server, the status bar, and /mcp, at 120 and 60 columns."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ def test_project_server_question_then_mcp_screen(tmp_path: Path, workspace: Path
         try:
             screen = term.wait_for(lambda s: "MCP server?" in s, "the question", timeout=90)
             assert "clock" in screen and "mcp_server_time" in screen and ".mcp.json" in screen
+            time.sleep(1.3)  # answer keys are ignored for a second (typing guard); not an assertion
             term.keys("y")
             term.wait_for(lambda s: "1 MCP server" in s, "the status bar", timeout=90)
             term.type("/mcp")
