@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,7 @@ KEYS_HELP = (
 class ParsedCommand:
     name: str
     arg: str
-    text: str = ""  # as typed (an MCP prompt's name keeps its case)
+    text: str = field(default="", compare=False)  # as typed (an MCP prompt's name keeps its case)
 
     @property
     def known(self) -> bool:
