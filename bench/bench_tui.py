@@ -165,7 +165,7 @@ async def stream_in_loom(agent: BenchAgent, app: Any, chunks: list[str]) -> dict
     app.prompt.load_text("stream please")
     app.prompt.submit()
     await until(lambda: app.running)
-    await until(lambda: not app.running and not app._worker_active)
+    await until(lambda: not app.busy)
     probe.running = False
     await lag_task
     rate, cpu = agent.stats
@@ -239,11 +239,11 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
         from loom_cli.tui.paste import Draft
 
         app.queue.append(Draft("stream"))
-        app._pump()
+        app.send_queued()
         await until(lambda: app.running)
         await asyncio.sleep(0.3)
         busy = await measure(40)
-        await until(lambda: not app.running and not app._worker_active)
+        await until(lambda: not app.busy)
         return idle, busy
 
 
@@ -264,8 +264,8 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
         for _ in range(turns):
             agent.next_chunks = chunks_of(answer, 20)
             app.queue.append(Draft("next"))
-            app._pump()
-            await until(lambda: not app.running and not app._worker_active and not app.queue)
+            app.send_queued()
+            await until(lambda: not app.busy and not app.queue)
         agent.rate = RATE
         await asyncio.sleep(0.5)
         last = await stream_in_loom(agent, app, probe_chunks)

@@ -1,9 +1,12 @@
-"""The `loom` Textual app: the screen, the keys, and the life of each run.
+"""The `loom` Textual app: it composes the chat's widgets, routes keys and messages,
+and runs one turn at a time.
 
-The engine runs as a Textual worker on the UI's own event loop: each engine event is
-posted as a Textual message and handed to the `RunView`, which turns it into widgets;
-Esc/Ctrl+C call `agent.abort()`; a permission request waits in the `PermissionQueue`
-and its answer goes back with `agent.answer_permission()`. Slash commands live in
+The engine runs as a Textual worker on the UI's own event loop (`RunDriver`): each
+engine event is posted as a Textual message and handed to the `RunView`, which turns it
+into widgets; Esc/Ctrl+C call `agent.abort()`; a permission request waits in the
+`PermissionQueue` and its answer goes back with `agent.answer_permission()`. Prompts
+sent during a run wait in the `PromptQueue`. The agent's start-up, building and
+replacing is `AgentLifecycle`'s; Ctrl+C/Ctrl+D are `CtrlKeys`'. Slash commands live in
 `commands.py` and act through this app's public methods.
 
 First frame first: this module imports neither the provider SDKs nor the agent. The
@@ -15,59 +18,41 @@ happens while the user already sees the UI and types, and never on the UI's loop
 from __future__ import annotations
 
 import asyncio
-import gc
-import os
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import TextArea
-from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from loom_engine.events import AgentEvent, Error, PermissionRequested, UsageUpdated
+from loom_engine.events import PermissionRequested, UsageUpdated
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
-from ..wording import plural
+from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
-from .exit_summary import exit_summary
-from .first_run import (
-    first_start,
-    missing_key,
-    not_sent_line,
-    setup_text,
-    setup_title,
-    unsent_line,
-    welcome_text,
-)
+from .ctrl_keys import CtrlKeys
+from .exit_summary import print_exit_summary
+from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
-from .markdown_stream import warm_up_highlighting
-from .options import (
-    AgentUnavailable,
-    TuiOptions,
-    build_agent,
-    close_agent,
-    close_provider,
-    default_history_loader,
-    start_provider_import,
-)
-from .paste import Draft, merge_drafts
+from .memory import MemorySettler
+from .options import TuiOptions, close_provider, data_dir_of, start_provider_import
+from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
+from .prompt_queue import PromptQueue
 from .queue_view import QueueView
+from .run_driver import RunDriver, StreamFactory
 from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
-from .tool_block import SPINNER
-from .transcript import Transcript, entries_from_messages
+from .transcript import Transcript
 from .trust_screen import settle_trust
 from .user_turns import show_prompt_mode, user_turn
 
@@ -78,8 +63,6 @@ __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 
 # How long replacing the agent waits for an interrupted run to close its turn.
 RUN_CLOSE_TIMEOUT_S = 5.0
-# How long a first Ctrl+D during a run waits for the second one that quits.
-QUIT_CONFIRM_S = 3.0
 
 
 class LoomApp(App[int]):
@@ -92,10 +75,8 @@ class LoomApp(App[int]):
     """
 
     TITLE = "Loom"
-    FULL_COLLECT_EVERY = 25
     # The very first start shows a welcome once the agent is known (set by run_tui).
     show_welcome = False
-    _quit_asked_at = 0.0
     CSS = """
     Screen {
         layout: vertical;
@@ -114,40 +95,40 @@ class LoomApp(App[int]):
         Binding("ctrl+g", "edit_in_editor", "edit the prompt in $EDITOR", show=False),
     ]
 
+    # The widgets, made in compose(). Kept as attributes: queries run against the active
+    # screen, which may be a modal (the trust question, /resume, /permissions).
+    transcript: Transcript
+    todos: TodoPanel
+    activity: ActivityLine
+    prompt: PromptInput
+    queue_view: QueueView
+    history_search: HistorySearch
+    permission_prompt: PermissionPrompt
+    status_bar: StatusBar
+    run_view: RunView
+
     def __init__(self, options: TuiOptions) -> None:
         super().__init__()
         self.options = options
         self.agent: Agent | None = None
         self.agent_error: str | None = None
-        self.queue: deque[Draft] = deque()
-        self._sent_draft: Draft | None = None  # the prompt of the run going on (given back if it fails)
+        self.prompt_queue = PromptQueue(lambda: self.queue_view, lambda: self.prompt)
         self.running = False  # a run the UI is showing (false at once after Esc)
-        self._worker_active = False  # the engine task has not finished yet
-        self._run_worker: Worker[None] | None = None
-        self._run_seq = 0
-        self._aborted_seq = -1
-        self._compact_seq = -1
+        self.runs = RunDriver(lambda work: self.run_worker(work, group="run", exit_on_error=False),
+                              self.post_message)
+        self.memory = MemorySettler()
         self.clock = RunClock()
-        self._ctrl_c_at = 0.0
+        self.ctrl_keys = CtrlKeys(self)
         self._files: list[str] | None = None
-        self._status = StatusInfo(mode=options.permission_mode or "")
         self._frame = 0
         self.bypass_allowed = options.permission_mode == "bypass"
         self.loaded = asyncio.Event()
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.first_frame_at: float | None = None
-        self._history_shown = -1
-        self._runs_since_collect = 0
-        self.history_shown_at: float | None = None
-        self.history_loaded_at: float | None = None
-        data_dir = options.data_dir
-        if data_dir is None:
-            from loom_engine.paths import data_dir as default_data_dir
-
-            data_dir = default_data_dir()
+        self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
-        self.history = PromptHistory(history_file(data_dir, self.workspace_root))
+        self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
         self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,
                                                 on_answer=self._permission_answered,
                                                 on_open=self._question_opened, on_close=self._question_closed)
@@ -155,20 +136,18 @@ class LoomApp(App[int]):
     # --- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        # Kept as attributes: queries run against the active screen, which may be a
-        # modal (the trust question, /resume, /permissions).
         menu = CompletionMenu(id="completion")
         self.transcript = Transcript(max_mounted=self.options.max_mounted_blocks, max_fps=self.options.max_fps,
                                      id="transcript")
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  take_queued=self.take_queued, id="prompt")
+                                  take_queued=self.prompt_queue.take_last, id="prompt")
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
-        self.permission_prompt = PermissionPrompt(scroll_transcript=self._scroll_transcript, id="permission")
-        self.status_bar = StatusBar(id="status")
+        self.permission_prompt = PermissionPrompt(scroll_transcript=self.transcript.scroll_pages, id="permission")
+        self.status_bar = StatusBar(StatusInfo(mode=self.options.permission_mode or ""), id="status")
         self.run_view = RunView(self.transcript, self.todos, self, max_fps=self.options.max_fps)
         yield self.transcript
         yield self.todos
@@ -185,7 +164,7 @@ class LoomApp(App[int]):
         if not self.show_welcome:  # the welcome comes once the provider is known
             self.transcript.add_notice(f"Loom · {self.workspace_root.name or self.workspace_root}"
                                        " · /help for commands · Esc interrupts · Ctrl+D quits", "info")
-        self._set_status(note="loading…")
+        self.status_bar.change(note="loading…")
         self.set_interval(0.1, self._tick)
         self.call_after_refresh(self._first_frame)
 
@@ -194,134 +173,8 @@ class LoomApp(App[int]):
         # Only now start the heavy work: an import thread competes for the GIL and
         # would delay the first paint.
         start_provider_import(self.options)  # never on this loop: it would freeze the first prompt
-        self.run_worker(self._startup(), group="agent", exit_on_error=False)
+        self.run_worker(self.lifecycle.start(), group="agent", exit_on_error=False)
         self.run_worker(self._load_files(), group="files", exit_on_error=False)
-
-    async def _startup(self) -> None:
-        options = self.options
-        if options.continue_session or options.resume_id:
-            loader = options.history_loader or default_history_loader
-
-            def load() -> list[Any]:
-                found = list(loader(options))
-                if found:
-                    warm_up_highlighting()  # the history is full of code fences
-                return found
-
-            try:
-                messages = await asyncio.to_thread(load)
-            except Exception:  # the agent's own load reports a bad session
-                messages = []
-            self.history_loaded_at = time.perf_counter()
-            if messages and self.agent is None:
-                await self._show_history(messages)
-        options = self.options = await settle_trust(self, options)
-        await self._load_agent(options)
-        await asyncio.to_thread(warm_up_highlighting)
-        if self.options.manage_gc:
-            # Start-up's objects (the SDK's modules) live on: out of the first answer's gen-2 scans.
-            gc.freeze()
-        self.warm.set()
-
-    async def _show_history(self, messages: Sequence[Any]) -> None:
-        entries = entries_from_messages(messages)
-        await self.transcript.load_history(entries, self.options.resume_window)
-        if self.options.manage_gc:
-            gc.freeze()  # a resumed history is long-lived; keep it out of gen-2 scans
-        self._history_shown = len(messages)
-        self.call_after_refresh(self._history_painted)
-
-    def _history_painted(self) -> None:
-        self.history_shown_at = time.perf_counter()
-
-    # --- agent lifecycle ----------------------------------------------------------------
-
-    async def _load_agent(self, options: TuiOptions, *, announce: str | None = None) -> None:
-        try:
-            built = await build_agent(options)
-        except AgentUnavailable as error:
-            self._show_no_agent(error)
-            self._set_status(note="no agent")
-            self.loaded.set()
-            return
-        await self._install_agent(built.agent, built.warnings, announce)
-        self._welcome(getattr(self.agent.config, "provider", "") if self.agent is not None else "")
-
-    def _show_no_agent(self, error: AgentUnavailable) -> None:
-        """The first-run screen when the provider has no key; the error line otherwise."""
-        missing = missing_key(error, os.environ)
-        if missing is None:
-            self.agent_error = str(error)
-            self._welcome("")
-            self.transcript.add_notice(f"✗ cannot start the agent: {error}", "error")
-            return
-        from loom_engine.paths import user_config_file
-
-        self.agent_error = f"{missing.variable} is not set"
-        self._welcome(missing.provider)
-        self.transcript.add_notice(setup_title(missing), "error")
-        self.transcript.add_notice(setup_text(missing, user_config_file()), "output")
-
-    def _welcome(self, provider: str) -> None:
-        if self.show_welcome:
-            self.show_welcome = False
-            self.transcript.add_notice(welcome_text(self.workspace_root.name or str(self.workspace_root),
-                                                    provider, self.model), "output")
-
-    async def _install_agent(self, agent: Agent, warnings: Sequence[str], announce: str | None) -> None:
-        self.agent = agent
-        self.agent_error = None
-        mode = self.mode
-        if mode == "bypass":
-            self.bypass_allowed = True
-        self._status = StatusInfo(model=self.model, mode=mode)
-        self.refresh_context()
-        self._set_status(note="")
-        messages = list(agent.messages or ())
-        if messages:
-            if self._history_shown != len(messages):
-                await self._show_history(messages)
-            session = getattr(agent, "session_id", None)
-            prompts = sum(entry.kind == "user" for entry in self.transcript.entries)
-            self.transcript.add_notice(
-                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
-            todos = getattr(agent, "todos", None)
-            if todos:
-                self.todos.set_todos(todos)
-        if announce:
-            self.transcript.add_notice(announce, "info")
-        for warning in warnings:
-            self.transcript.add_notice(f"⚠ {warning}", "warning")
-        if mode == "bypass":
-            self.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
-        self.loaded.set()
-        self._pump()
-
-    async def replace_agent(self, options: TuiOptions, announce: str) -> None:
-        """A new session (/clear) or another one (/resume): the old agent closes first."""
-        # An interrupted run still closes its turn in the old session; let it finish.
-        worker = self._run_worker
-        if worker is not None and self._worker_active:
-            try:
-                await asyncio.wait_for(worker.wait(), RUN_CLOSE_TIMEOUT_S)
-            except (TimeoutError, WorkerCancelled, WorkerFailed):
-                pass  # the old session closes below all the same
-        await close_agent(self.agent)
-        await self.transcript.clear()
-        self.todos.set_todos(())
-        self.run_view.forget_tools()
-        self._status = StatusInfo(model=self.model, mode=self.mode)
-        self.agent = None
-        self._history_shown = -1
-        self.loaded.clear()
-        self._set_status(note="loading…")
-        await self._load_agent(options, announce=announce)
-
-    async def on_unmount(self) -> None:
-        # The provider's connections belong to this event loop, which ends with the app.
-        # (A run cut short by quitting still owns its stream; the process exit ends it.)
-        if not self.running and not self._worker_active:
-            await close_provider(self.agent)
 
     async def _load_files(self) -> None:
         self._files = await asyncio.to_thread(list_workspace_files, self.workspace_root)
@@ -329,6 +182,27 @@ class LoomApp(App[int]):
 
     def _file_list(self) -> Sequence[str] | None:
         return self._files
+
+    async def on_unmount(self) -> None:
+        # The provider's connections belong to this event loop, which ends with the app.
+        # (A run cut short by quitting still owns its stream; the process exit ends it.)
+        if not self.busy:
+            await close_provider(self.agent)
+
+    # --- the agent's life (what `AgentLifecycle` asks of the app) ---------------------
+
+    async def replace_agent(self, options: TuiOptions, announce: str) -> None:
+        """A new session (/clear) or another one (/resume): the old agent closes first."""
+        await self.lifecycle.replace(options, announce)
+
+    async def wait_for_run_to_close(self) -> None:
+        await self.runs.wait_closed(RUN_CLOSE_TIMEOUT_S)
+
+    async def clear_session_view(self) -> None:
+        await self.transcript.clear()
+        self.todos.set_todos(())
+        self.run_view.forget_tools()
+        self.status_bar.set_info(StatusInfo(model=self.model, mode=self.mode))
 
     # --- what commands read and change ------------------------------------------------
 
@@ -345,13 +219,26 @@ class LoomApp(App[int]):
         return str(value) if value else (self.options.permission_mode or "default")
 
     @property
+    def queue(self) -> deque[Draft]:
+        """The prompts waiting for the agent, oldest first."""
+        return self.prompt_queue.drafts
+
+    @property
+    def history_loaded_at(self) -> float | None:
+        return self.lifecycle.history_loaded_at
+
+    @property
+    def history_shown_at(self) -> float | None:
+        return self.lifecycle.history_shown_at
+
+    @property
     def status(self) -> StatusInfo:
-        return self._status
+        return self.status_bar.info
 
     @property
     def busy(self) -> bool:
         """A run is shown or its engine task is still closing."""
-        return self.running or self._worker_active
+        return self.running or self.runs.active
 
     def output(self, text: str) -> None:
         """A command's answer, in the transcript."""
@@ -362,7 +249,7 @@ class LoomApp(App[int]):
         if self.agent is None:
             return
         self.agent.set_model(model)
-        self._set_status(model=self.model)
+        self.status_bar.change(model=self.model)
         self.refresh_context()
 
     def set_mode(self, mode: str) -> bool:
@@ -374,7 +261,7 @@ class LoomApp(App[int]):
         except (ValueError, TypeError) as error:
             self.transcript.add_notice(f"✗ {error}", "error")
             return False
-        self._set_status(mode=self.mode)
+        self.status_bar.change(mode=self.mode)
         return True
 
     def compact(self, focus: str | None) -> None:
@@ -382,14 +269,9 @@ class LoomApp(App[int]):
         agent = self.agent
         if agent is None:
             return
-        self._start_run(lambda: agent.compact(focus), phase="compacting")
-        self._compact_seq = self._run_seq
+        self._start_run(lambda: agent.compact(focus), phase="compacting", compact=True)
 
-    # --- status -----------------------------------------------------------------------
-
-    def _set_status(self, **changes: Any) -> None:
-        self._status = replace(self._status, **changes)
-        self.status_bar.set_info(self._status)
+    # --- what the run view asks (`RunHost`), and the activity line --------------------
 
     def refresh_context(self) -> None:
         usage = getattr(self.agent, "context_usage", None)
@@ -399,7 +281,7 @@ class LoomApp(App[int]):
             used, window = usage()
         except Exception:  # a token estimate must never break the UI
             return
-        self._set_status(context_used=int(used), context_window=int(window))
+        self.status_bar.change(context_used=int(used), context_window=int(window))
 
     def changes_workspace(self, tool_name: str) -> bool:
         registry = getattr(self.agent, "registry", None)  # a stand-in agent may have none
@@ -411,22 +293,16 @@ class LoomApp(App[int]):
         return changes_workspace(tool)
 
     def count_usage(self, event: UsageUpdated) -> None:
-        self._status = self._status.with_usage(event.usage, event.cost_usd)
+        info = self.status.with_usage(event.usage, event.cost_usd)
         if event.depth == 0 and event.context_window:
-            self._status = replace(self._status, context_used=event.context_tokens,
-                                   context_window=event.context_window)
-        self.status_bar.set_info(self._status)
+            info = replace(info, context_used=event.context_tokens, context_window=event.context_window)
+        self.status_bar.set_info(info)
 
     def _tick(self) -> None:
         self._frame += 1
         if self.running:
             self.run_view.tick()
-            spinner = SPINNER[self._frame % len(SPINNER)]
-            phase = self.run_view.phase or "working"
-            # A retry being waited for takes the line: one line, updated in place.
-            retry = self.run_view.retry_status()
-            message = (f"{retry} · esc to interrupt" if retry else
-                       f"{spinner} {phase} · {self.clock.elapsed:.0f}s · esc to interrupt")
+            message = self.run_view.activity(self._frame, self.clock.elapsed)
         elif self.agent is None and self.agent_error is None:
             message = "loading the agent…"
         else:
@@ -457,64 +333,41 @@ class LoomApp(App[int]):
             self.transcript.add_notice(not_sent_line(self.agent_error), "error")
             self.transcript.follow()
             return
-        self.queue.append(draft)
-        self._pump()
-        self.queue_view.show_queue(self.queue)
+        self.prompt_queue.add(draft)
+        self.send_queued()
 
-    def take_queued(self) -> Draft | None:
-        """The last queued prompt, out of the queue (Up on an empty prompt edits it)."""
-        if not self.queue:
-            return None
-        draft = self.queue.pop()
-        self.queue_view.show_queue(self.queue)
-        return draft
-
-    def _pump(self) -> None:
-        if self._worker_active or self.agent is None or not self.queue:
+    def send_queued(self) -> None:
+        """The oldest queued prompt goes to the agent, if it is there and free."""
+        if self.runs.active or self.agent is None:
             return
-        draft = self.queue.popleft()
-        self._sent_draft = draft
-        self.queue_view.show_queue(self.queue)
+        draft = self.prompt_queue.next()
+        if draft is None:
+            return
         prompt = draft.expanded
         self.transcript.add_user(prompt, draft.text)
         self.transcript.follow()
         agent = self.agent
         self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
 
-    def _start_run(self, make_stream: Callable[[], AsyncIterator[AgentEvent]],
-                   phase: str = "waiting for the model") -> None:
-        self._run_seq += 1
+    def _start_run(self, make_stream: StreamFactory, phase: str = "waiting for the model", *,
+                   compact: bool = False) -> None:
         self.running = True
-        self._worker_active = True
         self.clock.start()
         self.run_view.start(phase)
-        self._run_worker = self.run_worker(self._drive(make_stream, self._run_seq), group="run",
-                                           exit_on_error=False)
-
-    async def _drive(self, make_stream: Callable[[], AsyncIterator[AgentEvent]], seq: int) -> None:
-        try:
-            async for event in make_stream():
-                self.post_message(EngineEvent(event, seq))
-        except Exception as error:  # shown as an error line, the app lives on
-            self.post_message(EngineEvent(Error(message=str(error) or type(error).__name__, kind="internal"), seq))
-        finally:
-            self.post_message(RunEnded(seq))
+        self.runs.start(make_stream, compact=compact)
 
     def on_engine_event(self, message: EngineEvent) -> None:
-        stale = message.run_seq != self._run_seq or message.run_seq == self._aborted_seq
-        self.run_view.show(message.event, stale=stale)
+        self.run_view.show(message.event, stale=self.runs.is_stale(message.run_seq))
 
     def on_run_ended(self, message: RunEnded) -> None:
-        if message.run_seq != self._run_seq:
+        if not self.runs.ended(message.run_seq):
             return
-        self._worker_active = False
-        quiet_compact = message.run_seq == self._compact_seq and not self.run_view.result_shown
-        if quiet_compact and message.run_seq != self._aborted_seq:
+        if self.runs.was_compaction(message.run_seq) and not self.run_view.result_shown:
             self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
         if self.running:
             self.end_run()
         self._give_back_unsent()
-        self._pump()
+        self.send_queued()
 
     def _give_back_unsent(self) -> None:
         """A prompt whose request failed before any answer goes back into the input."""
@@ -523,13 +376,7 @@ class LoomApp(App[int]):
         if unsent is None:
             return
         # Like after an interrupt: what was waiting comes back too, the user decides.
-        sent = self._sent_draft
-        draft = sent if sent is not None and sent.expanded == unsent.text else Draft(unsent.text)
-        current = self.prompt.draft
-        drafts = [draft, *self.queue, *([current] if current.text.strip() else [])]
-        self.queue.clear()
-        self.queue_view.show_queue(self.queue)
-        self.prompt.set_draft(merge_drafts(drafts))
+        self.prompt_queue.give_back(self.prompt_queue.unsent(unsent.text))
         self.transcript.add_notice(unsent_line(unsent.error), "warning")
         self.prompt.focus()
 
@@ -542,19 +389,8 @@ class LoomApp(App[int]):
         self.refresh_context()
 
     def _settle_memory(self) -> None:
-        """Between runs: freeze what exists now so gen-2 collections skip it while streaming.
-
-        Every `FULL_COLLECT_EVERY` runs the frozen objects are collected for real once
-        (pruned blocks hold reference cycles), at a moment when no answer is streaming.
-        """
-        if self.running:
-            return
-        self._runs_since_collect += 1
-        if self._runs_since_collect >= self.FULL_COLLECT_EVERY:
-            self._runs_since_collect = 0
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
+        if not self.running:  # a run started meanwhile: its objects are not settled yet
+            self.memory.settle()
 
     # --- permissions ------------------------------------------------------------------
 
@@ -570,12 +406,6 @@ class LoomApp(App[int]):
         self.prompt.display = True
         self.prompt.focus()
 
-    def _scroll_transcript(self, pages: int) -> None:
-        if pages < 0:
-            self.transcript.scroll_page_up(animate=False)
-        else:
-            self.transcript.scroll_page_down(animate=False)
-
     def _permission_answered(self, request: PermissionRequested, reply: PromptReply | None) -> None:
         answer = reply.answer if reply is not None else None
         self.answers.append((request.request_id, answer))
@@ -583,6 +413,9 @@ class LoomApp(App[int]):
             return
         self.agent.answer_permission(request.request_id, answer)
         self.run_view.show_permission_answer(request, answer)
+        # The user scrolled up to read before deciding; what the answer sets going is
+        # what they want to see next.
+        self.transcript.follow()
         if reply.accept_edits:
             self.set_mode("accept-edits")
         if reply.stop_turn:
@@ -596,17 +429,10 @@ class LoomApp(App[int]):
         if not self.running or self.agent is None:
             return False
         self.agent.abort()
-        self._aborted_seq = self._run_seq
+        self.runs.aborted()
         self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()
-        if self.queue:
-            # Queued prompts go back to the editor, before what it holds: after an
-            # interrupt the user decides.
-            current = self.prompt.draft
-            drafts = [*self.queue, current] if current.text.strip() else list(self.queue)
-            self.prompt.set_draft(merge_drafts(drafts))
-            self.queue.clear()
-            self.queue_view.show_queue(self.queue)
+        self.prompt_queue.give_back()  # after an interrupt the user decides what to send
         self.prompt.focus()
         return True
 
@@ -614,45 +440,10 @@ class LoomApp(App[int]):
         self.interrupt()
 
     def action_ctrl_c(self) -> None:
-        selected = self.screen.get_selected_text()
-        if selected:
-            self.copy_to_clipboard(selected)
-            self.screen.clear_selection()
-            self.activity.show_hint("copied")
-            return
-        if self.prompt.selected_text:
-            self.copy_to_clipboard(self.prompt.selected_text)
-            self.activity.show_hint("copied")
-            return
-        if self.history_search.is_open:
-            self.history_search.close(None)
-            return
-        if self.interrupt():
-            return
-        if self.prompt.text:
-            # Kept in the history: Up brings a prompt cleared by mistake back.
-            self.history.add(self.prompt.draft.expanded)
-            self.prompt.set_text("")
-            self.activity.show_hint("prompt cleared · ↑ brings it back", 2.0)
-            return
-        now = time.monotonic()
-        if now - self._ctrl_c_at < 2.0:
-            self.action_quit_now()
-            return
-        self._ctrl_c_at = now
-        self.activity.show_hint("press Ctrl+C again to quit", 2.0)
+        self.ctrl_keys.ctrl_c()
 
     def action_quit_now(self) -> None:
-        if self.running and self.agent is not None:
-            # Work is going on: one key press too many must not throw it away.
-            now = time.monotonic()
-            if now - self._quit_asked_at > QUIT_CONFIRM_S:
-                self._quit_asked_at = now
-                question = "a run is going — Ctrl+D again to stop it and quit"
-                self.activity.show_hint(question, QUIT_CONFIRM_S)
-                return
-            self.agent.abort()
-        self.exit(0)
+        self.ctrl_keys.ctrl_d()
 
     def action_cycle_mode(self) -> None:
         if self.agent is None or self.agent.permissions is None:
@@ -682,31 +473,9 @@ class LoomApp(App[int]):
 def run_tui(options: TuiOptions) -> int:
     """Run the full-screen app until the user quits; the process exit code."""
     app = LoomApp(options)
-    app.show_welcome = first_start(_data_dir(options))
+    app.show_welcome = first_start(data_dir_of(options))
     result = app.run()
     if app.return_code:
         return app.return_code  # Textual already printed the crash
-    _print_exit_summary(app)
+    print_exit_summary(app.agent, app.agent_error)
     return int(result or 0)
-
-
-def _data_dir(options: TuiOptions) -> Path:
-    if options.data_dir is not None:
-        return options.data_dir
-    from loom_engine.paths import data_dir
-
-    return data_dir()
-
-
-def _print_exit_summary(app: LoomApp) -> None:
-    """Back on the normal screen: the last exchange and how to continue it."""
-    import shutil
-
-    if app.agent is None:
-        if app.agent_error:
-            print(f"Loom did not reach a model: {app.agent_error}", flush=True)
-        return
-    text = exit_summary(list(app.agent.messages or ()), getattr(app.agent, "session_id", None),
-                        shutil.get_terminal_size().columns)
-    if text:
-        print(text, flush=True)

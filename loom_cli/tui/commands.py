@@ -33,7 +33,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("skills", "list the available skills"),
     ("resume", "resume an earlier session of this workspace  [id]"),
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
-    ("permissions", "show the effective permission rules"),
+    ("permissions", "the permission rules by layer: add and remove"),
     ("mcp", "MCP servers: state, tools, prompts, resources; reconnect, log in"),
     ("exit", "quit Loom"),
 )
@@ -64,11 +64,13 @@ KEYS_HELP = (
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
     ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
     ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
-    ("Ctrl+D", "quit"),
+    ("Ctrl+D", "quit (during a run it asks first)"),
     ("Shift+Tab", "cycle the permission mode"),
     ("Ctrl+O", "expand / collapse tool output and long pastes (a click on a paste too)"),
-    ("@path", "mention a workspace file (Tab completes)"),
+    ("PgUp / PgDn", "scroll the transcript (the mouse wheel too)"),
+    ("@path", "attach a workspace file's content (@path:10-40 a range; Tab completes)"),
     ("@server:uri", "attach an MCP server's resource (Tab completes)"),
+    ("!command", "run a shell command yourself; its output joins the conversation"),
 )
 
 

@@ -8,11 +8,29 @@ the app has left it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from loom_engine.messages import Message
 
+if TYPE_CHECKING:
+    from loom_engine.agent import Agent
+
 PROMPT_LINES = 2
 ANSWER_LINES = 4
+
+
+def print_exit_summary(agent: Agent | None, agent_error: str | None) -> None:
+    """Back on the normal screen: the last exchange and how to continue it."""
+    import shutil
+
+    if agent is None:
+        if agent_error:
+            print(f"Loom did not reach a model: {agent_error}", flush=True)
+        return
+    text = exit_summary(list(agent.messages or ()), getattr(agent, "session_id", None),
+                        shutil.get_terminal_size().columns)
+    if text:
+        print(text, flush=True)
 
 
 def last_exchange(messages: Sequence[Message]) -> tuple[str, str] | None:

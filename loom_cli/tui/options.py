@@ -55,6 +55,15 @@ class TuiOptions:
     manage_gc: bool = True
 
 
+def data_dir_of(options: TuiOptions) -> Path:
+    """Where the chat keeps its data (prompt history, the first-run marker)."""
+    if options.data_dir is not None:
+        return options.data_dir
+    from loom_engine.paths import data_dir
+
+    return data_dir()
+
+
 def default_agent_factory(options: TuiOptions) -> Any:
     """Builds the agent the way `loom run` does (imports the provider SDKs)."""
     from loom_cli.bootstrap import RunOptions, build_agent

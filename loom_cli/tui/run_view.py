@@ -42,7 +42,7 @@ from ..stop_reason import INTERRUPTED_BY_USER, retry_status, stop_reason
 from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
-from .tool_block import ToolBlock, ToolCallData
+from .tool_block import SPINNER, ToolBlock, ToolCallData
 from .transcript import ThinkingBlock, Transcript
 
 
@@ -108,6 +108,14 @@ class RunView:
         self.result_shown = False
         self._answer = None
         self._thinking = None
+
+    def activity(self, frame: int, elapsed_s: float) -> str:
+        """The activity line while the run goes (``frame`` turns the spinner)."""
+        # A retry being waited for takes the line: one line, updated in place.
+        retry = self.retry_status()
+        if retry:
+            return f"{retry} · esc to interrupt"
+        return f"{SPINNER[frame % len(SPINNER)]} {self.phase or 'working'} · {elapsed_s:.0f}s · esc to interrupt"
 
     def retry_status(self) -> str:
         """The line that stands for a retry while one is waited for, else ''."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -89,9 +90,9 @@ class StatusBar(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, info: StatusInfo | None = None, *, id: str | None = None) -> None:
         super().__init__("", id=id)
-        self.info = StatusInfo()
+        self.info = info or StatusInfo()
 
     def on_mount(self) -> None:
         self.update(status_text(self.info))
@@ -100,6 +101,10 @@ class StatusBar(Static):
         if info != self.info:
             self.info = info
             self.update(status_text(info))
+
+    def change(self, **changes: Any) -> None:
+        """Some fields of what is shown (the others stay)."""
+        self.set_info(replace(self.info, **changes))
 
 
 class ActivityLine(Static):

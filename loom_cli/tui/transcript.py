@@ -452,6 +452,13 @@ class Transcript(VerticalScroll):
     def tool_blocks(self) -> list[ToolBlock]:
         return [w for w in self.query(ToolBlock)]
 
+    def scroll_pages(self, pages: int) -> None:
+        """A page up (pages < 0) or down, at once."""
+        if pages < 0:
+            self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)
+
     def set_expand_tools(self, expanded: bool) -> None:
         self.expand_tools = expanded
         for block in self.query(ToolBlock):

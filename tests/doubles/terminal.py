@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.doubles.fake_llm import FakeLLMServer
@@ -59,6 +60,16 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
 
+    def wait_ready(self, model: str = "claude-sonnet-4-5", timeout: float = 30.0) -> str:
+        """Wait until the prompt and the status bar (with the model) are on screen."""
+        return self.wait_for(lambda s: "Ask Loom" in s and model in s, "the prompt and status bar", timeout)
+
+    def ask(self, prompt: str) -> None:
+        """Once the chat is ready, type ``prompt`` and send it."""
+        self.wait_ready()
+        self.type(prompt)
+        self.keys("Enter")
+
     def close(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=20)
 
@@ -95,3 +106,14 @@ def open_loom(cwd: Path, env: Mapping[str, str], *, args: Sequence[str] = (), wi
     command = f"cd {shlex.quote(str(cwd))} && env -i {exports} {argv}; sleep 30"
     term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "loom", "-x", str(width), "-y", str(height), command)
     return term
+
+
+@contextmanager
+def loom_in_tmux(cwd: Path, env: Mapping[str, str], *, args: Sequence[str] = (), width: int = 110,
+                 height: int = 40) -> Iterator[Terminal]:
+    """`open_loom`, closed again when the block ends."""
+    term = open_loom(cwd, env, args=args, width=width, height=height)
+    try:
+        yield term
+    finally:
+        term.close()

@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal, open_loom, terminal_env
-
-
-@pytest.fixture
-def terminal(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=120)
-    try:
-        yield term
-    finally:
-        term.close()
-
-
-def _ask(terminal: Terminal) -> None:
-    terminal.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt")
-    terminal.type("hello")
-    terminal.keys("Enter")
+from tests.doubles.terminal import Terminal
 
 
 def test_it_says_thinking_only_when_the_model_thinks(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.text("A plain answer.", pause=(0, 4.0)),
                      Reply(thinking="let me see " * 30, text="A thought-out answer.", chunk_size=4,
                            chunk_delay=0.05))
-    _ask(terminal)
+    terminal.ask("hello")
     screen = terminal.wait_for(lambda s: "waiting for the model" in s, "the wait for the first token")
     assert "thinking ·" not in screen
     terminal.wait_for(lambda s: "A plain answer." in s and "esc to interrupt" not in s, "the answer")
@@ -44,7 +24,7 @@ def test_an_interrupted_answer_still_counts_in_the_token_totals(
         terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     slow = " ".join(f"word{i}" for i in range(3000))
     fake_llm.enqueue(Reply.text(slow, chunk_size=6, chunk_delay=0.02))
-    _ask(terminal)
+    terminal.ask("hello")
     terminal.wait_for(lambda s: "word40" in s, "streaming text")
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "interrupted" in s and "esc to interrupt" not in s, "the run to stop")

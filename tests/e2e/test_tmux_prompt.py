@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.terminal import Terminal, open_loom, terminal_env
@@ -18,15 +15,6 @@ def long_answer(n: int) -> str:
     body = "\n".join(f"    value_{i} = compute({i})  # step {i}" for i in range(60))
     return f"Answer {n}, with code:\n\n```python\ndef run():\n{body}\n```\n\n" + \
         "\n".join(f"- point {i} of answer {n}" for i in range(40))
-
-
-@pytest.fixture
-def terminal(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=120, height=40)
-    try:
-        yield term
-    finally:
-        term.close()
 
 
 def empty_prompt(screen: str) -> bool:
@@ -159,3 +147,16 @@ def test_queued_prompts_are_shown_under_the_transcript(terminal: Terminal, fake_
                       "the queued prompt back in the input")
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "interrupted" in s, "the interrupt")
+
+
+def test_ctrl_c_clears_a_prompt_with_text_and_twice_on_an_empty_one_quits(terminal: Terminal) -> None:
+    terminal.wait_ready()
+    terminal.type("a half-written thought")
+    terminal.wait_for(lambda s: "a half-written thought" in s, "the typed text")
+    terminal.keys("C-c")
+    screen = terminal.wait_for(lambda s: "a half-written thought" not in s, "the prompt cleared")
+    assert READY in screen  # still running, the placeholder is back
+    terminal.keys("C-c")
+    terminal.wait_for(lambda s: "again to quit" in s, "the quit hint")
+    terminal.keys("C-c")
+    terminal.wait_for(lambda s: READY not in s, "loom to exit")

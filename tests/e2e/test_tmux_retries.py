@@ -3,34 +3,14 @@ error is one plain line that says what to do."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal, open_loom, terminal_env
-
-
-@pytest.fixture
-def terminal(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    term = open_loom(workspace, terminal_env(tmp_path, fake_llm), width=120)
-    try:
-        yield term
-    finally:
-        term.close()
-
-
-def _ask(terminal: Terminal) -> None:
-    terminal.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt")
-    terminal.type("hello")
-    terminal.keys("Enter")
+from tests.doubles.terminal import Terminal
 
 
 def test_dropped_streams_show_one_retry_line_then_one_plain_error(
         terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(*[Reply.broken("partial answer " * 5, after=3) for _ in range(5)])
-    _ask(terminal)
+    terminal.ask("hello")
     seen: list[str] = []
 
     def retrying(screen: str) -> bool:
@@ -54,7 +34,7 @@ def test_dropped_streams_show_one_retry_line_then_one_plain_error(
 def test_a_final_429_does_not_promise_a_retry(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(*[Reply.error(429, "rate limited", type="rate_limit_error", retry_after=1)
                        for _ in range(5)])
-    _ask(terminal)
+    terminal.ask("hello")
     screen = terminal.wait_for(lambda s: "✗" in s and "esc to interrupt" not in s, "the final error", timeout=90)
     error = " ".join(screen[screen.index("✗"):].split())
     assert "retry after" not in error and "retrying" not in screen
@@ -64,6 +44,6 @@ def test_a_final_429_does_not_promise_a_retry(terminal: Terminal, fake_llm: Fake
 
 def test_prompt_too_long_suggests_compact(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.prompt_too_long())
-    _ask(terminal)
+    terminal.ask("hello")
     screen = terminal.wait_for(lambda s: "✗" in s and "esc to interrupt" not in s, "the final error", timeout=60)
     assert "/compact" in screen[screen.index("✗"):]

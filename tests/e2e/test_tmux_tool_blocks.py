@@ -9,31 +9,22 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal, open_loom, terminal_env
+from tests.doubles.terminal import Terminal, loom_in_tmux, terminal_env
 
 
 @pytest.fixture
 def terminal(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
     # bypass: these tests are about the block, not the permission prompt.
-    term = open_loom(workspace, terminal_env(tmp_path, fake_llm), args=["--permission-mode", "bypass"],
-                     width=120)
-    try:
+    with loom_in_tmux(workspace, terminal_env(tmp_path, fake_llm), args=["--permission-mode", "bypass"],
+                      width=120) as term:
         yield term
-    finally:
-        term.close()
-
-
-def _ask(terminal: Terminal) -> None:
-    terminal.wait_for(lambda s: "Ask Loom" in s and "claude-sonnet-4-5" in s, "the prompt")
-    terminal.type("run it")
-    terminal.keys("Enter")
 
 
 def test_live_bash_output_keeps_its_lines_and_shows_only_the_tail(
         terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     command = 'for i in $(seq 1 40); do echo "test_$i PASSED"; done; sleep 6'
     fake_llm.enqueue(Reply.tool("bash", {"command": command}), Reply.text("All forty passed."))
-    _ask(terminal)
+    terminal.ask("run it")
     screen = terminal.wait_for(lambda s: "test_40 PASSED" in s, "the live output", timeout=40)
     assert "esc to interrupt" in screen  # still running
     rows = screen.splitlines()
@@ -53,7 +44,7 @@ def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
         terminal: Terminal, fake_llm: FakeLLMServer, workspace: Path) -> None:
     (workspace / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 20_001)))
     fake_llm.enqueue(Reply.tool("bash", {"command": "cat big.txt"}), Reply.text("That is a big file."))
-    _ask(terminal)
+    terminal.ask("run it")
     screen = terminal.wait_for(lambda s: "That is a big file." in s, "the answer", timeout=40)
     header = next(row for row in screen.splitlines() if "cat big.txt" in row)
     assert "20,000 lines" in header
@@ -63,7 +54,7 @@ def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
 def test_esc_during_bash_keeps_the_output_printed_so_far(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
     command = 'for i in $(seq 1 8); do echo "out_$i"; done; sleep 30'
     fake_llm.enqueue(Reply.tool("bash", {"command": command}), Reply.text("unused"))
-    _ask(terminal)
+    terminal.ask("run it")
     terminal.wait_for(lambda s: "out_8" in s, "the live output", timeout=40)
     terminal.keys("Escape")
     screen = terminal.wait_for(lambda s: "interrupted by user" in s and "esc to interrupt" not in s,
@@ -78,7 +69,7 @@ def test_a_sub_agent_block_shows_its_steps_then_its_report_once(
         Reply.tool("read_file", {"path": "src/app.py"}, text="Reading it."),
         Reply.text("REPORT: greet says hello."),
         Reply.text("All done."))
-    _ask(terminal)
+    terminal.ask("run it")
     screen = terminal.wait_for(lambda s: "All done." in s, "the answer", timeout=40)
     assert screen.count("REPORT: greet says hello.") == 1, screen
     # The step comes before the report, both inside the task block.

@@ -7,27 +7,17 @@ with `send-keys` and reads the screen with `capture-pane`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal, open_loom, terminal_env
+from tests.doubles.terminal import Terminal
 
 
 @pytest.fixture
 def repo(workspace: Path) -> Path:
     return workspace  # src/app.py is the file the tests edit
-
-
-@pytest.fixture
-def terminal(tmp_path: Path, repo: Path, fake_llm: FakeLLMServer) -> Iterator[Terminal]:
-    term = open_loom(repo, terminal_env(tmp_path, fake_llm))
-    try:
-        yield term
-    finally:
-        term.close()
 
 
 def test_edit_approved_in_the_modal(terminal: Terminal, fake_llm: FakeLLMServer, repo: Path) -> None:

@@ -78,8 +78,7 @@ async def wait_for(pilot: Any, condition: Any, timeout: float = 10.0) -> None:
 
 
 async def wait_idle(pilot: Any, app: LoomApp) -> None:
-    await wait_for(pilot, lambda: app.agent is not None and not app.running and not app._worker_active
-                   and not app.queue)
+    await wait_for(pilot, lambda: app.agent is not None and not app.busy and not app.queue)
     await pilot.pause()
 
 

@@ -398,7 +398,7 @@ async def test_memory_is_settled_between_runs(harness: Harness) -> None:
 
     harness.script = [{"text": "one"}]
     app = harness.app(manage_gc=True)
-    app.FULL_COLLECT_EVERY = 1
+    app.memory.full_collect_every = 1
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: app.agent is not None)

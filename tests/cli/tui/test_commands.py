@@ -141,7 +141,7 @@ async def test_cost_reports_tokens_and_cost(harness: Harness) -> None:
         assert text.startswith("Session cost: $")
         assert "input 2.0k · cache read 6.0k" in text and "output 500" in text
         assert "hit rate 75%" in text and "LLM calls 1" in text
-        assert app._status.cost_usd > 0
+        assert app.status.cost_usd > 0
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ async def test_tool_output_expands_on_click(harness: Harness) -> None:
     async with app.run_test(size=(100, 50)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await pilot.press(*"count", "enter")
-        await wait_for(pilot, lambda: not app.running and not app._worker_active)
+        await wait_for(pilot, lambda: not app.busy)
         await pilot.pause()
         [block] = list(app.transcript.query(ToolBlock))
         collapsed = list(block.view.plain_lines())

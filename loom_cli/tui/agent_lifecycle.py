@@ -1,0 +1,191 @@
+"""The agent's life in the chat: start-up after the first frame, then each agent built,
+installed, and replaced (/clear, /resume).
+
+Start-up order: a resumed session's history is read and shown first (it needs no
+agent, nor the provider SDKs the agent imports), then the trust question when the
+project's settings ask for more, then the agent is built in a thread. When it cannot
+be built the chat stays usable: the first-run setup text when the provider's key is
+missing, one error line otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..wording import plural
+from .first_run import missing_key, setup_text, setup_title, welcome_text
+from .markdown_stream import warm_up_highlighting
+from .options import AgentUnavailable, TuiOptions, build_agent, close_agent, default_history_loader
+from .status_bar import StatusBar, StatusInfo
+from .todo_panel import TodoPanel
+from .transcript import Transcript, entries_from_messages
+
+if TYPE_CHECKING:
+    from loom_engine.agent import Agent
+
+
+class AgentHost(Protocol):
+    """What the agent's life reads and changes in the app."""
+
+    options: TuiOptions
+    agent: Agent | None
+    agent_error: str | None  # why there is no agent, once building it failed
+    show_welcome: bool
+    bypass_allowed: bool
+    workspace_root: Path
+    loaded: asyncio.Event
+    warm: asyncio.Event
+    transcript: Transcript
+    todos: TodoPanel
+    status_bar: StatusBar
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    def refresh_context(self) -> None: ...
+
+    async def wait_for_run_to_close(self) -> None: ...
+
+    async def clear_session_view(self) -> None:
+        """The transcript, the to-dos and the status bar of a session that ended, emptied."""
+        ...
+
+    def send_queued(self) -> None: ...
+
+    def call_after_refresh(self, callback: Callable[[], None]) -> bool: ...
+
+
+class AgentLifecycle:
+    def __init__(self, host: AgentHost, ask_trust: Callable[[TuiOptions], Awaitable[TuiOptions]]) -> None:
+        self.host = host
+        self.ask_trust = ask_trust  # the trust question, when the project's settings need one
+        self._history_shown = -1  # messages of the history on screen; -1: none shown
+        # When the saved history was read and first painted (for benchmarks and tests).
+        self.history_loaded_at: float | None = None
+        self.history_shown_at: float | None = None
+
+    async def start(self) -> None:
+        """Start-up, in a worker once the first frame is painted."""
+        host = self.host
+        options = host.options
+        if options.continue_session or options.resume_id:
+            loader = options.history_loader or default_history_loader
+
+            def load() -> list[Any]:
+                found = list(loader(options))
+                if found:
+                    warm_up_highlighting()  # the history is full of code fences
+                return found
+
+            try:
+                messages = await asyncio.to_thread(load)
+            except Exception:  # the agent's own load reports a bad session
+                messages = []
+            self.history_loaded_at = time.perf_counter()
+            if messages and host.agent is None:
+                await self._show_history(messages)
+        options = host.options = await self.ask_trust(options)
+        await self.load(options)
+        await asyncio.to_thread(warm_up_highlighting)
+        if host.options.manage_gc:
+            # Start-up's objects (the SDK's modules) live on: out of the first answer's gen-2 scans.
+            gc.freeze()
+        host.warm.set()
+
+    async def _show_history(self, messages: Sequence[Any]) -> None:
+        host = self.host
+        entries = entries_from_messages(messages)
+        await host.transcript.load_history(entries, host.options.resume_window)
+        if host.options.manage_gc:
+            gc.freeze()  # a resumed history is long-lived; keep it out of gen-2 scans
+        self._history_shown = len(messages)
+        host.call_after_refresh(self._history_painted)
+
+    def _history_painted(self) -> None:
+        self.history_shown_at = time.perf_counter()
+
+    async def load(self, options: TuiOptions, *, announce: str | None = None) -> None:
+        host = self.host
+        try:
+            built = await build_agent(options)
+        except AgentUnavailable as error:
+            self._show_no_agent(error)
+            host.status_bar.change(note="no agent")
+            host.loaded.set()
+            return
+        await self._install(built.agent, built.warnings, announce)
+        self._welcome(getattr(host.agent.config, "provider", "") if host.agent is not None else "")
+
+    def _show_no_agent(self, error: AgentUnavailable) -> None:
+        """The first-run screen when the provider has no key; the error line otherwise."""
+        host = self.host
+        missing = missing_key(error, os.environ)
+        if missing is None:
+            host.agent_error = str(error)
+            self._welcome("")
+            host.transcript.add_notice(f"✗ cannot start the agent: {error}", "error")
+            return
+        from loom_engine.paths import user_config_file
+
+        host.agent_error = f"{missing.variable} is not set"
+        self._welcome(missing.provider)
+        host.transcript.add_notice(setup_title(missing), "error")
+        host.transcript.add_notice(setup_text(missing, user_config_file()), "output")
+
+    def _welcome(self, provider: str) -> None:
+        host = self.host
+        if host.show_welcome:
+            host.show_welcome = False
+            host.transcript.add_notice(welcome_text(host.workspace_root.name or str(host.workspace_root),
+                                                    provider, host.model), "output")
+
+    async def _install(self, agent: Agent, warnings: Sequence[str], announce: str | None) -> None:
+        host = self.host
+        host.agent = agent
+        host.agent_error = None
+        mode = host.mode
+        if mode == "bypass":
+            host.bypass_allowed = True
+        host.status_bar.set_info(StatusInfo(model=host.model, mode=mode))
+        host.refresh_context()
+        host.status_bar.change(note="")
+        messages = list(agent.messages or ())
+        if messages:
+            if self._history_shown != len(messages):
+                await self._show_history(messages)
+            session = getattr(agent, "session_id", None)
+            prompts = sum(entry.kind == "user" for entry in host.transcript.entries)
+            host.transcript.add_notice(
+                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
+            todos = getattr(agent, "todos", None)
+            if todos:
+                host.todos.set_todos(todos)
+        if announce:
+            host.transcript.add_notice(announce, "info")
+        for warning in warnings:
+            host.transcript.add_notice(f"⚠ {warning}", "warning")
+        if mode == "bypass":
+            host.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
+        host.loaded.set()
+        host.send_queued()
+
+    async def replace(self, options: TuiOptions, announce: str) -> None:
+        """A new session (/clear) or another one (/resume): the old agent closes first."""
+        host = self.host
+        await host.wait_for_run_to_close()  # an interrupted run still closes its turn in the old session
+        await close_agent(host.agent)
+        await host.clear_session_view()
+        host.agent = None
+        self._history_shown = -1
+        host.loaded.clear()
+        host.status_bar.change(note="loading…")
+        await self.load(options, announce=announce)
