@@ -34,7 +34,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("resume", "resume an earlier session of this workspace  [id]"),
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "the permission rules by layer: add and remove"),
-    ("mcp", "MCP servers: state, tools, prompts, resources; reconnect, log in"),
+    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
     ("exit", "quit Loom"),
 )
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
@@ -69,7 +69,6 @@ KEYS_HELP = (
     ("Ctrl+O", "expand / collapse tool output and long pastes (a click on a paste too)"),
     ("PgUp / PgDn", "scroll the transcript (the mouse wheel too)"),
     ("@path", "attach a workspace file's content (@path:10-40 a range; Tab completes)"),
-    ("@server:uri", "attach an MCP server's resource (Tab completes)"),
     ("!command", "run a shell command yourself; its output joins the conversation"),
 )
 
