@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..wording import plural
 from .first_run import missing_key, setup_text, setup_title, welcome_text
 from .markdown_stream import warm_up_highlighting
+from .mcp_chat import start_mcp
 from .options import AgentUnavailable, TuiOptions, build_agent, close_agent, default_history_loader
 from .status_bar import StatusBar, StatusInfo
 from .todo_panel import TodoPanel
@@ -123,6 +124,8 @@ class AgentLifecycle:
             host.loaded.set()
             return
         await self._install(built.agent, built.warnings, announce)
+        start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words),  # type: ignore[arg-type]
+                  guard_s=options.permission_guard_s)  # after the first frame: the servers connect now
         self._welcome(getattr(host.agent.config, "provider", "") if host.agent is not None else "")
 
     def _show_no_agent(self, error: AgentUnavailable) -> None:

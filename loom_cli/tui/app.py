@@ -40,8 +40,9 @@ from .ctrl_keys import CtrlKeys
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
+from .mcp_chat import prompt_commands, resource_mentions_of
 from .memory import MemorySettler
-from .options import TuiOptions, close_provider, data_dir_of, start_provider_import
+from .options import TuiOptions, close_mcp, close_provider, data_dir_of, start_provider_import
 from .paste import Draft
 from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
 from .permission_queue import PermissionQueue
@@ -142,7 +143,9 @@ class LoomApp(App[int]):
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  take_queued=self.prompt_queue.take_last, id="prompt")
+                                  take_queued=self.prompt_queue.take_last, id="prompt",
+                                  more_commands=lambda: prompt_commands(self.agent),
+                                  resources=lambda: resource_mentions_of(self.agent))
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")
         # The permission question takes the input box's place while it is open.
@@ -188,6 +191,7 @@ class LoomApp(App[int]):
         # (A run cut short by quitting still owns its stream; the process exit ends it.)
         if not self.busy:
             await close_provider(self.agent)
+        await close_mcp(self.agent)  # the MCP servers Loom started end with it
 
     # --- the agent's life (what `AgentLifecycle` asks of the app) ---------------------
 

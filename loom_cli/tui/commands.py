@@ -8,8 +8,8 @@ the app itself knows nothing of command names.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("resume", "resume an earlier session of this workspace  [id]"),
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "the permission rules by layer: add and remove"),
+    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
     ("exit", "quit Loom"),
 )
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
@@ -52,6 +53,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "mode": (f"/mode [{'|'.join(MODES)}]", 1),
     "exit": ("/exit", 0),
     "quit": ("/quit", 0),
+    "mcp": ("/mcp", 0),
 }
 
 KEYS_HELP = (
@@ -75,6 +77,7 @@ KEYS_HELP = (
 class ParsedCommand:
     name: str
     arg: str
+    text: str = field(default="", compare=False)  # as typed (an MCP prompt's name keeps its case)
 
     @property
     def known(self) -> bool:
@@ -89,7 +92,7 @@ def parse_command(text: str) -> ParsedCommand | None:
     head, _, rest = stripped[1:].partition(" ")
     if "/" in head:
         return None
-    return ParsedCommand(head.lower(), rest.strip())
+    return ParsedCommand(head.lower(), rest.strip(), stripped)
 
 
 def usage_problem(command: ParsedCommand) -> str | None:
@@ -114,10 +117,14 @@ def exchanges(messages: Iterable[Any]) -> int:
     return count
 
 
-def help_text() -> str:
+def help_text(prompts: Sequence[tuple[str, str]] = ()) -> str:
+    """The commands, the MCP servers' prompts (``prompts``: name and help) and the keys."""
     width = max(len(name) for name, _ in COMMANDS) + 2
     lines = ["Commands:"]
     lines += [f"  /{name:<{width}}{text}" for name, text in COMMANDS]
+    if prompts:
+        lines.append("MCP prompts (the server's text becomes your prompt):")
+        lines += [f"  /{name}  {text}" for name, text in prompts]
     lines.append("Keys:")
     key_width = max(len(k) for k, _ in KEYS_HELP) + 2
     lines += [f"  {key:<{key_width}}{text}" for key, text in KEYS_HELP]
@@ -241,7 +248,9 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
         app.action_quit_now()
         return
     if name == "help":
-        app.output(help_text())
+        from .mcp_chat import prompt_commands
+
+        app.output(help_text(prompt_commands(app.agent)))
         return
     agent = app.agent
     if agent is None:
@@ -285,8 +294,41 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             clear(app)
         case "resume":
             await resume(app, arg)
+        case "mcp":
+            mcp_command(app)
+        case _ if name.startswith("mcp__"):
+            prompt_command(app, command)
         case _:
             app.output(f"unknown command /{name} · /help lists the commands")
+
+
+def mcp_command(app: LoomApp) -> None:
+    """/mcp: each server's state and what it offers, live; reconnect and log in there."""
+    from .mcp_chat import manager_of
+    from .mcp_screens import McpScreen
+
+    app.push_screen(McpScreen(manager_of(app.agent)))
+
+
+def prompt_command(app: LoomApp, command: ParsedCommand) -> None:
+    """``/mcp__server__prompt args``: checked here, then sent like a prompt (the user's turn
+    asks the server for the prompt's text, see user_turns)."""
+    from loom_engine.mcp.prompts import parse_prompt_command
+
+    from .mcp_chat import manager_of
+    from .paste import Draft
+
+    manager = manager_of(app.agent)
+    try:
+        parsed = parse_prompt_command(command.text, manager.prompts()) if manager is not None else None
+    except ValueError as error:
+        app.output(f"{error} · not run")
+        return
+    if parsed is None:
+        app.output(f"unknown command /{command.name} · /help lists the commands and the MCP prompts")
+        return
+    app.prompt_queue.add(Draft(command.text))
+    app.send_queued()
 
 
 def model_command(app: LoomApp, name: str) -> None:

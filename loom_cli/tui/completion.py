@@ -1,4 +1,5 @@
-"""What the prompt completes: slash commands and @-mentioned workspace files."""
+"""What the prompt completes: slash commands, @-mentioned workspace files and
+@server:uri MCP resources."""
 
 from __future__ import annotations
 
@@ -75,6 +76,34 @@ def match_files(files: Sequence[str], query: str, limit: int = 12) -> list[Candi
         scored.append((rank, len(path), path))
     scored.sort()
     return [Candidate("@" + path + " ", path) for _, _, path in scored[:limit]]
+
+
+def match_resources(resources: Sequence[tuple[str, str]], query: str, limit: int = 12) -> list[Candidate]:
+    """Rank MCP resources (``server:uri`` and the resource's name) for an @-query: the
+    mention's prefix first, then a match anywhere in it or in the name."""
+    q = query.lower()
+    scored: list[tuple[int, str, str]] = []
+    for mention, name in resources:
+        low = mention.lower()
+        if low.startswith(q):
+            rank = 0
+        elif q in low or q in name.lower():
+            rank = 1
+        else:
+            continue
+        scored.append((rank, mention, name))
+    scored.sort()
+    return [Candidate(f"@{mention} ", mention, name) for _, mention, name in scored[:limit]]
+
+
+def match_mentions(files: Sequence[str], resources: Sequence[tuple[str, str]], query: str,
+                   limit: int = 12) -> list[Candidate]:
+    """Files and MCP resources together; a query with a colon ("time:") looks for a
+    resource first."""
+    found_resources = match_resources(resources, query, limit) if resources else []
+    found_files = match_files(files, query, limit) if files else []
+    both = found_resources + found_files if ":" in query else found_files + found_resources
+    return both[:limit]
 
 
 def _subsequence(needle: str, haystack: str) -> bool:

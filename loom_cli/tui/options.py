@@ -118,6 +118,10 @@ class AgentUnavailable(Exception):
 class BuiltAgent:
     agent: Any
     warnings: tuple[str, ...] = ()
+    # The MCP servers (bootstrap's Built.mcp: an McpManager, None when none is configured)
+    # and which project servers still wait for the user's answer (Built.mcp_plan).
+    mcp: Any = None
+    mcp_plan: Any = None
 
 
 async def build_agent(options: TuiOptions) -> BuiltAgent:
@@ -128,7 +132,8 @@ async def build_agent(options: TuiOptions) -> BuiltAgent:
     except Exception as error:  # any setup failure is shown, not raised
         text = str(error).strip()
         raise AgentUnavailable(text.splitlines()[0] if text else type(error).__name__) from error
-    return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()))
+    return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()),
+                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None))
 
 
 async def close_agent(agent: Any) -> None:
@@ -140,6 +145,18 @@ async def close_agent(agent: Any) -> None:
     if callable(close_session):
         close_session()
     await close_provider(agent)
+    await close_mcp(agent)
+
+
+async def close_mcp(agent: Any) -> None:
+    """Stop the MCP servers the agent's tools come from (their processes end with them)."""
+    manager = getattr(getattr(agent, "tool_source", None), "manager", None)
+    close = getattr(manager, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:  # quitting must not wait on a server that misbehaves
+            pass
 
 
 async def close_provider(agent: Any) -> None:

@@ -84,12 +84,15 @@ def describe_request(request: PermissionRequested) -> str:
         return f"{request.tool} wants to access {preview.get('path', '')} (outside the workspace)"
     if kind == "url":
         return f"{request.tool} wants to fetch a web page"
+    if kind == "mcp":
+        return f"the MCP server {preview.get('server', '')} wants to run its tool {preview.get('tool', '')}"
     return f"{request.tool} needs your permission"
 
 
 def _what(request: PermissionRequested) -> str:
     kind = (request.preview or {}).get("kind")
-    return {"command": "command", "diff": "change", "url": "address", "path": "path"}.get(str(kind), "request")
+    what = {"command": "command", "diff": "change", "url": "address", "path": "path", "mcp": "call"}
+    return what.get(str(kind), "request")
 
 
 def choices_for(request: PermissionRequested) -> tuple[Choice, ...]:
@@ -125,6 +128,8 @@ def preview_widget(request: PermissionRequested) -> Static | DiffView:
         return Static(Text(str(preview.get("url", "")), style="bold"), id="url")
     if kind == "diff":
         return Static(Text(f"{preview.get('path', '')} (no changes shown)"), id="path")
+    if kind == "mcp":
+        return Static(mcp_preview(preview), id="mcp")
     body = json.dumps(dict(request.input), indent=2, ensure_ascii=False, default=str)
     if kind == "error":
         text = Text(str(preview.get("message", "")) + "\n", style="italic")
@@ -132,6 +137,22 @@ def preview_widget(request: PermissionRequested) -> Static | DiffView:
         return Static(text, id="input")
     return Static(Syntax(body, "json", word_wrap=True, theme="ansi_dark", background_color="default"),
                   id="input")
+
+
+def mcp_preview(preview: Mapping[str, Any]) -> Text:
+    """Server, tool and the arguments (the engine sends them as indented JSON)."""
+    text = Text()
+    text.append("server ", style="dim")
+    text.append(str(preview.get("server", "")), style="bold")
+    text.append("  tool ", style="dim")
+    text.append(str(preview.get("tool", "")), style="bold")
+    arguments = preview.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+    text.append("\n")
+    text.append_text(Syntax(arguments, "json", theme="ansi_dark", background_color="default").highlight(arguments))
+    text.rstrip()
+    return text
 
 
 class PermissionPrompt(Vertical, can_focus=True):

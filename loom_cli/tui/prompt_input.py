@@ -25,7 +25,7 @@ from textual.message import Message as TextualMessage
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from .completion import Candidate, CompletionContext, completion_context, match_commands, match_files
+from .completion import Candidate, CompletionContext, completion_context, match_commands, match_mentions
 from .paste import Draft, Paste, is_large, paste_label
 
 HISTORY_LIMIT = 1000
@@ -196,6 +196,8 @@ class PromptInput(TextArea):
     def __init__(self, *, history: PromptHistory, menu: CompletionMenu,
                  commands: Sequence[tuple[str, str]], files: Callable[[], Sequence[str] | None],
                  take_queued: Callable[[], Draft | None] | None = None,
+                 more_commands: Callable[[], Sequence[tuple[str, str]]] = lambda: (),
+                 resources: Callable[[], Sequence[tuple[str, str]]] = lambda: (),
                  id: str | None = None) -> None:
         super().__init__("", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          highlight_cursor_line=False, id=id,
@@ -210,6 +212,10 @@ class PromptInput(TextArea):
         self._suppress_completion = False
         self._pastes: list[Paste] = []
         self._take_queued = take_queued
+        # What the MCP servers add (read when the menu opens: servers connect later):
+        # their prompts as commands, their resources as "server:uri" mentions.
+        self._more_commands = more_commands
+        self._resources = resources
 
     # --- completion -------------------------------------------------------------------
 
@@ -223,10 +229,10 @@ class PromptInput(TextArea):
             self.menu.hide()
             return
         if context.kind == "slash":
-            candidates = match_commands(self.commands, context.query)
+            candidates = match_commands([*self.commands, *self._more_commands()], context.query)
         else:
-            files = self._files()
-            candidates = match_files(files, context.query) if files else []
+            files = self._files() or ()
+            candidates = match_mentions(files, self._resources(), context.query)
         if candidates:
             self.menu.show(candidates)
         else:

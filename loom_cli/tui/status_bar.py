@@ -37,6 +37,7 @@ class StatusInfo:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     note: str = ""
+    mcp: str = ""  # the MCP servers in a few words ("2 MCP servers · 1 failed"); "" when none
 
     @property
     def context_percent(self) -> float:
@@ -63,6 +64,9 @@ def status_text(info: StatusInfo) -> Text:
     mode = info.mode or "…"
     text.append(f" {mode} " if mode == "bypass" else mode, style=MODE_STYLES.get(mode, "bold"))
     text.append(" (shift+tab)", style="dim")
+    if info.mcp:
+        text.append(" · ")
+        text.append(info.mcp, style="red" if "failed" in info.mcp else "")
     if info.context_window:
         pct = info.context_percent
         style = "red" if pct >= 85 else "yellow" if pct >= 60 else ""

@@ -1,9 +1,11 @@
 """What a sent prompt starts, and how the prompt looks while it is typed.
 
+`/mcp__server__prompt args` sends the MCP server's prompt text instead of what was typed.
 `!command` runs the command as the user's own (`Agent.run_user_command`): through
 the permission check, drawn as a bash block, its output kept as context for the
 next request, and no model turn. Any other prompt runs the model with the files and
-folders it `@`-mentions attached (`Agent.attach`); the run's notices list them.
+folders it `@`-mentions attached (`Agent.attach`), and the MCP resources it names as
+`@server:uri`; the run's notices list them.
 
 A stand-in agent (tests, benchmarks) without those methods gets the plain prompt.
 """
@@ -35,6 +37,12 @@ async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
     run_command = getattr(agent, "run_user_command", None)
     if command is not None and run_command is not None:
         stream = run_command(command)
+    elif text.startswith("/mcp__"):
+        from .mcp_chat import expand_prompt_command
+
+        # An MCP server's prompt: its text is what the model gets (ValueError: one line).
+        expanded = await expand_prompt_command(agent, text)
+        stream = agent.run(await _attached(agent, expanded if expanded is not None else text))
     else:
         stream = agent.run(await _attached(agent, text))
     async for event in stream:
@@ -45,7 +53,10 @@ async def _attached(agent: Any, text: str) -> Any:
     attach = getattr(agent, "attach", None)
     if attach is None or "@" not in text:
         return text
-    return await attach(text)
+    from .mcp_chat import attach_mcp_resources
+
+    # @path attaches the file, @server:uri the MCP server's resource.
+    return await attach_mcp_resources(agent, await attach(text))
 
 
 def show_prompt_mode(prompt: Widget, text: str) -> None:

@@ -1,0 +1,245 @@
+"""Two screens over the chat: the question about a project's MCP servers, and `/mcp`.
+
+The question lists each server the repository's ``.mcp.json`` would start, with its
+command line (or URL) and the file it comes from: a repository can ship that file, and
+its commands run on the user's machine. ``y`` approves and connects them, ``n`` refuses
+(both remembered by a hash of each entry, so a changed entry asks again), Esc decides
+later (asked again at the next start).
+
+`/mcp` shows each server's state (connected, connecting, failed and why, needs login,
+disabled) and what it offers; ``r`` reconnects the chosen server, ``l`` logs in to it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from loom_engine.mcp.config import ServerConfig
+    from loom_engine.mcp.manager import McpManager, ServerStatus
+
+_STATE_STYLE = {"connected": "bold green", "connecting": "yellow", "failed": "bold red",
+                "needs_login": "bold yellow", "disabled": "dim"}
+_STATE_WORDS = {"connected": "connected", "connecting": "connecting…", "failed": "failed",
+                "needs_login": "needs login", "disabled": "disabled"}
+_SHOWN_NAMES = 12  # tools, prompts or resources listed by name per server; more are counted
+
+
+def _box_css(name: str, colour: str) -> str:
+    return f"""
+    {name} {{
+        align: center middle;
+        background: $background 60%;
+    }}
+    {name} > Vertical {{
+        width: 100%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        border: round {colour};
+        background: $surface;
+        padding: 0 1;
+        margin: 0 1;
+    }}
+    {name} .title {{
+        text-style: bold;
+    }}
+    {name} VerticalScroll {{
+        height: auto;
+        max-height: 30;
+        margin: 1 0;
+    }}
+    """
+
+
+def pending_text(servers: Sequence[ServerConfig]) -> Text:
+    text = Text()
+    for server in servers:
+        text.append("  • ")
+        text.append(server.name, style="bold")
+        text.append(f"  {server.describe()}\n", style="bold yellow")
+        text.append(f"    from {server.source}\n", style="dim")
+    text.rstrip()
+    return text
+
+
+class McpTrustScreen(ModalScreen[bool | None]):
+    DEFAULT_CSS = _box_css("McpTrustScreen", "$warning")
+
+    def __init__(self, servers: Sequence[ServerConfig], *, guard_s: float = 1.0) -> None:
+        super().__init__()
+        self.servers = tuple(servers)
+        # Letters typed for the prompt just as the screen opens must not answer it.
+        self._opened = time.monotonic()
+        self._guard_s = guard_s
+
+    def compose(self) -> ComposeResult:
+        one = len(self.servers) == 1
+        with Vertical():
+            yield Static("Start this project's MCP server?" if one else "Start this project's MCP servers?",
+                         classes="title")
+            yield Static("The project's .mcp.json would start " + ("this program" if one else "these programs")
+                         + " on your machine, with your permissions:")
+            with VerticalScroll():
+                yield Static(pending_text(self.servers))
+            yield Static("A repository you cloned can ship this file: say yes only if you know where it "
+                         "comes from. Your answer is remembered until the entry changes.", classes="note")
+            yield Static(Text.assemble(("y", "bold green"), " yes, start " + ("it" if one else "them") + "   ",
+                                       ("n", "bold red"), " no   ", ("Esc", "bold"), " not now"))
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        if time.monotonic() - self._opened < self._guard_s:
+            return
+        if event.key == "y":
+            self.dismiss(True)
+        elif event.key == "n":
+            self.dismiss(False)
+        elif event.key == "escape":
+            self.dismiss(None)
+
+
+def _names(title: str, names: Sequence[str]) -> Text:
+    text = Text(f"    {title} ({len(names)}): ", style="dim")
+    shown = ", ".join(names[:_SHOWN_NAMES]) + (f", … {len(names) - _SHOWN_NAMES} more"
+                                               if len(names) > _SHOWN_NAMES else "")
+    text.append(shown)
+    return text
+
+
+def server_text(status: ServerStatus, *, selected: bool = False) -> Text:
+    """One server: its state line, where it runs, and what it offers."""
+    config = status.config
+    text = Text()
+    text.append("› " if selected else "  ", style="bold")
+    text.append(config.name, style="bold reverse" if selected else "bold")
+    text.append("  ")
+    text.append(_STATE_WORDS.get(status.state, status.state), style=_STATE_STYLE.get(status.state, ""))
+    if status.reason:
+        text.append(f": {status.reason}", style="red" if status.state == "failed" else "")
+    if status.state == "needs_login":
+        text.append("  (l logs in)", style="dim")
+    text.append(f"\n    {config.describe()}  [{config.scope}]", style="dim")
+    if status.state == "connected":
+        for title, names in (("tools", [t.name for t in status.tools]),
+                             ("prompts", [p.name for p in status.prompts]),
+                             ("resources", [r.uri for r in status.resources])):
+            if names:
+                text.append("\n")
+                text.append_text(_names(title, names))
+    return text
+
+
+def servers_text(statuses: Sequence[ServerStatus], selected: int,
+                 left_out: Sequence[tuple[ServerConfig, str]] = ()) -> Text:
+    text = Text()
+    for index, status in enumerate(statuses):
+        if index:
+            text.append("\n")
+        text.append_text(server_text(status, selected=index == selected))
+    for config, why in left_out:
+        text.append("\n" if text.plain else "")
+        text.append(f"  {config.name}  ", style="bold")
+        text.append(why, style="dim")
+        text.append(f"\n    {config.describe()}  [{config.scope}]", style="dim")
+    if not text.plain:
+        text.append("No MCP servers. Add one with: loom mcp add NAME -- COMMAND ARGS…", style="dim")
+    return text
+
+
+class McpScreen(ModalScreen[None]):
+    """`/mcp`: the servers, live (it follows the manager's changes)."""
+
+    DEFAULT_CSS = _box_css("McpScreen", "$primary") + """
+    McpScreen #mcp-message {
+        color: $text-warning;
+    }
+    """
+
+    def __init__(self, manager: McpManager | None, left_out: Sequence[tuple[ServerConfig, str]] = ()) -> None:
+        super().__init__()
+        self.manager = manager
+        self.left_out = tuple(left_out)
+        self.selected = 0
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def _statuses(self) -> tuple[ServerStatus, ...]:
+        return self.manager.statuses() if self.manager is not None else ()
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("MCP servers", classes="title")
+            with VerticalScroll():
+                yield Static(servers_text(self._statuses(), self.selected, self.left_out), id="mcp-servers")
+            yield Static("", id="mcp-message")
+            yield Static(Text.assemble(("↑/↓", "bold"), " choose   ", ("r", "bold"), " reconnect   ",
+                                       ("l", "bold"), " log in   ", ("Esc", "bold"), " close"), id="mcp-keys")
+
+    def on_mount(self) -> None:
+        if self.manager is not None:
+            self._unsubscribe = self.manager.subscribe(lambda _status: self.refresh_servers())
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def refresh_servers(self) -> None:
+        statuses = self._statuses()
+        self.selected = max(0, min(self.selected, len(statuses) - 1))
+        self.query_one("#mcp-servers", Static).update(servers_text(statuses, self.selected, self.left_out))
+
+    def say(self, message: str) -> None:
+        self.query_one("#mcp-message", Static).update(message)
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        statuses = self._statuses()
+        chosen = statuses[self.selected] if statuses else None
+        match event.key:
+            case "escape" | "q":
+                self.dismiss(None)
+            case "up" | "k":
+                self.selected = max(0, self.selected - 1)
+                self.refresh_servers()
+            case "down" | "j":
+                self.selected = min(len(statuses) - 1, self.selected + 1) if statuses else 0
+                self.refresh_servers()
+            case "r" if chosen is not None and self.manager is not None:
+                self.say(f"reconnecting {chosen.name}…")
+                self.run_worker(self.manager.reconnect(chosen.name), exit_on_error=False)
+            case "l" if chosen is not None and self.manager is not None:
+                if chosen.config.transport == "stdio":
+                    self.say(f"{chosen.name} runs on this machine: it needs no login")
+                    return
+                self.say(f"logging in to {chosen.name}…")
+                self.run_worker(self._login(chosen.name), exit_on_error=False)
+
+    async def _login(self, name: str) -> None:
+        assert self.manager is not None
+
+        async def show_url(url: str) -> None:
+            self.say(f"open this address to log in to {name}: {url}")
+            try:
+                import webbrowser
+
+                webbrowser.open(url)
+            except Exception:  # no browser here: the address is on the screen
+                pass
+
+        try:
+            status = await self.manager.login(name, show_url)
+        except Exception as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            self.say(f"login to {name} failed: {reason}")
+            return
+        self.say(f"{name}: {_STATE_WORDS.get(status.state, status.state)}"
+                 + (f" ({status.reason})" if status.reason else ""))
