@@ -139,8 +139,11 @@ def test_the_transcript_scrolls_while_the_question_is_open(tmp_path: Path, works
                       "the question under the end of the transcript")
         term.keys("PPage")
         term.wait_for(lambda s: "Paragraph 60 of" not in s, "the transcript scrolled up a page")
-        for _ in range(20):  # the transcript keeps the rows the docked question leaves it
+        for _ in range(60):  # the transcript keeps the rows the docked question leaves it
+            if "Paragraph 1 of the long answer." in term.screen():
+                break
             term.keys("PPage")
+            time.sleep(0.1)
         scrolled = term.wait_for(lambda s: "Paragraph 1 of the long answer." in s, "the top of the transcript")
         # The question stays docked and answerable while the transcript is scrolled.
         assert "y  allow once" in scrolled
