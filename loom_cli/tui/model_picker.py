@@ -6,14 +6,14 @@ import re
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from loom_engine.providers.models import ModelInfo, known_models, lookup
+
+from .picker import PickerScreen
 
 # A model id: letters, digits and . _ - : / @ (routers prefix a vendor, Bedrock uses ':'),
 # starting with a letter or digit, with at least one letter. No spaces.
@@ -55,7 +55,7 @@ def model_label(info: ModelInfo, current: str, width: int) -> Text:
     return text
 
 
-class ModelPicker(ModalScreen[str | None]):
+class ModelPicker(PickerScreen):
     """Enter picks the highlighted model, Esc leaves the model as it is."""
 
     DEFAULT_CSS = """
@@ -98,12 +98,3 @@ class ModelPicker(ModalScreen[str | None]):
             if current.known and info.name == current.name:
                 options.highlighted = index
         options.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "escape":
-            event.stop()
-            self.dismiss(None)

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from .picker import PickerScreen
 
 
 def session_label(info: Any) -> str:
@@ -26,7 +26,7 @@ def session_label(info: Any) -> str:
     return f"{when}  {getattr(info, 'turns', None) or 0:>3} turns  {first}  [{getattr(info, 'id', None)}]"
 
 
-class SessionPicker(ModalScreen[str | None]):
+class SessionPicker(PickerScreen):
     DEFAULT_CSS = """
     SessionPicker {
         align: center middle;
@@ -58,12 +58,3 @@ class SessionPicker(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
-
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "escape":
-            event.stop()
-            self.dismiss(None)
