@@ -7,7 +7,8 @@ the app has left it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from loom_engine.messages import Message
@@ -15,6 +16,8 @@ from loom_engine.messages import Message
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
 
+# Inline markdown that reads as noise on a plain terminal: bold/italic stars, code ticks.
+_INLINE_MARKUP = re.compile(r"\*\*|`")
 PROMPT_LINES = 2
 ANSWER_LINES = 4
 
@@ -69,9 +72,7 @@ def exit_summary(messages: Sequence[Message], session_id: str | None, width: int
 
 def _excerpt(text: str, count: int, width: int, *, first: str, rest: str) -> list[str]:
     """The first ``count`` non-blank lines of ``text``, each cut to ``width``; '…' if more."""
-    # Code fences are markup, not content: the code itself reads fine without them.
-    source = [line.rstrip() for line in text.strip().splitlines()
-              if line.strip() and not line.lstrip().startswith("```")]
+    source = [line for line in _plain_lines(text) if line.strip()]
     shown = source[:count]
     lines = []
     for number, line in enumerate(shown):
@@ -81,3 +82,14 @@ def _excerpt(text: str, count: int, width: int, *, first: str, rest: str) -> lis
     if len(source) > count:
         lines.append(rest + "…")
     return lines
+
+
+def _plain_lines(text: str) -> Iterator[str]:
+    """The text's lines as a terminal shows them best: code fences and inline markup out
+    (the code itself reads fine without them), code lines kept exactly."""
+    in_code = False
+    for line in text.strip().splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        yield line.rstrip() if in_code else _INLINE_MARKUP.sub("", line).rstrip()

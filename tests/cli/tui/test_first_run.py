@@ -124,7 +124,7 @@ def test_the_exit_summary_shows_the_last_exchange_and_how_to_continue() -> None:
     text = exit_summary(messages, "20261123-abcd", width=60)
     lines = text.splitlines()
     assert lines[1] == "> make greet say hi"
-    assert "Done: greet says **hi**." in text and "old answer" not in text
+    assert "Done: greet says hi." in text and "old answer" not in text
     assert all(len(line) <= 60 for line in lines)
     assert "loom --continue" in text and "loom --resume 20261123-abcd" in text
     assert exit_summary([], "x", 80) == ""
@@ -173,3 +173,10 @@ def test_the_setup_note_follows_the_provider_in_use() -> None:
     assert "loom --provider anthropic" in text
     assert missing_key(failed("OPENAI_API_KEY is not set"), {"OPENAI_API_KEY": "sk-x"}) is None
     assert missing_key(failed("invalid base URL 'x' from OPENAI_BASE_URL"), {}) is None
+
+
+def test_the_exit_summary_drops_inline_markup_but_keeps_code_as_it_is() -> None:
+    answer = "Fixed `add`: it now returns **a + b**.\n```python\nprint(2**3, `x`)\n```"
+    text = exit_summary([Message.user("fix add"), Message.assistant(TextPart(answer))], None, 80)
+    assert "  Fixed add: it now returns a + b." in text
+    assert "  print(2**3, `x`)" in text  # code lines exactly as written
