@@ -219,7 +219,10 @@ async def test_esc_during_streaming_stops_and_keeps_partial_answer(harness: Harn
         await pilot.pause(0.1)
         assert len(partial.source) == shown_len  # nothing more arrives after Esc
         partial_messages = [m for m in harness.agent.messages if m.role == "assistant" and m.meta.get("interrupted")]
-        assert [m.text for m in partial_messages] == [partial.source]
+        # The history keeps what was shown; a chunk already in flight when Esc was
+        # pressed may be recorded too (the model did send it), never anything else.
+        [kept] = [m.text for m in partial_messages]
+        assert kept.startswith(partial.source) and len(kept) - len(partial.source) <= 2 * len("word " * 5)
         # the session goes on
         await send(pilot, "again")
         await wait_idle(pilot, app)
