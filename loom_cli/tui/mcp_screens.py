@@ -68,6 +68,9 @@ def pending_text(servers: Sequence[ServerConfig]) -> Text:
         text.append(server.name, style="bold")
         text.append(f"  {server.describe()}\n", style="bold yellow")
         text.append(f"    from {server.source}\n", style="dim")
+        read = server.environment_read()
+        if read:  # a header or env value may carry one of these to the server
+            text.append(f"    passes it your {', '.join('$' + name for name in read)}\n", style="bold red")
     text.rstrip()
     return text
 

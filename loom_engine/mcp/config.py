@@ -69,6 +69,11 @@ class ServerConfig:
             return shlex.join([self.command, *self.args])
         return f"{self.url} ({self.transport})"
 
+    def environment_read(self) -> tuple[str, ...]:
+        """The environment variables the entry as written reads with ``${VAR}``: what the
+        user should see before approving it (a header or env value can carry a secret)."""
+        return tuple(sorted({m.group(1) for m in _VAR.finditer(json.dumps(self.entry))}))
+
     def tool_enabled(self, tool: str) -> bool:
         if tool in self.disabled_tools:
             return False

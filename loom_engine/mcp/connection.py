@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
+from ..providers.names import OWN_ENV_PREFIXES
 from .config import ServerConfig
 from .status import McpPromptArgument, McpPromptInfo, McpResourceInfo, McpToolInfo, ServerState, ServerStatus
 
@@ -168,12 +169,14 @@ class ServerConnection:
         config = self.config
         handler = self._on_message
         if config.transport == "stdio":
-            # The server gets Loom's environment (it may need PATH, HOME, tokens the
-            # user exported) plus what the entry sets.
+            # The server gets the user's environment (it may need PATH, HOME, tokens the
+            # user exported) without Loom's own credentials, plus what the entry sets
+            # (which may pass one on by name: "env": {"KEY": "${OPENAI_API_KEY}"}).
             from mcp.client.stdio import stdio_client
 
+            inherited = {k: v for k, v in os.environ.items() if not k.startswith(OWN_ENV_PREFIXES)}
             params = StdioServerParameters(command=config.command, args=list(config.args),
-                                           env={**os.environ, **config.env}, cwd=config.cwd)
+                                           env={**inherited, **config.env}, cwd=config.cwd)
             # The server's stderr must not reach the terminal (it would tear the chat's
             # screen): it goes to a file, whose last lines explain a failure.
             self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")

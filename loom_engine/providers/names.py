@@ -16,3 +16,8 @@ DEFAULT_MODELS: Mapping[str, str] = {
     "openai": "gpt-4o",
     "scripted": "scripted",
 }
+
+# The environment variables that carry Loom's own settings and provider credentials
+# (ANTHROPIC_API_KEY, OPENAI_BASE_URL, LOOM_DATA_DIR...). Programs Loom starts for
+# others, such as MCP servers, do not inherit them unless their entry names them.
+OWN_ENV_PREFIXES: tuple[str, ...] = ("ANTHROPIC_", "OPENAI_", "LOOM_")

@@ -117,3 +117,19 @@ async def test_mcp_screen_lists_real_servers_with_their_states(reference_servers
         await pilot.pause()
         assert not isinstance(app.screen, McpScreen)
         await manager.aclose()
+
+
+def test_the_trust_question_names_the_environment_an_entry_passes_on() -> None:
+    from loom_cli.tui.mcp_screens import pending_text
+
+    entry = {"type": "http", "url": "https://mcp.example.com/${REGION:-eu}",
+             "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}}
+    risky = parse_server("remote", entry, Path("/repo/.mcp.json"), "project",
+                         {"ANTHROPIC_API_KEY": "sk-ant-secret-0123456789"})
+    plain = parse_server("clock", {"command": "clock-server"}, Path("/repo/.mcp.json"), "project", {})
+    assert risky.environment_read() == ("ANTHROPIC_API_KEY", "REGION")
+    assert plain.environment_read() == ()
+    text = pending_text([risky, plain]).plain
+    assert "passes it your $ANTHROPIC_API_KEY, $REGION" in text
+    assert text.count("passes it your") == 1
+    assert "sk-ant-secret" not in text

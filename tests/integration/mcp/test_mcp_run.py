@@ -249,3 +249,18 @@ def loom_env_for(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
     from tests.doubles.loom_command import loom_env
 
     return {k: v for k, v in loom_env(tmp_path, server).items() if k.startswith(("LOOM_", "ANTHROPIC_"))}
+
+
+def test_a_server_does_not_inherit_looms_own_credentials(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
+                                                         reference_servers: ReferenceServers) -> None:
+    # Loom's provider key would otherwise reach every MCP program; one the entry names
+    # on purpose (`env`) still does, and the rest of the environment too.
+    everything = {**reference_servers.everything(), "env": {"PASSED_ON_PURPOSE": "${OPENAI_API_KEY:-none}"}}
+    fake_llm.enqueue(Reply.tool("mcp__everything__get-env", {}), Reply.text("seen"))
+    done = run_loom(tmp_path, workspace, fake_llm, ["show the environment"], user_servers={"everything": everything},
+                    OPENAI_API_KEY="sk-openai-for-this-test-0123456789", UNRELATED_SETTING="kept")
+    assert done.returncode == 0, done.stderr
+    seen = result_text(fake_llm.requests[1])
+    assert "UNRELATED_SETTING" in seen and "PASSED_ON_PURPOSE" in seen
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "LOOM_DATA_DIR"):
+        assert f'"{name}"' not in seen, name
