@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "UsageUpdated": "loom_engine.events",
     "Retrying": "loom_engine.events",
     "Notice": "loom_engine.events",
+    "HookRan": "loom_engine.events",
     "Finished": "loom_engine.events",
     "MaxTurnsReached": "loom_engine.events",
     "BudgetExceeded": "loom_engine.events",
@@ -110,6 +111,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export
     )
     from .events import (
         Finished as Finished,
+    )
+    from .events import (
+        HookRan as HookRan,
     )
     from .events import (
         MaxTurnsReached as MaxTurnsReached,

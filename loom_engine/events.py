@@ -172,6 +172,23 @@ class Notice(AgentEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class HookRan(AgentEvent):
+    """A hook command finished. ``outcome``: ok | blocked (exit 2, a deny or block
+    decision, or a fail-closed timeout/crash) | error (non-blocking: another exit code,
+    unparsable JSON) | timeout (non-blocking). ``call_id`` names the tool call it ran
+    for (PreToolUse, PostToolUse...), so a UI can show the hook's time in that block."""
+
+    type: ClassVar[str] = "hook_ran"
+    event: str  # "PreToolUse"...
+    command: str
+    source: str  # the settings file it came from
+    outcome: str
+    duration_ms: float
+    message: str = ""  # the reason or stderr, one line, for the user
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Finished(AgentEvent):
     type: ClassVar[str] = "finished"
     result: str
