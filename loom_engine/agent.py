@@ -25,6 +25,7 @@ from .bus import EventBus
 from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Notice, ToolProgress
 from .execution import CancelToken
+from .hooks.config import HookSet
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -67,8 +68,10 @@ class Agent:
                  skills: SkillCatalog | None = None, system_prompt: str | None = None,
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
                  agent_id: str | None = None, parent_tool_use_id: str | None = None,
-                 tool_source: ToolSource | None = None) -> None:
+                 tool_source: ToolSource | None = None, hooks: HookSet | None = None) -> None:
         self.provider = provider
+        # The hook commands in force (already filtered for trust by the caller).
+        self.hooks = hooks or HookSet()
         self.workspace = workspace
         self.permissions = permissions
         # A configuration that names its skills (a sub-agent's) sees only those.
