@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
+from .checkpoints import Checkpoints
 from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Notice, ToolProgress
 from .execution import CancelToken
@@ -68,8 +69,11 @@ class Agent:
                  skills: SkillCatalog | None = None, system_prompt: str | None = None,
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
                  agent_id: str | None = None, parent_tool_use_id: str | None = None,
-                 tool_source: ToolSource | None = None, hooks: HookSet | None = None) -> None:
+                 tool_source: ToolSource | None = None, hooks: HookSet | None = None,
+                 checkpoints: Checkpoints | None = None) -> None:
         self.provider = provider
+        # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
+        self.checkpoints = checkpoints
         # The hook commands in force (already filtered for trust by the caller).
         self.hooks = hooks or HookSet()
         self.workspace = workspace
@@ -207,16 +211,14 @@ class Agent:
             queue.put_nowait(event)
 
         run = self._new_run(emit, cancel)
+        message, typed = (prompt.message(), prompt.text) if isinstance(prompt, UserPrompt) \
+            else (Message.user(prompt), prompt)
+        if self.checkpoints is not None and self.identity.depth == 0:
+            await self.checkpoints.before_prompt(self.session_id, message.id, typed)
+        self.transcript.append(message)
         if isinstance(prompt, UserPrompt):
-            message = prompt.message()
-            typed = prompt.text
-            self.transcript.append(message)
             for level, lines in prompt.notes():  # the user sees what the model got
                 run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
-        else:
-            message = Message.user(prompt)
-            typed = prompt
-            self.transcript.append(message)
         # Facts that changed since the last turn go at the end of the conversation, never
         # into the system prompt, so the cached prefix stays byte-identical.
         reminder = self._changing_facts.collect(self._tool_state)
@@ -310,7 +312,8 @@ class Agent:
         return Run(config=self.config, identity=self.identity, transcript=self.transcript,
                    client=self.client, registry=self.registry, permissions=self.permissions,
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools)
+                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools,
+                   checkpoints=self.checkpoints)
 
     def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
         """The callable tools and the tools block: the given tools in their order, then
@@ -349,7 +352,11 @@ class Agent:
             else:
                 self._close_crashed(run, error)
         finally:
-            queue.put_nowait(_DONE)
+            try:
+                if self.checkpoints is not None and self.identity.depth == 0:
+                    await self.checkpoints.after_run()
+            finally:
+                queue.put_nowait(_DONE)
 
     def _take_back(self, prompt_id: str, text: str, errors: list[Error]) -> None:
         """A request that failed before any answer (401, 529 after retries...) leaves the
@@ -412,4 +419,5 @@ class Agent:
                      permissions=self.permissions.child() if self.permissions is not None else None,
                      skills=self.skills, context=None, system_prompt=SUBAGENT_INSTRUCTIONS, bus=self.bus,
                      retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
-                     turn_state=TurnState.initial(parent_turn_id=self._state.turn_id))
+                     turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+                     checkpoints=self.checkpoints)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .bus import EventBus
+from .checkpoints import Checkpoints, snapshot_after
 from .config import AgentConfig
 from .context.compaction import compact_history
 from .events import AgentEvent
@@ -75,8 +76,10 @@ class Run:
                  bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
                  cancel: CancelToken, state: TurnState,
                  make_tool_context: Callable[[Run, str], ToolContext],
-                 refresh_tools: Callable[[], ToolRegistry] | None = None) -> None:
+                 refresh_tools: Callable[[], ToolRegistry] | None = None,
+                 checkpoints: Checkpoints | None = None) -> None:
         self.config = config
+        self.checkpoints = checkpoints
         self.identity = identity
         self.transcript = transcript
         self.client = client
@@ -117,6 +120,10 @@ class Run:
             outcome = await self.pipeline.run(call)
         finally:
             self.scratch.running_tools.pop(call.id, None)
+        if self.checkpoints is not None:
+            tool = self.pipeline.registry.get(call.name)
+            if snapshot_after(call.name, tool.is_read_only if tool is not None else True):
+                await self.checkpoints.after_tool(call.name)
         result = outcome.result
         self.scratch.completed_results[call.id] = result
         if outcome.images:

@@ -27,6 +27,9 @@ class SessionLog(Protocol):
 
     def append_compaction(self, messages: Sequence[Message]) -> None: ...
 
+    def append_rewind(self, prompt_id: str, messages: Sequence[Message], *, mode: str = "both",
+                      undo_snapshot: int | None = None) -> None: ...
+
 
 class Transcript:
     def __init__(self, messages: Sequence[Message] = (), session: SessionLog | None = None) -> None:
@@ -59,6 +62,28 @@ class Transcript:
 
     def clear(self) -> None:
         self._messages.clear()
+
+    def rewind_to(self, prompt_id: str, *, truncate: bool = True, mode: str = "both",
+                  undo_snapshot: int | None = None) -> bool:
+        """Record a rewind to just before the prompt ``prompt_id``; with ``truncate``, it
+        and everything after it leave the conversation. The session keeps them (the
+        rewind is one more record), so nothing is lost. False when no such message is in
+        the conversation (nothing is changed)."""
+        index = next((i for i, m in enumerate(self._messages) if m.id == prompt_id), None)
+        if index is None:
+            return False
+        if truncate:
+            del self._messages[index:]
+        if self.session is not None:
+            self.session.append_rewind(prompt_id, self._messages, mode=mode, undo_snapshot=undo_snapshot)
+        return True
+
+    def restore_history(self, messages: Sequence[Message], *, mode: str = "both",
+                        undo_snapshot: int | None = None) -> None:
+        """Put back a whole history (undoing a rewind); saved as a rewind record."""
+        self._messages = list(messages)
+        if self.session is not None:
+            self.session.append_rewind("", self._messages, mode=mode, undo_snapshot=undo_snapshot)
 
     def drop_unanswered_prompt(self, prompt_id: str) -> bool:
         """Take back a prompt the run failed on before any answer; True if it was taken back.

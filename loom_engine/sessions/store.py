@@ -5,6 +5,8 @@ Records, one JSON object per line, each with a ``type``:
   message     one conversation message (Message.to_dict())
   turn_state  the TurnState at a turn boundary (+ ``run_end`` when a run stopped)
   compaction  the whole history after a compaction replaced it
+  rewind      the whole history after a rewind to just before prompt ``to``; the
+              records before it keep the abandoned branch, so nothing is lost
 
 Lines are written as things happen and flushed at once, so a killed process loses at
 most the turn in flight. Secrets are redacted from every line before it is written.
@@ -23,7 +25,7 @@ import os
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,6 +76,19 @@ class LoadedSession:
     repaired: tuple[Message, ...] = ()
     # The file's size when it was read: a different size later means another run wrote to it.
     size: int = 0
+    # The last rewind of the conversation or the code (None: never rewound).
+    last_rewind: LastRewind | None = None
+
+
+@dataclass(frozen=True)
+class LastRewind:
+    """The session's last rewind record, and what undoing it needs."""
+
+    prompt_id: str  # rewound to just before this prompt ("" for an undo)
+    mode: str  # "both", "conversation" or "code"
+    undo_snapshot: int | None  # the workspace snapshot taken just before its restore
+    before: tuple[Message, ...]  # the conversation just before it
+    added_since: bool  # something other than reminders was added since (an undo would drop it)
 
 
 def new_session_id() -> str:
@@ -122,6 +137,15 @@ class SessionWriter:
 
     def append_compaction(self, messages: Sequence[Message]) -> None:
         self._write({"type": "compaction", "messages": [scrub_message(m).to_dict() for m in messages]})
+
+    def append_rewind(self, prompt_id: str, messages: Sequence[Message], *, mode: str = "both",
+                      undo_snapshot: int | None = None) -> None:
+        record: dict[str, Any] = {"type": "rewind", "to": prompt_id, "mode": mode, "time": time.time(),
+                                  "messages": [scrub_message(m).to_dict() for m in messages]}
+        if undo_snapshot is not None:
+            record["undo_snapshot"] = undo_snapshot
+        self._write(record)
+        os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if not self._file.closed:
@@ -318,6 +342,7 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
     messages: list[Message] = []
     state = TurnState.initial()
     first_prompt = ""
+    last_rewind: LastRewind | None = None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -331,15 +356,24 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
             elif kind == "message":
                 message = _message(record.get("message"))
                 messages.append(message)
+                if last_rewind is not None and not message.meta.get("reminder"):
+                    last_rewind = replace(last_rewind, added_since=True)
                 # A prompt with @-attachments names what was typed in its meta.
                 if not first_prompt and message.role == "user" and (not message.meta or "prompt" in message.meta):
                     first_prompt = str(message.meta.get("prompt", message.text))
             elif kind == "turn_state":
                 state = TurnState.from_dict(_mapping(record.get("state"), "the turn state"))
-            elif kind == "compaction":
+            elif kind in ("compaction", "rewind"):
                 history = record.get("messages")
                 if not isinstance(history, list):
-                    raise _Malformed("the compaction's messages are not a list")
+                    raise _Malformed(f"the {kind}'s messages are not a list")
+                if kind == "rewind":
+                    undo = record.get("undo_snapshot")
+                    last_rewind = LastRewind(prompt_id=str(record.get("to", "")), mode=str(record.get("mode", "both")),
+                                             undo_snapshot=undo if isinstance(undo, int) else None,
+                                             before=tuple(messages), added_since=False)
+                elif last_rewind is not None:  # a compaction replaced what an undo would restore
+                    last_rewind = replace(last_rewind, added_since=True)
                 messages = [_message(m) for m in history]
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             if number == len(lines) and number > 1 and not text.endswith("\n"):
@@ -368,4 +402,4 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
                        model=str(header.get("model", "")))
     return LoadedSession(info=info, messages=history, turn_state=state.__class__(
         turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired,
-        size=len(data))
+        size=len(data), last_rewind=last_rewind)

@@ -1,0 +1,241 @@
+"""Restore: the points one can go back to, the preview of going back, and doing it.
+
+Who changed what is read from the sequence of snapshots (see :mod:`.model`): the
+changes leading to a ``tool``/``run_end``/``restored`` snapshot were Loom's, those
+leading to any other kind (a prompt's, a preview's) came from outside — the user in an
+editor, another program. From that:
+
+* a path changed from outside since the chosen snapshot is a **conflict**: it is left
+  alone unless the user says otherwise;
+* a path absent from the chosen snapshot is deleted only if the assistant created it
+  after that snapshot; anything else (a file the user made, one too big to keep) is
+  never deleted — there is no ``git clean`` here, only writes and unlinks of the paths
+  listed in the plan;
+* a restore first takes a snapshot, so restoring that one undoes it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..messages import Message
+from .checkpoints import Checkpointer
+from .model import FileAction, FileChange, RestorePlan, RestorePoint, RestoreResult, Snapshot, StalePlan
+from .shadow import TreeEntry
+
+MAX_DIFF_LINES = 2000
+_BINARY_SNIFF = 8000
+
+
+def is_prompt(message: Message) -> bool:
+    """A prompt the user typed (not a reminder, summary, interruption note or ``!command``)."""
+    return message.role == "user" and (not message.meta or "prompt" in message.meta)
+
+
+def prompt_text(message: Message) -> str:
+    """What was typed (a prompt with @-attachments keeps it in its meta)."""
+    return str(message.meta.get("prompt", message.text))
+
+
+def restore_points(checkpointer: Checkpointer | None, messages: Sequence[Message]) -> tuple[RestorePoint, ...]:
+    """The conversation's prompts, oldest first, each with the snapshot taken just before it."""
+    snaps = checkpointer.snapshots() if checkpointer is not None else ()
+    by_prompt = {s.prompt_id: s for s in snaps if s.kind == "prompt" and s.prompt_id}
+    points: list[RestorePoint] = []
+    prompts = [m for m in messages if is_prompt(m)]
+    for index, message in enumerate(prompts, 1):
+        snap = by_prompt.get(message.id)
+        changed: tuple[str, ...] = ()
+        if snap is not None and checkpointer is not None:
+            changed = _changed_by_run(checkpointer, snaps, snap)
+        points.append(RestorePoint(index=index, prompt_id=message.id, text=prompt_text(message),
+                                   time=snap.time if snap else None, files_changed=changed, snapshot=snap))
+    return tuple(points)
+
+
+def _changed_by_run(checkpointer: Checkpointer, snaps: Sequence[Snapshot], start: Snapshot) -> tuple[str, ...]:
+    """The paths the run of ``start``'s prompt changed: up to Loom's last snapshot before
+    the next one taken from outside."""
+    end: Snapshot | None = None
+    for snap in snaps:
+        if snap.id <= start.id:
+            continue
+        if not snap.by_loom:
+            break
+        end = snap
+    if end is None or end.tree == start.tree:
+        return ()
+    return tuple(sorted(c.path for c in checkpointer.repo.diff(start.tree, end.tree)))
+
+
+def _attribution(checkpointer: Checkpointer, span: Sequence[Snapshot]) -> tuple[set[str], set[str]]:
+    """(paths changed from outside Loom, paths the assistant created) over ``span``."""
+    outside: set[str] = set()
+    created: set[str] = set()
+    for before, after in itertools.pairwise(span):
+        for change in checkpointer.repo.diff(before.tree, after.tree):
+            if not after.by_loom:
+                outside.add(change.path)
+            elif change.status == "A":
+                created.add(change.path)
+    return outside, created
+
+
+def plan_restore(checkpointer: Checkpointer, target: Snapshot, *, session_id: str | None = None) -> RestorePlan:
+    """The preview of restoring the workspace to ``target``; nothing in it is changed."""
+    with checkpointer.locked():
+        current = checkpointer.snapshot("check", session_id=session_id)
+        span = [s for s in checkpointer.snapshots() if s.id >= target.id]
+        outside, created = _attribution(checkpointer, span)
+        differing = checkpointer.repo.diff(target.tree, current.tree)
+        paths = [c.path for c in differing]
+        old = checkpointer.repo.tree_entries(target.tree, paths)
+        new = checkpointer.repo.tree_entries(current.tree, paths)
+        contents = checkpointer.repo.blobs([e.blob for e in (*old.values(), *new.values())])
+    target_left = {item.path for item in target.left_out}
+    current_left = {item.path for item in current.left_out}
+    changes: list[FileChange] = []
+    for change in differing:
+        path = change.path
+        was, now = old.get(path), new.get(path)
+        blocked: str | None = None
+        action: FileAction
+        if was is None:
+            action = "delete"
+            if path in target_left:
+                blocked = "it was too big to be kept in that snapshot"
+            elif path not in created:
+                blocked = "the assistant did not create it"
+        elif path in current_left:
+            action = "modify"
+            blocked = "it is too big to keep a copy of the current version"
+        else:
+            action = "recreate" if now is None else "modify"
+        before = contents.get(now.blob, b"") if now else b""
+        after = contents.get(was.blob, b"") if was else b""
+        binary = _is_binary(before) or _is_binary(after)
+        changes.append(FileChange(path=path, action=action, diff="" if binary else _diff(path, before, after),
+                                  conflict=path in outside, blocked=blocked, binary=binary))
+    return RestorePlan(target=target, current=current, changes=tuple(changes))
+
+
+def apply_restore(checkpointer: Checkpointer, plan: RestorePlan, *, include_conflicts: bool = False,
+                  session_id: str | None = None) -> RestoreResult:
+    """Restore the paths of ``plan`` (conflicts only with ``include_conflicts``); the
+    workspace must be as it was when the plan was made (:class:`StalePlan` otherwise)."""
+    chosen = plan.applied(include_conflicts)
+    skipped = tuple(c for c in plan.changes if c not in chosen)
+    with checkpointer.locked():
+        before = checkpointer.snapshot("before_restore", session_id=session_id)
+        if before.tree != plan.current.tree:
+            raise StalePlan("files changed since the preview was made; look at the preview again")
+        entries = checkpointer.repo.tree_entries(plan.target.tree, [c.path for c in chosen if c.action != "delete"])
+        contents = checkpointer.repo.blobs(e.blob for e in entries.values())
+        done: list[FileChange] = []
+        errors: list[str] = []
+        # Deletions first: a path the assistant turned into a link or a file may stand
+        # where a folder of the snapshot must come back.
+        for change in sorted(chosen, key=lambda c: c.action != "delete"):
+            try:
+                if change.action == "delete":
+                    _delete(checkpointer.workspace, change.path)
+                else:
+                    entry = entries[change.path]
+                    _write(checkpointer.workspace, entry, contents.get(entry.blob, b""))
+            except (OSError, KeyError, ValueError) as error:
+                errors.append(f"{change.path}: {getattr(error, 'strerror', None) or error}")
+                continue
+            done.append(change)
+        checkpointer.snapshot("restored", session_id=session_id)
+    return RestoreResult(restored=tuple(done), skipped=skipped, undo=before, errors=tuple(errors))
+
+
+def last_undo(checkpointer: Checkpointer) -> Snapshot | None:
+    """The snapshot taken just before the last restore (restoring it undoes that restore)."""
+    return next((s for s in reversed(checkpointer.snapshots()) if s.kind == "before_restore"), None)
+
+
+# --- files ---------------------------------------------------------------------------
+
+
+def _inside(workspace: Path, path: str) -> Path:
+    """``workspace/path``, refused when a folder on the way leads out of the workspace (a link)."""
+    full = workspace / path
+    parent = os.path.realpath(full.parent)
+    if parent != str(workspace) and not parent.startswith(str(workspace) + os.sep):
+        raise ValueError("a folder on its path is a link leading out of the workspace")
+    return full
+
+
+def _delete(workspace: Path, path: str) -> None:
+    full = _inside(workspace, path)
+    try:
+        info = os.lstat(full)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise ValueError("it is a folder now")
+    os.unlink(full)
+
+
+def _write(workspace: Path, entry: TreeEntry, content: bytes) -> None:
+    full = workspace / entry.path
+    _make_folders(workspace, full.parent)
+    full = _inside(workspace, entry.path)
+    try:
+        existing = os.lstat(full)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise ValueError("a folder stands where the file was")
+    if entry.mode == "120000":
+        if existing is not None:
+            os.unlink(full)
+        os.symlink(os.fsdecode(content), full)
+        return
+    if existing is not None and stat.S_ISREG(existing.st_mode):
+        mode = stat.S_IMODE(existing.st_mode)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    mode = (mode | ((mode & 0o444) >> 2)) if entry.mode == "100755" else (mode & ~0o111)
+    tmp = full.with_name(f".{full.name}.loom-restore")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.replace(tmp, full)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _make_folders(workspace: Path, folder: Path) -> None:
+    if folder == workspace or folder.is_dir():
+        _inside(workspace, str(folder.relative_to(workspace) / "x"))
+        return
+    _make_folders(workspace, folder.parent)
+    os.mkdir(folder)
+
+
+def _is_binary(content: bytes) -> bool:
+    return b"\0" in content[:_BINARY_SNIFF]
+
+
+def _diff(path: str, before: bytes, after: bytes) -> str:
+    old = before.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"... ({len(lines) - MAX_DIFF_LINES} more lines)\n"]
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
