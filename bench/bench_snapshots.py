@@ -87,6 +87,14 @@ def run() -> list[dict[str, Any]]:
             checkpointer.snapshot("tool")
             checkpointer.snapshot("run_end")
         size_end = checkpointer.repo.size_bytes()
+        from loom_engine.messages import Message
+        from loom_engine.snapshots.restore import restore_points
+
+        prompts = [Message(role="user", parts=Message.user(f"prompt {n}").parts, id=f"p{n}")
+                   for n in range(PROMPTS + 1)]
+        points_ms = _timed(lambda: restore_points(checkpointer, prompts), 3)
+        oldest = next(s for s in checkpointer.snapshots() if s.kind == "prompt")  # older ones were pruned
+        far_preview = _timed(lambda: plan_restore(checkpointer, oldest), 3)
         workspace_bytes = sum(p.stat().st_size for p in repo.rglob("*.py"))
         loose = sum(1 for _ in (checkpointer.git_dir / "objects").glob("[0-9a-f][0-9a-f]/*"))
         cpu = os.cpu_count() or 1
@@ -96,6 +104,8 @@ def run() -> list[dict[str, Any]]:
             unchanged < NO_CHANGE_TARGET_MS),
         row("  snapshot, one file changed (median of 15)", changed, "ms"),
         row("  restore preview of one changed file (median of 5)", preview, "ms"),
+        row(f"  list of {PROMPTS + 1} restore points with their files (median of 3)", points_ms, "ms"),
+        row(f"  preview of going back {PROMPTS - 1} prompts (median of 3)", far_preview, "ms"),
         row("  workspace's files", workspace_bytes / 1e6, "MB"),
         row("  shadow repository after the first snapshot", size_start / 1e6, "MB"),
         row(f"  shadow repository after {PROMPTS} prompts (3 files changed each)", size_end / 1e6, "MB"),

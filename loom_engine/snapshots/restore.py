@@ -46,39 +46,40 @@ def restore_points(checkpointer: Checkpointer | None, messages: Sequence[Message
     """The conversation's prompts, oldest first, each with the snapshot taken just before it."""
     snaps = checkpointer.snapshots() if checkpointer is not None else ()
     by_prompt = {s.prompt_id: s for s in snaps if s.kind == "prompt" and s.prompt_id}
-    points: list[RestorePoint] = []
     prompts = [m for m in messages if is_prompt(m)]
+    runs = {m.id: _run_span(snaps, by_prompt[m.id]) for m in prompts if m.id in by_prompt}
+    diffs = checkpointer.repo.diff_many(runs.values()) if checkpointer is not None else {}
+    points: list[RestorePoint] = []
     for index, message in enumerate(prompts, 1):
         snap = by_prompt.get(message.id)
-        changed: tuple[str, ...] = ()
-        if snap is not None and checkpointer is not None:
-            changed = _changed_by_run(checkpointer, snaps, snap)
+        span = runs.get(message.id)
+        changed = tuple(sorted(c.path for c in diffs.get(span, ()))) if span else ()
         points.append(RestorePoint(index=index, prompt_id=message.id, text=prompt_text(message),
                                    time=snap.time if snap else None, files_changed=changed, snapshot=snap))
     return tuple(points)
 
 
-def _changed_by_run(checkpointer: Checkpointer, snaps: Sequence[Snapshot], start: Snapshot) -> tuple[str, ...]:
-    """The paths the run of ``start``'s prompt changed: up to Loom's last snapshot before
-    the next one taken from outside."""
-    end: Snapshot | None = None
+def _run_span(snaps: Sequence[Snapshot], start: Snapshot) -> tuple[str, str]:
+    """(tree before, tree after) the run of ``start``'s prompt: up to Loom's last
+    snapshot before the next one taken from outside."""
+    end = start
     for snap in snaps:
         if snap.id <= start.id:
             continue
         if not snap.by_loom:
             break
         end = snap
-    if end is None or end.tree == start.tree:
-        return ()
-    return tuple(sorted(c.path for c in checkpointer.repo.diff(start.tree, end.tree)))
+    return start.tree, end.tree
 
 
 def _attribution(checkpointer: Checkpointer, span: Sequence[Snapshot]) -> tuple[set[str], set[str]]:
     """(paths changed from outside Loom, paths the assistant created) over ``span``."""
     outside: set[str] = set()
     created: set[str] = set()
-    for before, after in itertools.pairwise(span):
-        for change in checkpointer.repo.diff(before.tree, after.tree):
+    steps = list(itertools.pairwise(span))
+    diffs = checkpointer.repo.diff_many((before.tree, after.tree) for before, after in steps)
+    for before, after in steps:
+        for change in diffs.get((before.tree, after.tree), ()):
             if not after.by_loom:
                 outside.add(change.path)
             elif change.status == "A":

@@ -267,6 +267,37 @@ class ShadowRepo:
             changes.append(Changed(os.fsdecode(fields[index + 1]), "M" if status == "T" else status))
         return changes
 
+    def diff_many(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Changed]]:
+        """:meth:`diff` of many pairs of trees in one git call (equal pairs: no change)."""
+        wanted = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
+        found: dict[tuple[str, str], list[Changed]] = {pair: [] for pair in wanted}
+        if not wanted:
+            return found
+        out = self.run(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv"],
+                       stdin="".join(f"{a} {b}\n" for a, b in wanted).encode())
+        # Each pair's output: "<a> <b>\n", then ":<modes> <ids> <status>\0<path>\0" per change.
+        current: list[Changed] | None = None
+        tokens = out.split(b"\0")
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            index += 1
+            if not token.startswith(b":"):
+                header, _, rest = token.partition(b"\n")
+                names = header.decode(errors="replace").split()
+                current = found.get((names[0], names[1])) if len(names) == 2 else None
+                if not rest.startswith(b":"):
+                    continue
+                token = rest
+            if index >= len(tokens):
+                break
+            path = tokens[index]
+            index += 1
+            if current is not None:
+                status = token.split()[-1].decode()[:1]
+                current.append(Changed(os.fsdecode(path), "M" if status == "T" else status))
+        return found
+
     def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
         """The raw contents of blobs, no filter or conversion applied."""
         wanted = list(dict.fromkeys(ids))

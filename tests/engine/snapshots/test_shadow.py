@@ -142,3 +142,17 @@ def test_old_prompts_are_pruned(repo: Path, make_checkpointer) -> None:
     assert [s.prompt_id for s in kept if s.kind == "prompt"] == ["p3", "p4", "p5"]
     refs = git(checkpointer.git_dir, "--git-dir", str(checkpointer.git_dir), "for-each-ref", "--format=%(refname)")
     assert len(refs.split()) == len({s.tree for s in kept})
+
+
+def test_many_diffs_in_one_call_match_one_by_one(repo: Path, make_checkpointer) -> None:
+    checkpointer = make_checkpointer(repo)
+    trees = [checkpointer.snapshot("prompt", prompt_id="p0").tree]
+    odd_names = ["with space.txt", "new\nline.txt", "0123456789abcdef0123456789abcdef01234567 x", ":colon"]
+    for number, name in enumerate(odd_names):
+        (repo / name).write_text(f"{number}\n")
+        (repo / "a.txt").write_text(f"a {number}\n")
+        trees.append(checkpointer.snapshot("tool").tree)
+    pairs = [(a, b) for a in trees for b in trees]
+    many = checkpointer.repo.diff_many(pairs)
+    for a, b in pairs:
+        assert many.get((a, b), []) == checkpointer.repo.diff(a, b)
