@@ -35,14 +35,19 @@ def make_repository(root: Path) -> None:
     (root / ".gitignore").write_text("__pycache__/\n")
 
 
-def _timed(action: Any, repeat: int) -> float:
-    """Median milliseconds of ``repeat`` calls."""
+def _times(action: Any, repeat: int) -> list[float]:
+    """Milliseconds of each of ``repeat`` calls."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
         action()
         times.append((time.perf_counter() - started) * 1000)
-    return median(times)
+    return times
+
+
+def _timed(action: Any, repeat: int) -> float:
+    """Median milliseconds of ``repeat`` calls."""
+    return median(_times(action, repeat))
 
 
 def row(benchmark: str, value: float | str, unit: str, target: str = "", ok: bool | None = None) -> dict[str, Any]:
@@ -63,7 +68,9 @@ def run() -> list[dict[str, Any]]:
         first = checkpointer.snapshot("prompt", prompt_id="p0", prompt_text="first")
         first_ms = (time.perf_counter() - started) * 1000
         checkpointer.snapshot("tool")  # settles the index's stat data (racy entries)
-        unchanged = _timed(lambda: checkpointer.snapshot("tool"), 15)
+        unchanged_times = _times(lambda: checkpointer.snapshot("tool"), 15)
+        unchanged, fastest = median(unchanged_times), min(unchanged_times)
+        load = os.getloadavg()[0]
         target = repo / "pkg000" / "module_00000.py"
         counter = [0]
 
@@ -102,6 +109,7 @@ def run() -> list[dict[str, Any]]:
         row(f"{FILES:,} files: first snapshot (every file hashed)", first_ms, "ms"),
         row("  snapshot, nothing changed (median of 15)", unchanged, "ms", f"< {NO_CHANGE_TARGET_MS:.0f}",
             unchanged < NO_CHANGE_TARGET_MS),
+        row("  snapshot, nothing changed: fastest of 15 (the machine's noise floor)", fastest, "ms"),
         row("  snapshot, one file changed (median of 15)", changed, "ms"),
         row("  restore preview of one changed file (median of 5)", preview, "ms"),
         row(f"  list of {PROMPTS + 1} restore points with their files (median of 3)", points_ms, "ms"),
@@ -110,5 +118,5 @@ def run() -> list[dict[str, Any]]:
         row("  shadow repository after the first snapshot", size_start / 1e6, "MB"),
         row(f"  shadow repository after {PROMPTS} prompts (3 files changed each)", size_end / 1e6, "MB"),
         row("  loose objects left", str(loose), "objects"),
-        row("  cores", str(cpu), ""),
+        row("  cores; load average while measuring", f"{cpu}; {load:.1f}", ""),
     ]
