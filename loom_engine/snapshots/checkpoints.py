@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind
-from .shadow import ShadowError, ShadowRepo, shadow_dir
+from .shadow import ShadowRepo, shadow_dir
 
 LOG_NAME = "snapshots.jsonl"
 PROMPT_TEXT_CHARS = 200
@@ -98,8 +98,8 @@ class Checkpointer:
     async def _quietly(self, kind: SnapshotKind, **fields: str) -> None:
         try:
             await asyncio.to_thread(self.snapshot, kind, **fields)
-        except (ShadowError, OSError, ValueError) as error:
-            self.last_failure = SnapshotFailure(kind, str(error))
+        except Exception as error:  # whatever it is, the assistant's work goes on without it
+            self.last_failure = SnapshotFailure(kind, str(error) or type(error).__name__)
 
     # --- snapshots --------------------------------------------------------------------
 
