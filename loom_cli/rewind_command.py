@@ -59,6 +59,9 @@ def run_rewind(request: RewindRequest) -> tuple[int, str]:
     root = find_workspace_root(request.cwd)
     store = SessionStore(sessions_dir())
     loaded = _session(store, root, request.session_id)
+    # The session's own workspace (--session may name one of another folder).
+    if loaded.info.workspace and Path(loaded.info.workspace).is_dir():
+        root = Path(loaded.info.workspace)
     checkpointer = _checkpointer(root)
     points = restore_points(checkpointer, loaded.messages)
     if request.list_points:
