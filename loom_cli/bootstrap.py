@@ -192,7 +192,8 @@ def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:
     if not chosen.enabled:
         return None
     caps = SnapshotCaps(max_file_bytes=int(chosen.max_file_mb * 1024 * 1024),
-                        max_total_bytes=int(chosen.max_total_mb * 1024 * 1024), keep_prompts=chosen.keep_prompts)
+                        max_total_bytes=int(chosen.max_total_mb * 1024 * 1024), keep_prompts=chosen.keep_prompts,
+                        max_files=chosen.max_files)
     try:
         return Checkpointer(root, data_dir() / "snapshots", caps=caps)
     except GitUnavailable:

@@ -57,6 +57,7 @@ class SnapshotSettings(BaseModel):
     keep_prompts: Annotated[int, Field(ge=1)] = 100  # snapshots of older prompts are pruned
     max_file_mb: Annotated[float, Field(gt=0)] = 2.0  # a bigger file is left out of snapshots
     max_total_mb: Annotated[float, Field(gt=0)] = 512.0  # files beyond this total are left out
+    max_files: Annotated[int, Field(ge=1)] = 200_000  # a workspace with more is not snapshotted
 
 
 class Settings(BaseModel):

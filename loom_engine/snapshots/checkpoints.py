@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind
+from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind, TooManyFiles
 from .shadow import ShadowRepo, shadow_dir
 
 LOG_NAME = "snapshots.jsonl"
@@ -58,6 +58,7 @@ class Checkpointer:
         self.last_failure: SnapshotFailure | None = None
         self._pending: asyncio.Future[None] | None = None  # the prompt's snapshot, being taken
         self._dirty = False  # a tool that may change files ran since the last snapshot
+        self.too_many_files = False  # set once a snapshot found too many files: no more are tried
         self._lock = threading.RLock()
         self._depth = 0  # how deep this process holds the lock (the flock is taken once)
         self._log_cache: tuple[int, int, tuple[Snapshot, ...]] | None = None
@@ -105,6 +106,8 @@ class Checkpointer:
             self._pending = None
 
     async def _quietly(self, kind: SnapshotKind, **fields: str) -> None:
+        if self.too_many_files:
+            return
         try:
             await asyncio.to_thread(self.snapshot, kind, **fields)
         except Exception as error:  # whatever it is, the assistant's work goes on without it
@@ -134,6 +137,10 @@ class Checkpointer:
     def _stage(self, previous: Snapshot | None) -> tuple[str, int, tuple[LeftOut, ...]]:
         """Bring the shadow index up to date with the workspace; (tree, total bytes, left out)."""
         look, tracked = self.repo.candidates()
+        if len(look) > self.caps.max_files:
+            self.too_many_files = True
+            raise TooManyFiles(f"{len(look):,} files to look at, over the {self.caps.max_files:,} snapshots "
+                               "are taken of; snapshots are off for this workspace until Loom restarts")
         adds: dict[str, int] = {}
         removes: list[str] = []
         left_out: list[LeftOut] = []

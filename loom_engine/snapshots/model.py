@@ -46,6 +46,9 @@ class SnapshotCaps:
     max_file_bytes: int = 2 * 1024 * 1024  # a bigger file is left out (and listed)
     max_total_bytes: int = 512 * 1024 * 1024  # files beyond this total are left out (and listed)
     keep_prompts: int = 100  # snapshots of older prompts are pruned
+    # More files than this to look at in one snapshot (Loom started in a home folder,
+    # say): snapshots are turned off for the workspace rather than slow every prompt.
+    max_files: int = 200_000
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ class RestoreResult:
     def reminder(self, what: str) -> str:
         """The note the model gets in its next request (``what``: e.g. 'before prompt 2')."""
         return reverted_reminder(self.restored, what)
+
+
+class TooManyFiles(Exception):
+    """The workspace has more files than snapshots are taken of (``SnapshotCaps.max_files``)."""
 
 
 class StalePlan(Exception):

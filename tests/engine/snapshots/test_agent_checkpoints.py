@@ -118,3 +118,19 @@ def test_a_snapshot_killed_mid_write_does_not_block_the_next(tmp_path: Path) -> 
     (checkpointer.git_dir / "index.lock").write_text("")  # git was killed while writing the index
     (workspace / "x.txt").write_text("x\n")
     assert "x.txt" in checkpointer.repo.tree_entries(checkpointer.snapshot("tool").tree)
+
+
+async def test_a_workspace_with_too_many_files_turns_snapshots_off(tmp_path: Path) -> None:
+    from loom_engine.snapshots.model import SnapshotCaps
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for number in range(30):
+        (workspace / f"f{number}.txt").write_text("x")
+    checkpointer = Checkpointer(workspace, tmp_path / "snapshots", caps=SnapshotCaps(max_files=20))
+    await checkpointer.before_prompt(None, "p1", "hi")
+    await checkpointer.after_run()
+    assert checkpointer.too_many_files and checkpointer.snapshots() == ()
+    assert checkpointer.last_failure is not None and "30 files to look at" in checkpointer.last_failure.message
+    await checkpointer.after_tool("bash", {})  # not tried again
+    assert checkpointer.snapshots() == ()
