@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import Message
+from .checkpoints import SnapshotFailure
 from .files import delete_path, inside, is_binary, unified_diff, write_entry
 from .model import (
     FileAction,
@@ -64,21 +65,32 @@ class PreimageCheckpointer:
         self.folder = shadow_dir(root, self.workspace).with_name(shadow_dir(root, self.workspace).name
                                                                  + "-preimages")
         self.session_id: str | None = None
+        self.last_failure: SnapshotFailure | None = None
         self._lock = threading.RLock()
 
     # --- the engine's protocol ----------------------------------------------------------
 
+    # They never raise: a copy that could not be kept must not stop the assistant's work.
+
     async def before_prompt(self, session_id: str | None, prompt_id: str, text: str) -> None:
         self.session_id = session_id
-        self.snapshot("prompt", session_id=session_id, prompt_id=prompt_id, prompt_text=text)
+        try:
+            self.snapshot("prompt", session_id=session_id, prompt_id=prompt_id, prompt_text=text)
+        except Exception as error:
+            self.last_failure = SnapshotFailure("prompt", str(error) or type(error).__name__)
 
     async def before_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
-        paths = [self._relative(p) for p in edited_paths(tool_name, tool_input)]
-        self._keep("pre", [p for p in paths if p is not None])
+        self._quietly("pre", tool_name, tool_input)
 
     async def after_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
-        paths = [self._relative(p) for p in edited_paths(tool_name, tool_input)]
-        self._keep("post", [p for p in paths if p is not None])
+        self._quietly("post", tool_name, tool_input)
+
+    def _quietly(self, what: str, tool_name: str, tool_input: Mapping[str, object]) -> None:
+        try:
+            paths = [self._relative(p) for p in edited_paths(tool_name, tool_input)]
+            self._keep(what, [p for p in paths if p is not None])
+        except Exception as error:
+            self.last_failure = SnapshotFailure("tool", str(error) or type(error).__name__)
 
     async def after_run(self) -> None:
         return None

@@ -79,3 +79,18 @@ async def test_a_file_changed_outside_loom_since_is_a_conflict(tmp_path: Path) -
     assert [(c.path, c.conflict) for c in plan.changes] == [("n.txt", True)]
     rewind(agent.transcript, checkpointer, restore_points(checkpointer, agent.messages)[0], RewindMode.CODE)
     assert (workspace / "n.txt").read_text() == "loom\nthe user\n"
+
+
+async def test_a_copy_that_cannot_be_kept_does_not_stop_the_run(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    blocked = tmp_path / "snapshots"
+    blocked.write_text("a file where the folder should be")
+    checkpointer = PreimageCheckpointer(workspace, blocked)
+    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+        {"tool_calls": [{"name": "write_file", "input": {"path": "n.txt", "content": "x\n"}}]},
+        {"text": "done"},
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    events = [e async for e in agent.run("write")]
+    assert events[-1].type == "finished" and (workspace / "n.txt").exists()
+    assert checkpointer.last_failure is not None
