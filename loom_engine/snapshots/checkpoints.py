@@ -99,11 +99,16 @@ class Checkpointer:
             self._dirty = False
 
     async def _settled(self) -> None:
-        pending = self._pending
-        if pending is not None:
+        pending, self._pending = self._pending, None
+        # A future of another event loop (a run that ended without its after_run) is
+        # done or never will be here; the lock keeps snapshots in order anyway.
+        if pending is not None and pending.get_loop() is asyncio.get_running_loop():
             # Shielded: an abort of the run must not leave the prompt without its snapshot.
-            await asyncio.shield(pending)
-            self._pending = None
+            try:
+                await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                self._pending = pending  # still being taken: the next call waits for it
+                raise
 
     async def _quietly(self, kind: SnapshotKind, **fields: str) -> None:
         if self.too_many_files:
