@@ -230,7 +230,7 @@ def skills() -> None:
     catalog = SkillCatalog.discover(find_workspace_root(Path.cwd()), user_config_dir=config_dir(),
                                     builtin_dir=builtin_skills_dir())
     for warning in catalog.warnings:
-        sys.stderr.write(f"loom: skipped skill: {warning}\n")
+        sys.stderr.write(f"loom: warning: {warning}\n")
     for skill in catalog:
         print(f"{skill.name:<20} {skill.source:<10} {skill.folder}")
         print(f"{'':<20} {skill.description[:100]}")
