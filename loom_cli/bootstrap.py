@@ -181,7 +181,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     if hook_plan.untrusted and interactive:
         count = len(hook_plan.untrusted)
         warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
-                        "(/hooks lists them; asked again at the next start)")
+                        "(see /hooks; asked again at the next start)")
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use)
