@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
     from loom_engine.mcp.manager import McpManager
     from loom_engine.redact import Redactor
 
+    from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
+    from .settings import SettingsFile
 
 
 class UsageError(Exception):
@@ -50,6 +53,8 @@ class RunOptions:
     # without the user's recorded approval (--trust-project-mcp).
     mcp_config: tuple[Path, ...] = ()
     trust_project_mcp: bool = False
+    # Run the project's hooks that the user has not trusted (--trust-project-hooks, one run).
+    trust_project_hooks: bool = False
 
 
 @dataclass
@@ -67,6 +72,8 @@ class Built:
     mcp: McpManager | None = None
     # Which servers were used, left for the user to approve, or refused, and config problems.
     mcp_plan: McpPlan | None = None
+    # Every hook read, which run, which were left out (project hooks not trusted), and problems.
+    hook_plan: HookPlan | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -169,12 +176,27 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          interactive=interactive)
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
     warnings += list(mcp_plan.notes)
+    hook_plan = _hooks(options, workspace, records, layered.files)
+    warnings += [f"hooks: {problem}" for problem in hook_plan.problems]
+    if hook_plan.untrusted and interactive:
+        count = len(hook_plan.untrusted)
+        warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
+                        "(see /hooks; asked again at the next start)")
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills, tool_source=toolset)
+                  context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
-                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan)
+                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan)
+
+
+def _hooks(options: RunOptions, workspace: Workspace, records: WorkspaceRecords,
+           files: Sequence[SettingsFile]) -> HookPlan:
+    """The hooks of every settings file; a project hook only when trusted (or the flag)."""
+    from .hook_setup import plan_hooks
+
+    return plan_hooks(workspace.root, files, records.trusted_hooks(workspace.root),
+                      trust_project=options.trust_project_hooks)
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,

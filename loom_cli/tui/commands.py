@@ -35,6 +35,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "the permission rules by layer: add and remove"),
     ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
+    ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
     ("exit", "quit Loom"),
 )
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
@@ -54,6 +55,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "exit": ("/exit", 0),
     "quit": ("/quit", 0),
     "mcp": ("/mcp", 0),
+    "hooks": ("/hooks", 0),
 }
 
 KEYS_HELP = (
@@ -252,6 +254,9 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
 
         app.output(help_text(prompt_commands(app.agent)))
         return
+    if name == "hooks":  # read from the files: it needs no agent
+        hooks_command(app)
+        return
     agent = app.agent
     if agent is None:
         app.output((app.agent_error and f"the agent is not available: {app.agent_error}")
@@ -308,6 +313,17 @@ def mcp_command(app: LoomApp) -> None:
     from .mcp_screens import McpScreen
 
     app.push_screen(McpScreen(manager_of(app.agent)))
+
+
+def hooks_command(app: LoomApp) -> None:
+    """/hooks: every hook with its file and trust state, and the files' problems."""
+    from .hooks_screen import HooksScreen, current_plan
+
+    plan = current_plan(app.workspace_root)
+    if plan is None:
+        app.output("the hooks cannot be listed: a settings file is not valid (see the error at start)")
+        return
+    app.push_screen(HooksScreen(plan))
 
 
 def prompt_command(app: LoomApp, command: ParsedCommand) -> None:
