@@ -159,7 +159,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                                redactor=session_redactor)
 
     skills, context, warnings = _context(workspace, settings)
-    warnings = skipped + warnings + [f"agent file {problem}" for problem in agents.problems]
+    warnings = skipped + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
     config = AgentConfig(model=model, provider=provider_name,

@@ -83,7 +83,14 @@ class AgentFileProblem:
     skipped: bool = True
 
     def __str__(self) -> str:
-        return f"{self.path}: {'skipped: ' if self.skipped else ''}{self.message}"
+        return self.line()
+
+    def line(self, root: Path | None = None) -> str:
+        """One line for the user; the path relative to ``root`` when it lies inside it."""
+        shown = str(self.path)
+        if root is not None and self.path.is_relative_to(root):
+            shown = str(self.path.relative_to(root))
+        return f"{shown}: {'skipped: ' if self.skipped else ''}{self.message}"
 
 
 def parse_agent_file(path: Path, source: str) -> tuple[AgentDefinition, list[str]]:
