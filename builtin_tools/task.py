@@ -28,7 +28,8 @@ class TaskInput(BaseModel):
 
 class TaskAgentInput(TaskInput):
     subagent_type: str | None = Field(None, description="The agent to run, one of those listed in this tool's "
-                                                        "description. Omit it for a general read-only "
+                                                        "description; it brings its own tools (tools can only "
+                                                        "narrow them). Omit it for a general read-only "
                                                         "researcher.")
 
 

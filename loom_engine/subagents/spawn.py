@@ -57,13 +57,13 @@ class MakeChild(Protocol):
 def child_config(parent_config: AgentConfig, *, parent_tools: Collection[str], default_tools: Sequence[str],
                  tools: Sequence[str] | None, definition: AgentDefinition | None
                  ) -> tuple[AgentConfig, list[str]]:
-    """The child's configuration, and the tools asked for that the parent does not have."""
+    """The child's configuration, and the tools the call asked for that the parent does
+    not have (an agent file's own are not the calling model's doing: `loom agents` shows them)."""
+    unknown = [t for t in (tools or ()) if t not in parent_tools]
     if definition is None:
-        unknown = [t for t in (tools or ()) if t not in parent_tools]
         return parent_config.inherit(tools=tuple(tools or default_tools)), unknown
     wanted = list(definition.tools) if definition.tools is not None else \
         [t for t in parent_tools if t != TASK_TOOL]
-    unknown = [t for t in wanted if t not in parent_tools]
     if tools:  # the call may narrow the agent's tools further, never widen them
         wanted = [t for t in wanted if t in tools]
     wanted = [t for t in wanted if t in parent_tools and t not in definition.disallowed_tools]

@@ -11,7 +11,7 @@ from tests.doubles.loom_command import loom, loom_env
 REVIEWER = """---
 name: reviewer
 description: Reviews a change for bugs.
-tools: Read, Grep
+tools: Read, Grep, NotebookEdit
 colour: blue
 ---
 You are the REVIEWER.
@@ -41,12 +41,14 @@ def test_agents_are_listed_with_source_and_description_and_broken_files_with_the
     assert lines[0].split(None, 2) == ["helper", "user", "Helps."]
     assert "model: claude-haiku-4-5" in lines[1]
     assert lines[2].split(None, 2) == ["reviewer", ".claude", "Reviews a change for bugs."]
-    assert "tools: read_file, grep (.claude/agents/reviewer.md)" in lines[3]
+    assert "tools: read_file, grep, NotebookEdit (.claude/agents/reviewer.md)" in lines[3]
     assert "replaced: reviewer from user" in done.stdout
     skipped = done.stdout.split("skipped files:")[1].split("warnings:")[0]
     assert ".loom/agents/broken.md: missing 'description'" in skipped
     assert ".loom/agents/bad-yaml.md: invalid YAML front matter" in skipped
-    assert ".claude/agents/reviewer.md: unknown field 'colour' ignored" in done.stdout.split("warnings:")[1]
+    warnings = done.stdout.split("warnings:")[1]
+    assert ".claude/agents/reviewer.md: unknown field 'colour' ignored" in warnings
+    assert ".claude/agents/reviewer.md: tools Loom does not have, left out: NotebookEdit" in warnings
     assert fake_llm.requests == []
 
 
