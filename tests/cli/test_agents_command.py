@@ -73,3 +73,34 @@ def test_headless_run_offers_the_agents_and_runs_the_reviewer(tmp_path: Path, wo
     assert "- helper: Helps.\n- reviewer: Reviews a change for bugs." in task["description"]
     assert json.dumps(child.body["system"]).count("You are the REVIEWER.") == 1
     assert sorted(t["name"] for t in child.body["tools"]) == ["grep", "read_file"]
+
+
+SECOND_OPINION = ("---\nname: second-opinion\ndescription: Another vendor's view.\ntools: Read\nmodel: gpt-4o\n"
+                  "---\nYou GIVE A SECOND OPINION.\n")
+
+
+def test_an_agent_with_another_vendors_model_uses_that_provider(tmp_path: Path, workspace: Path,
+                                                                fake_llm: FakeLLMServer) -> None:
+    (workspace / ".loom/agents").mkdir(parents=True)
+    (workspace / ".loom/agents/second-opinion.md").write_text(SECOND_OPINION)
+    fake_llm.enqueue(Reply.tool("task", {"description": "ask", "prompt": "Look at src/app.py",
+                                         "subagent_type": "second-opinion"}),
+                     Reply.text("fine by me"), Reply.text("both agree"))
+    env = loom_env(tmp_path, fake_llm, OPENAI_API_KEY="test-openai", OPENAI_BASE_URL=fake_llm.openai_base_url)
+    done = loom(["run", "second opinion please"], workspace, env)
+    assert done.returncode == 0, done.stderr
+    parent, child, _ = fake_llm.requests
+    assert (parent.api, child.api, child.body["model"]) == ("anthropic", "openai", "gpt-4o")
+    assert child.headers.get("authorization") == "Bearer test-openai"
+
+
+def test_an_agent_whose_provider_is_not_configured_is_an_error_result(tmp_path: Path, workspace: Path,
+                                                                      fake_llm: FakeLLMServer) -> None:
+    (workspace / ".loom/agents").mkdir(parents=True)
+    (workspace / ".loom/agents/second-opinion.md").write_text(SECOND_OPINION)
+    fake_llm.enqueue(Reply.tool("task", {"description": "ask", "prompt": "Look",
+                                         "subagent_type": "second-opinion"}), Reply.text("I will do it myself"))
+    done = loom(["run", "second opinion please"], workspace, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    result = json.dumps(fake_llm.requests[1].messages[-1])
+    assert "Could not start the second-opinion agent (model gpt-4o): OPENAI_API_KEY is not set" in result
