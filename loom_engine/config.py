@@ -71,6 +71,7 @@ class AgentConfig:
             skills = tuple(s for s in dict.fromkeys(skills_only) if skills is None or s in skills)
         budget = self.max_budget_usd
         defaults: dict[str, Any] = dict(depth=self.depth + 1, tool_names=child_tools, skill_names=skills,
-                        max_turns=min(self.subagent_max_turns, self.max_turns), max_budget_usd=budget)
+                        max_turns=min(self.subagent_max_turns, self.max_turns), max_budget_usd=budget,
+                        agent_type=None)
         defaults.update(changes)
         return replace(self, **defaults)

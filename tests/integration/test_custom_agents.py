@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from builtin_tools import default_tools
 from builtin_tools.task import with_agents
 from loom_engine.agent import Agent
@@ -19,7 +21,9 @@ from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.base import Provider
 from loom_engine.providers.factory import create_provider
+from loom_engine.skills.catalog import SkillCatalog
 from loom_engine.subagents.definitions import AgentCatalog
+from loom_engine.tools.base import BaseTool, Tool, ToolContext, ToolOutput
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
 
@@ -49,7 +53,8 @@ def _simple(name: str, tools: str, body: str, extra: str = "") -> str:
     return f"---\nname: {name}\ndescription: The {name} agent.\ntools: {tools}\n{extra}---\n{body}\n"
 
 
-def _parent(workspace: Path, server: FakeLLMServer, *, mode: PermissionMode = "default") -> Agent:
+def _parent(workspace: Path, server: FakeLLMServer, *, mode: PermissionMode = "default",
+            extra_tools: tuple[Tool, ...] = (), skills: SkillCatalog | None = None) -> Agent:
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
     agents = AgentCatalog.discover(workspace, user_config_dir=workspace.parent / "config")
     assert not [p for p in agents.problems if p.skipped], agents.problems
@@ -59,7 +64,8 @@ def _parent(workspace: Path, server: FakeLLMServer, *, mode: PermissionMode = "d
         return create_provider("openai", api_key="test", base_url=server.openai_base_url)
 
     return Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                 tools=with_agents(default_tools(), agents), workspace=Workspace.at(workspace),
+                 tools=with_agents([*default_tools(), *extra_tools], agents), workspace=Workspace.at(workspace),
+                 skills=skills,
                  system_prompt="parent", permissions=PermissionManager(Workspace.at(workspace), mode=mode),
                  make_provider=make_provider)
 
@@ -250,3 +256,48 @@ async def test_a_model_of_another_vendor_gets_that_vendors_provider(workspace: P
     assert child.body["model"] == "gpt-4o"
     assert "You GIVE A SECOND OPINION." in _system(child)
     assert _tool_names(child) == ["read_file"]
+
+
+class _NoArgs(BaseModel):
+    pass
+
+
+class _McpLike(BaseTool[_NoArgs]):
+    """Stands for an MCP server's tool: only its name matters here."""
+
+    input_model = _NoArgs
+    is_read_only = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = f"{name} (test)"
+
+    async def run(self, args: _NoArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("ok")
+
+
+def _skill(workspace: Path, name: str) -> None:
+    folder = workspace / ".loom/skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name}.\n")
+
+
+async def test_mcp_servers_and_skills_only_narrow(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    _agent_file(workspace, ".loom/agents", "triager",
+                "---\nname: triager\ndescription: Triage issues.\nmcpServers: [github]\nskills: [alpha]\n"
+                "disallowedTools: Bash, Write, Edit, MultiEdit, apply_patch, web_fetch, todo_write\n---\nYou TRIAGE.\n")
+    _skill(workspace, "alpha")
+    _skill(workspace, "beta")
+    skills = SkillCatalog.discover(workspace, user_config_dir=workspace.parent / "config",
+                                   builtin_dir=workspace.parent / "no-builtins")
+    assert skills.names() == ["alpha", "beta"]
+    fake_llm.enqueue(Reply.tools(_task("triager", "triage")), Reply.tool("skill", {"name": "beta"}),
+                     Reply.tool("skill", {"name": "alpha"}), Reply.text("triaged"), Reply.text("done"))
+    parent = _parent(workspace, fake_llm, skills=skills,
+                     extra_tools=(_McpLike("mcp__github__issues"), _McpLike("mcp__db__query")))
+    await _run(parent)
+    first, child, after_beta, after_alpha, _ = fake_llm.requests
+    assert {"mcp__github__issues", "mcp__db__query", "task"} <= set(_tool_names(first))
+    assert _tool_names(child) == ["glob", "grep", "ls", "mcp__github__issues", "read_file", "skill"]
+    assert "Unknown skill 'beta'. Available skills: alpha." in json.dumps(after_beta.messages[-1])
+    assert "Do alpha." in json.dumps(after_alpha.messages[-1])

@@ -116,6 +116,7 @@ def test_no_tools_field_gives_the_parents_tools_less_task_and_disallowed_ones() 
     config = _child(_agent(disallowed_tools=("bash",)))
     assert config.tool_names == tuple(t for t in PARENT_TOOLS if t not in ("task", "bash"))
     assert config.agent_type == "a"
+    assert config.inherit().agent_type is None  # its own general sub-agent is not "a"
 
 
 def test_the_task_call_can_only_narrow_an_agents_tools() -> None:
