@@ -78,6 +78,7 @@ class Built:
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools import default_tools
+    from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
     from loom_engine.permissions.layers import RuleLayer
@@ -91,7 +92,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     workspace = Workspace.at(root, tuple(options.add_dirs))
-    tools = default_tools()
+    agents = _agents(workspace)
+    tools = with_agents(default_tools(), agents)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
@@ -108,9 +110,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     script = options.script or (Path(os.environ["LOOM_SCRIPT"]) if os.environ.get("LOOM_SCRIPT") else None)
     from loom_engine.providers.base import StreamTimeouts
 
-    provider = create_provider(provider_name, base_url=base_url, script=script,
-                               stream_timeouts=StreamTimeouts(settings.stream_first_byte_timeout,
-                                                              settings.stream_idle_timeout))
+    timeouts = StreamTimeouts(settings.stream_first_byte_timeout, settings.stream_idle_timeout)
+    provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
 
     try:
         layers = [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
@@ -165,7 +166,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                                redactor=session_redactor)
 
     skills, context, warnings = _context(workspace, settings)
-    warnings = skipped + warnings
+    warnings = skipped + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
     config = AgentConfig(model=model, provider=provider_name,
@@ -184,7 +185,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                         "(see /hooks; asked again at the next start)")
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use)
+                  context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use,
+                  make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts))
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan)
@@ -197,6 +199,32 @@ def _hooks(options: RunOptions, workspace: Workspace, records: WorkspaceRecords,
 
     return plan_hooks(workspace.root, files, records.trusted_hooks(workspace.root),
                       trust_project=options.trust_project_hooks)
+
+
+def _agents(workspace: Workspace) -> Any:
+    """The custom sub-agents (user config dir, .claude/agents, .loom/agents)."""
+    from loom_engine.paths import config_dir
+    from loom_engine.subagents.definitions import AgentCatalog
+
+    return AgentCatalog.discover(workspace.root, user_config_dir=config_dir())
+
+
+def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, timeouts: Any) -> Any:
+    """Builds, once each, the provider a sub-agent's model needs when it is another
+    vendor's (an agent file's ``model: gpt-4o`` under an Anthropic session)."""
+    from loom_engine.providers.factory import create_provider
+
+    built: dict[str, Any] = {name: provider}
+
+    def make(wanted: str) -> Any:
+        if wanted not in built:
+            base_url = None
+            if wanted in BASE_URL_VARIABLES and sources.get(f"{wanted}.base_url") != BASE_URL_VARIABLES[wanted]:
+                base_url = getattr(settings, wanted).base_url
+            built[wanted] = create_provider(wanted, base_url=base_url, stream_timeouts=timeouts)
+        return built[wanted]
+
+    return make
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,

@@ -243,6 +243,19 @@ def skills() -> None:
         print(f"{'':<20} {skill.description[:100]}")
 
 
+@app.command()
+def agents() -> None:
+    """List the custom sub-agents (.loom/agents, .claude/agents, the user's agents/) and the files not used."""
+    from builtin_tools import default_tools
+    from loom_engine.paths import config_dir
+    from loom_engine.workspace import find_workspace_root
+
+    from .agents_command import agents_lines
+
+    known = [tool.name for tool in default_tools()]
+    print("\n".join(agents_lines(find_workspace_root(Path.cwd()), config_dir(), known)))
+
+
 mcp_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                       help="The MCP servers Loom connects (the user's mcp.json and the project's .mcp.json).")
 app.add_typer(mcp_app, name="mcp")

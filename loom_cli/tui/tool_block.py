@@ -40,6 +40,9 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
     if name == "todo_write":
         todos = tool_input.get("todos")
         return plural(len(todos), "item") if isinstance(todos, list) else ""
+    if name == "task" and isinstance(tool_input.get("subagent_type"), str) and tool_input["subagent_type"]:
+        # A custom agent: which one runs matters as much as what it was asked.
+        return f"{tool_input['subagent_type']}: {tool_input.get('description') or ''}".rstrip(": ")
     if name == "apply_patch":
         patch = str(tool_input.get("patch") or tool_input.get("input") or "")
         paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
