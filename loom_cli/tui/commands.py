@@ -261,10 +261,12 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
 
         app.output(help_text(prompt_commands(app.agent), custom_entries(app.agent, Path(app.workspace_root))))
         return
+    if name not in COMMAND_NAMES and name not in USAGE and not name.startswith("mcp__"):
+        custom_command(app, command)  # a custom command waits in the queue for the agent, as a prompt does
+        return
     agent = app.agent
     if agent is None:
-        app.output((app.agent_error and f"the agent is not available: {app.agent_error}")
-                   or "the agent is still loading; try again in a moment")
+        app.output(_not_ready(app))
         return
     match name:
         case "cost":
@@ -307,8 +309,6 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             mcp_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
-        case _:
-            custom_command(app, command)
 
 
 def mcp_command(app: LoomApp) -> None:
@@ -340,18 +340,26 @@ def prompt_command(app: LoomApp, command: ParsedCommand) -> None:
     app.send_queued()
 
 
+def _not_ready(app: LoomApp) -> str:
+    return ((app.agent_error and f"the agent is not available: {app.agent_error}")
+            or "the agent is still loading; try again in a moment")
+
+
 def custom_command(app: LoomApp, command: ParsedCommand) -> None:
     """``/name args`` naming a custom command or a skill: sent like a prompt (the user's
     turn expands it, see user_turns); any other name is unknown."""
-    from loom_cli.slash_commands import invocation_for
+    from loom_cli.slash_commands import discover_commands, invocation_for
     from loom_engine.commands.catalog import CommandError
 
     from .paste import Draft
 
     try:
-        invocation = invocation_for(app.agent, command.text)
+        invocation = invocation_for(app.agent, command.text, discover_commands(Path(app.workspace_root)))
     except CommandError as error:
         app.output(f"{error} · not run")
+        return
+    if invocation is None and app.agent is None:
+        app.output(_not_ready(app))  # it may be a skill: the agent knows them
         return
     if invocation is None:
         app.output(f"unknown command /{command.name} · /help lists the commands")

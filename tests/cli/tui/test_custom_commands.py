@@ -129,3 +129,26 @@ async def test_allowed_tools_are_granted_for_the_commands_turn_only(harness: Har
         await pilot.press("y")
         await wait_idle(pilot, app)
         assert len(app.answers) == 1
+
+
+async def test_a_command_typed_while_the_agent_loads_waits_for_it(harness: Harness) -> None:
+    import threading
+
+    _command(harness.workspace, "fix.md", FIX)
+    harness.script = [{"text": "Fixed it."}]
+    ready = threading.Event()
+
+    def slow(options: Any) -> Any:
+        ready.wait(10)
+        return harness.factory(options)
+
+    app = harness.app(agent_factory=slow)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.prompt.set_text("/fix 7")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "still loading" not in screen_text(app)
+        ready.set()
+        await wait_for(pilot, lambda: app.agent is not None and bool(app.agent.messages))
+        await wait_idle(pilot, app)
+        assert app.agent.messages[0].parts[0].text == "Fix issue #7; start with 7."
