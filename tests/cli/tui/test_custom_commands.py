@@ -152,3 +152,30 @@ async def test_a_command_typed_while_the_agent_loads_waits_for_it(harness: Harne
         await wait_for(pilot, lambda: app.agent is not None and bool(app.agent.messages))
         await wait_idle(pilot, app)
         assert app.agent.messages[0].parts[0].text == "Fix issue #7; start with 7."
+
+
+async def test_esc_during_a_shell_line_sends_nothing_and_ends_the_grant(harness: Harness) -> None:
+    _command(harness.workspace, "slow.md",
+             "---\nallowed-tools: Bash(sleep 30)\n---\nWaited: !`sleep 30`\n")
+    harness.script = []  # a request to the model would fail the test
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        rules = app.agent.permissions.effective_rules()
+        app.prompt.set_text("/slow")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "sleep 30" in screen_text(app))
+        await pilot.press("escape")
+        await wait_idle(pilot, app)
+        assert app.agent.messages == ()
+        assert app.agent.permissions.effective_rules() == rules
+
+
+async def test_help_lists_custom_commands(harness: Harness) -> None:
+    _command(harness.workspace, "fix.md", FIX)
+    app = harness.app()
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        app.prompt.set_text("/help")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "/fix  Fix an issue by its number  [issue]" in screen_text(app))
