@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..attachments import UserPrompt
 from ..events import Aborted, AgentEvent, Notice, ToolProgress
@@ -55,7 +55,7 @@ class Invocation:
     name: str  # as the command or skill is named
     arguments: str
     typed: str  # the whole line as typed
-    kind: str  # "command" | "skill"
+    kind: Literal["command", "skill"]
     body: str  # the instructions before the arguments are put in
     allowed_tools: tuple[str, ...] = ()  # granted for the turn (commands only)
     model: str | None = None

@@ -179,3 +179,10 @@ async def test_help_lists_custom_commands(harness: Harness) -> None:
         app.prompt.set_text("/help")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "/fix  Fix an issue by its number  [issue]" in screen_text(app))
+
+
+def test_the_reserved_names_are_the_chats_commands() -> None:
+    from loom_cli.slash_commands import BUILTIN_NAMES
+    from loom_cli.tui.commands import COMMANDS, USAGE
+
+    assert BUILTIN_NAMES == {name for name, _ in COMMANDS} | set(USAGE)

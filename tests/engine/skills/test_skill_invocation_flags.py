@@ -50,3 +50,14 @@ def test_a_flag_that_is_not_true_or_false_is_reported(tmp_path: Path) -> None:
 def test_only_user_skills_leave_no_index(tmp_path: Path) -> None:
     _skill(tmp_path, "deploy", "disable-model-invocation: true\n")
     assert _catalog(tmp_path).index_text() == ""
+
+
+def test_a_custom_command_of_the_same_name_wins_over_a_skill(tmp_path: Path) -> None:
+    from loom_engine.commands.catalog import CommandCatalog
+
+    _skill(tmp_path, "review")
+    (tmp_path / ".loom" / "commands").mkdir(parents=True)
+    (tmp_path / ".loom" / "commands" / "review.md").write_text("Review my way: $ARGUMENTS\n")
+    commands = CommandCatalog.discover(tmp_path, user_config_dir=tmp_path / "none")
+    invocation = resolve("/review a.py", commands, _catalog(tmp_path))
+    assert invocation is not None and invocation.kind == "command" and invocation.body == "Review my way: $ARGUMENTS"
