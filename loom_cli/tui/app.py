@@ -34,9 +34,10 @@ from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
 from .agent_lifecycle import AgentLifecycle
-from .commands import COMMANDS, CustomCommandMenu, parse_command, run_command
+from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
+from .custom_commands import CustomCommandMenu
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
