@@ -186,3 +186,16 @@ def test_the_reserved_names_are_the_chats_commands() -> None:
     from loom_cli.tui.commands import COMMANDS, USAGE
 
     assert BUILTIN_NAMES == {name for name, _ in COMMANDS} | set(USAGE)
+
+
+async def test_a_resumed_session_shows_the_command_as_typed(harness: Harness) -> None:
+    from loom_engine.commands.invoke import CommandPrompt
+    from loom_engine.messages import Message, TextPart
+
+    prompt = CommandPrompt("/fix 123", (), expansion="Fix issue #123; EXPANDED INSTRUCTIONS.", command="fix")
+    harness.messages = [prompt.message(), Message.assistant(TextPart("Fixed it."))]
+    app = harness.app(continue_session=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None and "Fixed it." in screen_text(app))
+        assert [u.text for u in app.transcript.query(UserMessage)] == ["/fix 123"]
+        assert "EXPANDED INSTRUCTIONS" not in screen_text(app)
