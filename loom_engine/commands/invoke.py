@@ -176,6 +176,10 @@ class Grant:
             self._added.append(compiled.rule.text)
         return problems
 
+    @property
+    def granted(self) -> tuple[str, ...]:
+        return tuple(self._added)
+
     def revoke(self) -> None:
         if self._permissions is None:
             return
@@ -194,11 +198,17 @@ async def run_invocation(agent: CommandAgent, invocation: Invocation) -> AsyncGe
         for problem in grant.apply():
             yield Notice(level="warning", message=f"/{invocation.name}: allowed-tools left out: {problem}",
                          **stamp())
+        if grant.granted:  # the user sees what the command's file allows without asking
+            yield Notice(level="info", message=f"/{invocation.name} allows for this turn: "
+                         f"{', '.join(grant.granted)}", **stamp())
         if invocation.model and invocation.model != agent.config.model:
+            from ..providers.models import lookup
+
             previous_model = agent.config.model
             agent.set_model(invocation.model)
-            yield Notice(level="info", message=f"/{invocation.name} uses {invocation.model} for this turn",
-                         **stamp())
+            unknown = "" if lookup(invocation.model).known else " (a model Loom does not know: the request may fail)"
+            yield Notice(level="warning" if unknown else "info",
+                         message=f"/{invocation.name} uses {invocation.model} for this turn{unknown}", **stamp())
         text = substitute(invocation.body, invocation.arguments)
         snippets = shell_snippets(text)
         if snippets:

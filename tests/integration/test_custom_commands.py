@@ -176,3 +176,16 @@ def test_a_built_in_name_is_never_a_custom_command(workspace: Path, name: str) -
     _command(workspace, f"{name}.md", "Something else.\n")
     commands = CommandCatalog.discover(workspace, user_config_dir=workspace / "none", reserved=BUILTINS)
     assert resolve(f"/{name}", commands, None, BUILTINS) is None
+
+
+async def test_the_user_is_told_what_the_command_allows_and_of_an_unknown_model(workspace: Path,
+                                                                                 fake_llm: FakeLLMServer) -> None:
+    from loom_engine.events import Notice
+
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt), Read\nmodel: haiku\n---\nMake it.\n")
+    fake_llm.enqueue(Reply.text("ok"))
+    agent = _agent(workspace, fake_llm)
+    notices = [(e.level, e.message) for e in await _run(agent, "/mk") if isinstance(e, Notice)]
+    assert ("info", "/mk allows for this turn: bash(touch made.txt), read_file") in notices
+    assert ("warning", "/mk uses haiku for this turn (a model Loom does not know: the request may fail)") in notices
+    assert agent.config.model == "claude-sonnet-4-6"
