@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -238,7 +238,7 @@ async def run_invocation(agent: CommandAgent, invocation: Invocation) -> AsyncGe
             agent.set_model(previous_model)
 
 
-def _stamper(agent: CommandAgent) -> Any:
+def _stamper(agent: CommandAgent) -> Callable[[], Mapping[str, Any]]:
     def stamp() -> Mapping[str, Any]:
         state = agent.turn_state
         return {"turn_id": state.turn_id, "agent_id": agent.identity.agent_id,
@@ -248,7 +248,7 @@ def _stamper(agent: CommandAgent) -> Any:
 
 
 async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str],
-                     stamp: Any) -> AsyncGenerator[AgentEvent, None]:
+                     stamp: Callable[[], Mapping[str, Any]]) -> AsyncGenerator[AgentEvent, None]:
     """Run each command as a bash call would run (the permission check, asked about in
     the chat, denied when a headless run would have to ask); its events as they come.
     ``outputs`` gets what replaces each command in the text."""
