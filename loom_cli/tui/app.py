@@ -37,6 +37,7 @@ from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
+from .custom_commands import CustomCommandMenu
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
@@ -143,9 +144,10 @@ class LoomApp(App[int]):
                                      id="transcript")
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
+        custom = CustomCommandMenu(self.workspace_root)  # the user's commands and skills
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
                                   take_queued=self.prompt_queue.take_last, id="prompt",
-                                  more_commands=lambda: prompt_commands(self.agent),
+                                  more_commands=lambda: [*prompt_commands(self.agent), *custom.entries(self.agent)],
                                   resources=lambda: resource_mentions_of(self.agent))
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")

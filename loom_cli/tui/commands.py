@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from loom_engine.permissions.modes import MODES
 
 from .confirm import Confirm
+from .custom_commands import custom_command, custom_entries, not_ready
 from .model_picker import ModelPicker, model_name_problem, models_for
 from .options import default_session_lister
 from .session_picker import SessionPicker
@@ -119,14 +120,18 @@ def exchanges(messages: Iterable[Any]) -> int:
     return count
 
 
-def help_text(prompts: Sequence[tuple[str, str]] = ()) -> str:
-    """The commands, the MCP servers' prompts (``prompts``: name and help) and the keys."""
+def help_text(prompts: Sequence[tuple[str, str]] = (), custom: Sequence[tuple[str, str]] = ()) -> str:
+    """The commands, the MCP servers' prompts (``prompts``: name and help), the custom
+    commands and skills (``custom``) and the keys."""
     width = max(len(name) for name, _ in COMMANDS) + 2
     lines = ["Commands:"]
     lines += [f"  /{name:<{width}}{text}" for name, text in COMMANDS]
     if prompts:
         lines.append("MCP prompts (the server's text becomes your prompt):")
         lines += [f"  /{name}  {text}" for name, text in prompts]
+    if custom:
+        lines.append("Your commands and skills (their text becomes your prompt):")
+        lines += [f"  /{name}  {text}" for name, text in custom]
     lines.append("Keys:")
     key_width = max(len(k) for k, _ in KEYS_HELP) + 2
     lines += [f"  {key:<{key_width}}{text}" for key, text in KEYS_HELP]
@@ -252,15 +257,17 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
     if name == "help":
         from .mcp_chat import prompt_commands
 
-        app.output(help_text(prompt_commands(app.agent)))
+        app.output(help_text(prompt_commands(app.agent), custom_entries(app.agent, Path(app.workspace_root))))
+        return
+    if name not in COMMAND_NAMES and name not in USAGE and not name.startswith("mcp__"):
+        custom_command(app, command)  # a custom command waits in the queue for the agent, as a prompt does
         return
     if name == "hooks":  # read from the files: it needs no agent
         hooks_command(app)
         return
     agent = app.agent
     if agent is None:
-        app.output((app.agent_error and f"the agent is not available: {app.agent_error}")
-                   or "the agent is still loading; try again in a moment")
+        app.output(not_ready(app))
         return
     match name:
         case "cost":
@@ -303,8 +310,6 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             mcp_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
-        case _:
-            app.output(f"unknown command /{name} · /help lists the commands")
 
 
 def mcp_command(app: LoomApp) -> None:

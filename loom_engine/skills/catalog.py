@@ -29,6 +29,8 @@ body::
     description: Run the test suite and fix failures. Use when ...   # <= 1,024 chars;
                                # a longer one is cut for the index, with a warning
     allowed-tools: read_file, edit_file, bash(pytest:*)    # optional; list or string
+    disable-model-invocation: true   # optional: only the user runs it, as /fix-tests
+    user-invocable: false            # optional: not a slash command, only the model loads it
     ---
     Instructions...
 
@@ -88,6 +90,11 @@ class Skill:
     path: Path  # the SKILL.md file
     source: str  # "builtin" | "user" | "project"
     allowed_tools: tuple[str, ...] | None = None
+    # ``disable-model-invocation: true``: left out of the model's index; only the user
+    # runs it (as /name). ``user-invocable: false``: not a slash command (hidden from
+    # the / menu); only the model loads it.
+    model_invocable: bool = True
+    user_invocable: bool = True
 
     @property
     def folder(self) -> Path:
@@ -178,10 +185,22 @@ def parse_skill(path: Path, source: str, warnings: list[str] | None = None) -> S
     allowed = _allowed_tools(data.get("allowed-tools", data.get("allowed_tools")))
     if not body.strip():
         raise SkillError("no instructions after the front matter")
-    if full_length > MAX_DESCRIPTION and warnings is not None:
+    model_invocable = not _flag(data, "disable-model-invocation", False)
+    user_invocable = _flag(data, "user-invocable", True)
+    if full_length > MAX_DESCRIPTION and warnings is not None:  # only for a skill that loads
         warnings.append(f"{path}: description is {full_length:,} characters, over the limit of "
                         f"{MAX_DESCRIPTION:,}; loaded with the description cut to that length")
-    return Skill(name=name, description=description, path=path, source=source, allowed_tools=allowed)
+    return Skill(name=name, description=description, path=path, source=source, allowed_tools=allowed,
+                 model_invocable=model_invocable, user_invocable=user_invocable)
+
+
+def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
+    value = data.get(key, data.get(key.replace("-", "_"), default))
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise SkillError(f"'{key}' must be true or false")
 
 
 def _cut_description(description: str) -> str:
@@ -328,12 +347,16 @@ class SkillCatalog:
                  "Skills hold instructions for particular tasks. When a request matches a skill's "
                  "description, call the skill tool with its name before you start, then follow its "
                  "instructions."]
-        lines += [f"- {skill.name}: {skill.description}" for skill in self]
+        listed = [skill for skill in self if skill.model_invocable]
+        if not listed:
+            return ""
+        lines += [f"- {skill.name}: {skill.description}" for skill in listed]
         return "\n".join(lines)
 
     def load(self, name: str) -> tuple[str, list[str]]:
         """Level 2: the skill's instructions and the other files in its folder."""
         skill = self._skills.get(name.strip())
-        if skill is None:
-            raise SkillNotFound(name, self._skills)
+        if skill is None or not skill.model_invocable:
+            # One the user alone runs (disable-model-invocation) is not the model's to load.
+            raise SkillNotFound(name, [s.name for s in self if s.model_invocable])
         return skill.read_body(), skill.files()
