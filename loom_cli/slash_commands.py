@@ -11,13 +11,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_engine.permissions.modes import MODES
+
 if TYPE_CHECKING:
     from loom_engine.commands.catalog import CommandCatalog
     from loom_engine.commands.invoke import Invocation
 
-# The chat's own commands (loom_cli.tui.commands.COMMANDS, and its alias /quit).
-BUILTIN_NAMES = frozenset({"help", "clear", "compact", "model", "cost", "skills", "resume", "mode",
-                           "permissions", "mcp", "exit", "quit"})
+# The chat's own commands, with what the / menu and /help say of each.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("help", "commands and keys"),
+    ("clear", "start a new session"),
+    ("compact", "summarise the conversation now  [focus]"),
+    ("model", "show or switch the model  [name]"),
+    ("cost", "tokens and cost of this session"),
+    ("skills", "list the available skills"),
+    ("resume", "resume an earlier session of this workspace  [id]"),
+    ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
+    ("permissions", "the permission rules by layer: add and remove"),
+    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
+    ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
+    ("exit", "quit Loom"),
+)
+# Their names (and the alias /quit): a custom command or skill never takes one.
+BUILTIN_NAMES = frozenset({name for name, _ in COMMANDS} | {"quit"})
 
 
 def discover_commands(workspace_root: Path) -> CommandCatalog:

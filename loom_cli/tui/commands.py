@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from loom_engine.permissions.modes import MODES
 
+from ..slash_commands import COMMANDS
 from .confirm import Confirm
 from .custom_commands import custom_command, custom_entries, not_ready
 from .model_picker import ModelPicker, model_name_problem, models_for
@@ -25,20 +26,6 @@ from .status_bar import StatusInfo, human_tokens
 if TYPE_CHECKING:
     from .app import LoomApp
 
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("help", "commands and keys"),
-    ("clear", "start a new session"),
-    ("compact", "summarise the conversation now  [focus]"),
-    ("model", "show or switch the model  [name]"),
-    ("cost", "tokens and cost of this session"),
-    ("skills", "list the available skills"),
-    ("resume", "resume an earlier session of this workspace  [id]"),
-    ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
-    ("permissions", "the permission rules by layer: add and remove"),
-    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
-    ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
-    ("exit", "quit Loom"),
-)
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
 
 # What each command accepts: (usage line, the most words it takes; None: free text).

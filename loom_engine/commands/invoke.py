@@ -59,6 +59,9 @@ class Invocation:
     body: str  # the instructions before the arguments are put in
     allowed_tools: tuple[str, ...] = ()  # granted for the turn (commands only)
     model: str | None = None
+    # What a project command's file asks to allow, not granted: a file the repository
+    # ships may not widen permissions (each action asks as usual).
+    withheld_tools: tuple[str, ...] = ()
 
 
 def split_line(text: str) -> tuple[str, str] | None:
@@ -102,6 +105,9 @@ def user_invocable(skill: Skill) -> bool:
 
 
 def from_command(command: CustomCommand, arguments: str, typed: str) -> Invocation:
+    if command.source != "user":
+        return Invocation(command.name, arguments, typed, "command", command.read_body(), (), command.model,
+                          withheld_tools=command.allowed_tools)
     return Invocation(command.name, arguments, typed, "command", command.read_body(), command.allowed_tools,
                       command.model)
 
@@ -198,6 +204,11 @@ async def run_invocation(agent: CommandAgent, invocation: Invocation) -> AsyncGe
         for problem in grant.apply():
             yield Notice(level="warning", message=f"/{invocation.name}: allowed-tools left out: {problem}",
                          **stamp())
+        if invocation.withheld_tools:
+            yield Notice(level="info", message=f"/{invocation.name}: its allowed-tools "
+                         f"({', '.join(invocation.withheld_tools)}) are not granted: the command comes from the "
+                         "project, whose files cannot widen permissions (put it in your own commands folder to "
+                         "allow them); each action asks as usual", **stamp())
         if grant.granted:  # the user sees what the command's file allows without asking
             yield Notice(level="info", message=f"/{invocation.name} allows for this turn: "
                          f"{', '.join(grant.granted)}", **stamp())

@@ -26,8 +26,10 @@ from tests.doubles.fake_llm import FakeLLMServer, Reply
 BUILTINS = ("help", "clear", "model")
 
 
-def _command(root: Path, relative: str, text: str) -> None:
-    path = root / ".loom" / "commands" / relative
+def _command(root: Path, relative: str, text: str, *, user: bool = False) -> None:
+    """A project command, or with ``user`` one in the user's own commands folder (the
+    config dir the catalogs below are given)."""
+    path = (root / "no-config" / "commands" if user else root / ".loom" / "commands") / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
 
@@ -111,7 +113,7 @@ async def test_a_denied_shell_command_says_so_in_the_expansion(workspace: Path, 
 
 
 async def test_allowed_tools_hold_for_the_commands_turn_only(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n", user=True)
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("made"),
                      Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("could not"))
     agent = _agent(workspace, fake_llm)
@@ -126,7 +128,7 @@ async def test_allowed_tools_hold_for_the_commands_turn_only(workspace: Path, fa
 
 
 async def test_in_the_chat_a_second_prompt_asks_again(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n", user=True)
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("made"),
                      Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("done again"))
     agent = _agent(workspace, fake_llm, interactive=True)
@@ -141,7 +143,7 @@ async def test_in_the_chat_a_second_prompt_asks_again(workspace: Path, fake_llm:
 
 
 async def test_the_grant_is_removed_when_the_turn_fails(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n", user=True)
     fake_llm.enqueue(Reply.error(400, "bad request"))
     agent = _agent(workspace, fake_llm)
     rules = agent.permissions.effective_rules()
@@ -150,7 +152,7 @@ async def test_the_grant_is_removed_when_the_turn_fails(workspace: Path, fake_ll
 
 
 async def test_the_grant_is_removed_when_the_consumer_stops(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n", user=True)
     fake_llm.enqueue(Reply.text("a long answer " * 50))
     agent = _agent(workspace, fake_llm)
     rules = agent.permissions.effective_rules()
@@ -182,10 +184,28 @@ async def test_the_user_is_told_what_the_command_allows_and_of_an_unknown_model(
                                                                                  fake_llm: FakeLLMServer) -> None:
     from loom_engine.events import Notice
 
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt), Read\nmodel: haiku\n---\nMake it.\n")
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt), Read\nmodel: haiku\n---\nMake it.\n",
+             user=True)
     fake_llm.enqueue(Reply.text("ok"))
     agent = _agent(workspace, fake_llm)
     notices = [(e.level, e.message) for e in await _run(agent, "/mk") if isinstance(e, Notice)]
     assert ("info", "/mk allows for this turn: bash(touch made.txt), read_file") in notices
     assert ("warning", "/mk uses haiku for this turn (a model Loom does not know: the request may fail)") in notices
     assert agent.config.model == "claude-sonnet-4-6"
+
+
+async def test_a_project_commands_allowed_tools_are_not_granted(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    """A repository's command file may not widen permissions: its allowed-tools are
+    named to the user and not granted, and the call is denied headless as usual."""
+    from loom_engine.events import Notice
+
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("could not"))
+    agent = _agent(workspace, fake_llm)
+    rules = agent.permissions.effective_rules()
+    events = await _run(agent, "/mk")
+    assert not (workspace / "made.txt").exists()
+    assert "Permission denied" in json.dumps(fake_llm.requests[1].body["messages"][-1])
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("bash(touch made.txt)) are not granted: the command comes from the project" in n for n in notices)
+    assert agent.permissions.effective_rules() == rules

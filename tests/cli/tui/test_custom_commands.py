@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,9 @@ def _own_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))  # not the user's own commands
 
 
-def _command(root: Path, relative: str, text: str) -> None:
-    path = root / ".loom" / "commands" / relative
+def _command(root: Path, relative: str, text: str, *, user: bool = False) -> None:
+    """A project command, or with ``user`` one in the user's own commands folder."""
+    path = (Path(os.environ["LOOM_CONFIG_DIR"]) / "commands" if user else root / ".loom" / "commands") / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
 
@@ -113,7 +115,7 @@ async def test_a_shell_line_asks_in_the_chat_and_its_output_is_sent(harness: Har
 
 
 async def test_allowed_tools_are_granted_for_the_commands_turn_only(harness: Harness) -> None:
-    _command(harness.workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n")
+    _command(harness.workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt)\n---\nMake the file.\n", user=True)
     call = {"name": "bash", "input": {"command": "touch made.txt"}}
     harness.script = [{"tool_calls": [call]}, {"text": "made"}, {"tool_calls": [call]}, {"text": "again"}]
     app = harness.app()
@@ -156,7 +158,7 @@ async def test_a_command_typed_while_the_agent_loads_waits_for_it(harness: Harne
 
 async def test_esc_during_a_shell_line_sends_nothing_and_ends_the_grant(harness: Harness) -> None:
     _command(harness.workspace, "slow.md",
-             "---\nallowed-tools: Bash(sleep 30)\n---\nWaited: !`sleep 30`\n")
+             "---\nallowed-tools: Bash(sleep 30)\n---\nWaited: !`sleep 30`\n", user=True)
     harness.script = []  # a request to the model would fail the test
     app = harness.app()
     async with app.run_test(size=(100, 30)) as pilot:
