@@ -20,6 +20,7 @@ from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
 from ._files.diff import changed_regions, diff_labels, snippet, unified_diff
+from ._files.edit_match import fold_quotes, has_quotes, whole_line_span, with_file_quotes
 from ._files.near_match import find_near_match
 from ._files.paths import resolve_path
 from ._files.text import (
@@ -58,6 +59,7 @@ class PlannedEdit:
     data: bytes  # ``after`` encoded the way the file was
     file: TextFile | None  # None when the edit creates the file
     replacements: int
+    quotes_folded: bool = False  # some old_string matched only with curly quotes read as straight
 
     @property
     def created(self) -> bool:
@@ -74,21 +76,30 @@ _MAX_LISTED_LINES = 20
 
 
 def apply_edit(text: str, newline: str, edit: Edit, shown: str) -> tuple[str, int]:
-    """``text`` with ``edit`` applied, and how many places changed.
+    """``text`` with ``edit`` applied, and how many places changed."""
+    after, count, _ = apply_edit_noted(text, newline, edit, shown)
+    return after, count
+
+
+def apply_edit_noted(text: str, newline: str, edit: Edit, shown: str) -> tuple[str, int, bool]:
+    """``text`` with ``edit`` applied, how many places changed, and whether quotes were folded.
 
     When the model sends ``\\n`` line breaks and the file has ``\\r\\n`` ones, matching
     happens on a copy with ``\\r\\n`` folded to ``\\n``; matched spans are mapped back
     to the original text, so every byte outside them stays exactly as it was.
+
+    An exact match always wins. Only when there is none is old_string looked for with
+    curly quotes folded to straight ones, and the new text then keeps the file's quote
+    style (``with_file_quotes``). An empty new_string that removes whole lines removes
+    their line break too (``whole_line_span``).
     """
     old, new = edit.old_string, edit.new_string
     if old == new:
         raise EditError("old_string and new_string are identical, so the edit would change nothing. "
                         "Put the replacement text in new_string.")
-    if newline == "\r\n":
-        new = normalize_newlines(new).replace("\n", "\r\n")
     if old == "":
         if text == "":
-            return new, 1
+            return _file_newlines(new, newline), 1, False
         raise EditError(
             f"old_string is empty but {shown} is not. Put the existing text to replace in old_string "
             "(to insert, include a neighbouring line and repeat it in new_string); to replace the whole "
@@ -106,24 +117,41 @@ def apply_edit(text: str, newline: str, edit: Edit, shown: str) -> tuple[str, in
             return position
 
     starts = _find_all(work, old)
+    quoted = False
+    if not starts and has_quotes(old):
+        starts = _find_all(fold_quotes(work), fold_quotes(old))
+        quoted = bool(starts)
     if not starts:
         raise EditError(_not_found_message(work, old, shown))
     if len(starts) > 1 and not edit.replace_all:
         lines = _line_numbers(work, starts)
         listed = ", ".join(map(str, lines[:_MAX_LISTED_LINES])) + (", ..." if len(lines) > _MAX_LISTED_LINES else "")
+        how = " (straight and curly quotes counted as the same)" if quoted else ""
         raise EditError(
-            f"old_string occurs {len(starts)} times in {shown} (at lines {listed}). Include more of the "
+            f"old_string occurs {len(starts)} times in {shown}{how} (at lines {listed}). Include more of the "
             f"surrounding text in old_string so that it matches exactly one place, or set replace_all "
             f"to true to replace all {len(starts)}.")
     pieces: list[str] = []
-    previous = 0
-    for start in starts:
-        raw_start, raw_end = to_raw(start), to_raw(start + len(old))
+    previous = lower = 0  # the end of the last replaced span: in ``text``, in ``work``
+    for index, start in enumerate(starts):
+        end = start + len(old)
+        replacement = new
+        if quoted:
+            replacement = with_file_quotes(new, work[start:end], work[start - 1:start])
+        if new == "":
+            upper = starts[index + 1] if index + 1 < len(starts) else len(work)
+            start, end = whole_line_span(work, start, end, lower, upper)
+        raw_start, raw_end = to_raw(start), to_raw(end)
         pieces.append(text[previous:raw_start])
-        pieces.append(new)
-        previous = raw_end
+        pieces.append(_file_newlines(replacement, newline))
+        previous, lower = raw_end, end
     pieces.append(text[previous:])
-    return "".join(pieces), len(starts)
+    return "".join(pieces), len(starts), quoted
+
+
+def _file_newlines(text: str, newline: str) -> str:
+    """New text with the file's line breaks (the model may send either style)."""
+    return normalize_newlines(text).replace("\n", "\r\n") if newline == "\r\n" else text
 
 
 def _folded_cr_positions(text: str) -> list[int]:
@@ -205,9 +233,10 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
     newline = file.newline if file is not None else "\n"
     after = text
     total = 0
+    quotes_folded = False
     for number, edit in enumerate(edits, start=1):
         try:
-            after, count = apply_edit(after, newline, edit, shown)
+            after, count, folded = apply_edit_noted(after, newline, edit, shown)
         except EditError as error:
             if not several:
                 raise
@@ -216,12 +245,13 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
             raise EditError(f"Edit {number} of {len(edits)} failed: {error}{hint} No edits were applied; "
                             "fix that edit and send the whole list again.") from None
         total += count
+        quotes_folded = quotes_folded or folded
     if file is not None and after == text:
         raise EditError(f"The edit would leave {shown} exactly as it is (old and new text differ only in line "
-                        "endings, which follow the file's style, or later edits undo earlier ones). Nothing "
-                        "was written.")
+                        "endings or quote marks, which follow the file's style, or later edits undo earlier "
+                        "ones). Nothing was written.")
     data = (file.encoding if file is not None else UTF8).encode(after)
-    return PlannedEdit(resolved, shown, text, after, data, file, total)
+    return PlannedEdit(resolved, shown, text, after, data, file, total, quotes_folded)
 
 
 def commit_edit(plan: PlannedEdit, ctx: ToolContext) -> None:
@@ -239,6 +269,8 @@ def edit_report(plan: PlannedEdit) -> ToolOutput:
         content = f"Created {plan.shown} ({lines_phrase(count_lines(plan.after))})."
     else:
         places = f"{plan.replacements} replacement{'s' if plan.replacements != 1 else ''}"
+        if plan.quotes_folded:
+            places += "; matched with straight and curly quotes taken as the same, keeping the file's quotes"
         content = (f"Edited {plan.shown} ({places}). The changed region now reads:\n"
                    f"{snippet(plan.after, changed_regions(plan.before, plan.after))}")
     return ToolOutput(content, display=plan.display())

@@ -35,6 +35,7 @@ from ._files.text import (
     detect_encoding,
     escape_counts,
     for_display,
+    lines_phrase,
     not_utf8,
     regular_file_stat,
 )
@@ -119,9 +120,11 @@ class ReadFileTool(BaseTool[ReadFileInput]):
         if window.total == 0:
             return ToolOutput(f"{shown} is empty (0 lines).")
         if not window.lines:
-            return ToolOutput(
-                f"{shown} has {window.total} lines, so offset {offset} is past its end. Call read_file with "
-                f"an offset between 1 and {window.total}.", is_error=True)
+            # Not an error: the model learns the file's length, which is what it needs to go on.
+            # (An empty window is always read to the end, so the total is known.)
+            total = window.total or 0
+            return ToolOutput(f"(No lines shown: {shown} has {lines_phrase(total)}, so offset {offset} is past "
+                              f"its end. Call read_file with an offset between 1 and {total} to read it.)")
         return ToolOutput(_render(window, offset + len(window.lines), limit))
 
 

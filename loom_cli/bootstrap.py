@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
     from loom_engine.redact import Redactor
     from loom_engine.snapshots.restore import Snapshots
 
+    from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
+    from .settings import SettingsFile
 
 
 class UsageError(Exception):
@@ -51,6 +54,8 @@ class RunOptions:
     # without the user's recorded approval (--trust-project-mcp).
     mcp_config: tuple[Path, ...] = ()
     trust_project_mcp: bool = False
+    # Run the project's hooks that the user has not trusted (--trust-project-hooks, one run).
+    trust_project_hooks: bool = False
 
 
 @dataclass
@@ -68,12 +73,15 @@ class Built:
     mcp: McpManager | None = None
     # Which servers were used, left for the user to approve, or refused, and config problems.
     mcp_plan: McpPlan | None = None
+    # Every hook read, which run, which were left out (project hooks not trusted), and problems.
+    hook_plan: HookPlan | None = None
     # The workspace snapshots rewind restores from (None: turned off, or no git).
     checkpoints: Snapshots | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools import default_tools
+    from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
     from loom_engine.permissions.layers import RuleLayer
@@ -87,7 +95,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     workspace = Workspace.at(root, tuple(options.add_dirs))
-    tools = default_tools()
+    agents = _agents(workspace)
+    tools = with_agents(default_tools(), agents)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
@@ -104,9 +113,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     script = options.script or (Path(os.environ["LOOM_SCRIPT"]) if os.environ.get("LOOM_SCRIPT") else None)
     from loom_engine.providers.base import StreamTimeouts
 
-    provider = create_provider(provider_name, base_url=base_url, script=script,
-                               stream_timeouts=StreamTimeouts(settings.stream_first_byte_timeout,
-                                                              settings.stream_idle_timeout))
+    timeouts = StreamTimeouts(settings.stream_first_byte_timeout, settings.stream_idle_timeout)
+    provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
 
     try:
         layers = [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
@@ -161,7 +169,11 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                                redactor=session_redactor)
 
     skills, context, warnings = _context(workspace, settings)
-    warnings = skipped + warnings
+    from .slash_commands import discover_commands
+
+    # Custom commands are read again when run; here, what is wrong with them is said once.
+    warnings = (skipped + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
+                + list(discover_commands(workspace.root).warnings))
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
     config = AgentConfig(model=model, provider=provider_name,
@@ -172,13 +184,22 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          interactive=interactive)
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
     warnings += list(mcp_plan.notes)
+    hook_plan = _hooks(options, workspace, records, layered.files)
+    warnings += [f"hooks: {problem}" for problem in hook_plan.problems]
+    if hook_plan.untrusted and interactive:
+        count = len(hook_plan.untrusted)
+        warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
+                        "(see /hooks; asked again at the next start)")
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills, tool_source=toolset, checkpoints=checkpoints)
+                  context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use,
+                  make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts),
+                  checkpoints=checkpoints)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
-                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, checkpoints=checkpoints)
+                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
+                 checkpoints=checkpoints)
 
 
 def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:
@@ -198,6 +219,41 @@ def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:
         return Checkpointer(root, data_dir() / "snapshots", caps=caps)
     except GitUnavailable:
         return PreimageCheckpointer(root, data_dir() / "snapshots", caps=caps)
+
+
+def _hooks(options: RunOptions, workspace: Workspace, records: WorkspaceRecords,
+           files: Sequence[SettingsFile]) -> HookPlan:
+    """The hooks of every settings file; a project hook only when trusted (or the flag)."""
+    from .hook_setup import plan_hooks
+
+    return plan_hooks(workspace.root, files, records.trusted_hooks(workspace.root),
+                      trust_project=options.trust_project_hooks)
+
+
+def _agents(workspace: Workspace) -> Any:
+    """The custom sub-agents (user config dir, .claude/agents, .loom/agents)."""
+    from loom_engine.paths import config_dir
+    from loom_engine.subagents.definitions import AgentCatalog
+
+    return AgentCatalog.discover(workspace.root, user_config_dir=config_dir())
+
+
+def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, timeouts: Any) -> Any:
+    """Builds, once each, the provider a sub-agent's model needs when it is another
+    vendor's (an agent file's ``model: gpt-4o`` under an Anthropic session)."""
+    from loom_engine.providers.factory import create_provider
+
+    built: dict[str, Any] = {name: provider}
+
+    def make(wanted: str) -> Any:
+        if wanted not in built:
+            base_url = None
+            if wanted in BASE_URL_VARIABLES and sources.get(f"{wanted}.base_url") != BASE_URL_VARIABLES[wanted]:
+                base_url = getattr(settings, wanted).base_url
+            built[wanted] = create_provider(wanted, base_url=base_url, stream_timeouts=timeouts)
+        return built[wanted]
+
+    return make
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,

@@ -11,7 +11,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from loom_engine.agent import Agent
+    from loom_engine.commands.invoke import Invocation
+    from loom_engine.events import AgentEvent
     from loom_engine.mcp.manager import McpManager
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -49,7 +53,18 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
                 if expanded is None:
                     return EXIT_USAGE
                 prompt = expanded
-        return await _run(agent, prompt, output_format, out, err, mcp)
+        invocation = None
+        if prompt.startswith("/"):
+            # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
+            from loom_engine.commands.catalog import CommandError
+
+            from .slash_commands import invocation_for
+            try:
+                invocation = invocation_for(agent, prompt)
+            except CommandError as error:
+                err.write(f"loom: {error}\n")
+                return EXIT_USAGE
+        return await _run(agent, prompt, output_format, out, err, mcp, invocation)
     finally:
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
@@ -93,7 +108,7 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
 
 
 async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO,
-               mcp: McpManager | None = None) -> int:
+               mcp: McpManager | None = None, invocation: Invocation | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,
@@ -122,29 +137,41 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
     final: Any = None
     num_turns = 0
     try:
-        attached = await agent.attach(prompt)  # @path mentions attach the file
-        if mcp is not None:  # and @server:uri the MCP resource
-            from loom_engine.mcp.mentions import attach_resources
+        stream: AsyncIterator[AgentEvent]
+        if invocation is not None:
+            from loom_engine.commands.invoke import run_invocation
 
-            config = getattr(agent, "config", None)
-            redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
-            attached = await attach_resources(attached, mcp, redact=redactor.redact if redactor else None)
-        async for event in agent.run(attached):
-            if output_format == "stream-json":
-                out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
-                out.flush()
-            if isinstance(event, Notice) and event.level == "warning":
-                err.write(clean(f"loom: {event.message}\n"))
-            elif isinstance(event, Retrying):
-                status = retry_status(event, event.delay_s).removeprefix("↻ ")
-                err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
-            # Sub-agents' events come through the same stream (depth > 0): only the
-            # top-level agent's turns and its terminal event describe the run.
-            if event.depth == 0:
-                if isinstance(event, TurnStarted):
-                    num_turns += 1
-                elif isinstance(event, TERMINAL_EVENTS):
-                    final = event
+            stream = run_invocation(agent, invocation)  # the command's text, its !`…` and @files
+        else:
+            attached = await agent.attach(prompt)  # @path mentions attach the file
+            if mcp is not None:  # and @server:uri the MCP resource
+                from loom_engine.mcp.mentions import attach_resources
+
+                config = getattr(agent, "config", None)
+                redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
+                attached = await attach_resources(attached, mcp, redact=redactor.redact if redactor else None)
+            stream = agent.run(attached)
+        try:
+            async for event in stream:
+                if output_format == "stream-json":
+                    out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
+                    out.flush()
+                if isinstance(event, Notice) and event.level == "warning":
+                    err.write(clean(f"loom: {event.message}\n"))
+                elif isinstance(event, Retrying):
+                    status = retry_status(event, event.delay_s).removeprefix("↻ ")
+                    err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
+                # Sub-agents' events come through the same stream (depth > 0): only the
+                # top-level agent's turns and its terminal event describe the run.
+                if event.depth == 0:
+                    if isinstance(event, TurnStarted):
+                        num_turns += 1
+                    elif isinstance(event, TERMINAL_EVENTS):
+                        final = event
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:  # a command's turn-only grants end with it
+                await close()
     finally:
         for sig, _ in _STOP_SIGNALS:
             try:

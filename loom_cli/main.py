@@ -131,6 +131,9 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         trust_project_mcp: Annotated[bool, typer.Option(
             "--trust-project-mcp", help="Use the MCP servers of the project's .mcp.json without "
                                         "approval, for this run only.")] = False,
+        trust_project_hooks: Annotated[bool, typer.Option(
+            "--trust-project-hooks", help="Run the hooks of the project's settings files (.loom/, .claude/) "
+                                          "that you have not trusted, for this run only.")] = False,
         ) -> None:
     """Run one task headless and print the answer."""
     import asyncio
@@ -151,7 +154,8 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          permission_mode=permission_mode,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script, trust_project=trust_project or None,
-                         mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp)
+                         mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp,
+                         trust_project_hooks=trust_project_hooks)
     from loom_engine.providers.base import ProviderError
 
     try:
@@ -170,6 +174,9 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     if built.mcp_plan is not None:
         for line in built.mcp_plan.skipped_lines():
             sys.stderr.write(f"loom: {line}\n")
+    skipped_hooks = built.hook_plan.skipped_line() if built.hook_plan is not None else None
+    if skipped_hooks:
+        sys.stderr.write(f"loom: {skipped_hooks}\n")
     from .mcp_setup import startup_wait_s
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format, mcp=built.mcp,
@@ -261,10 +268,23 @@ def skills() -> None:
     catalog = SkillCatalog.discover(find_workspace_root(Path.cwd()), user_config_dir=config_dir(),
                                     builtin_dir=builtin_skills_dir())
     for warning in catalog.warnings:
-        sys.stderr.write(f"loom: skipped skill: {warning}\n")
+        sys.stderr.write(f"loom: warning: {warning}\n")
     for skill in catalog:
         print(f"{skill.name:<20} {skill.source:<10} {skill.folder}")
         print(f"{'':<20} {skill.description[:100]}")
+
+
+@app.command()
+def agents() -> None:
+    """List the custom sub-agents (.loom/agents, .claude/agents, the user's agents/) and the files not used."""
+    from builtin_tools import default_tools
+    from loom_engine.paths import config_dir
+    from loom_engine.workspace import find_workspace_root
+
+    from .agents_command import agents_lines
+
+    known = [tool.name for tool in default_tools()]
+    print("\n".join(agents_lines(find_workspace_root(Path.cwd()), config_dir(), known)))
 
 
 mcp_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,

@@ -4,9 +4,13 @@ A cloned repository can ship ``.loom/settings.toml`` and ``.loom/settings.local.
 Until the user trusts the workspace, those files may only narrow what Loom does: deny and
 ask rules, a stricter permission mode, fewer turns, redaction on. Everything else —
 allow rules, a looser mode, provider endpoints, redaction off, and any key this module
-does not know (hooks, MCP servers: whatever is added later starts out untrusted) — is a
-*change* that is left out and named until the user trusts exactly that set of changes
-(remembered by :func:`changes_hash`).
+does not know (whatever is added later starts out untrusted) — is a *change* that is left
+out and named until the user trusts exactly that set of changes (remembered by
+:func:`changes_hash`).
+
+Hooks are not in that set: trusting a workspace's settings must not also run the commands
+its files name, so each project hook is trusted on its own, by its entry's hash
+(:mod:`loom_cli.hook_setup`), and a new or changed hook asks again.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ def split_project_file(data: Mapping[str, Any], base: Settings, source: str
     narrowing: dict[str, Any] = {}
     changes: list[ProjectChange] = []
     for key, value in data.items():
+        if key == "hooks":
+            continue  # trusted per entry, never with the rest (see the module's text)
         if key in _NEUTRAL:
             narrowing[key] = value
         elif key == "permission_mode":

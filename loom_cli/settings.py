@@ -5,7 +5,9 @@ Order, later winning: defaults < user config.toml < .loom/settings.toml <
 
 Both project files sit in the repository, so a cloned repository can ship either: what
 they would widen or redirect is applied only once the user trusts the workspace (see
-:mod:`.project_trust`); what only narrows is always applied. Provider endpoints are the
+:mod:`.project_trust`); what only narrows is always applied. A file's ``hooks`` table
+(Claude Code's structure, in TOML) is not a setting to merge: every file's hooks count,
+and a project's are trusted entry by entry (see :mod:`.hook_setup`). Provider endpoints are the
 user's own: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` beat the user config, which
 beats the project, trusted or not.
 """
@@ -29,6 +31,8 @@ from .project_trust import ProjectChange, split_project_file
 PROJECT_SOURCE = ".loom/settings.toml"
 LOCAL_SOURCE = ".loom/settings.local.toml"
 DEFAULT_SOURCE = "default"
+# Read per file by hook_setup (problems there are warnings, not errors); never merged.
+HOOKS_KEY = "hooks"
 # The environment names the user's endpoint; it beats every file.
 BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 
@@ -112,6 +116,8 @@ class LoadedSettings:
     # The part of ``widening`` left out because the workspace is not trusted.
     ignored: tuple[ProjectChange, ...]
     trusted: bool
+    # The files as read, for what is collected per file rather than merged (hooks).
+    files: tuple[SettingsFile, ...] = ()
 
 
 def settings_files(workspace: Path, user_config_file: Path) -> list[Path]:
@@ -158,7 +164,7 @@ def _validate(path: Path, data: Mapping[str, Any]) -> None:
     from loom_engine.permissions.rules import parse_rule
 
     try:
-        Settings.model_validate(data)
+        Settings.model_validate({key: value for key, value in data.items() if key != HOOKS_KEY})
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -225,13 +231,13 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"LOOM_{where.upper()}: {first['msg']}") from None
     ignored = () if is_trusted else tuple(widening)
-    return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted)
+    return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted, tuple(files))
 
 
 def _apply(merged: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], source: str) -> None:
     for key, value in data.items():
-        if key == "permissions":
-            continue  # rules are collected per file, never merged away
+        if key in ("permissions", HOOKS_KEY):
+            continue  # rules and hooks are collected per file, never merged away
         if isinstance(value, dict):
             table = merged.setdefault(key, {})
             for sub, sub_value in value.items():

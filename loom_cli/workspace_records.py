@@ -7,6 +7,10 @@ One JSON file, ``workspaces.json``, keyed by the workspace's real path:
 * ``mcp_servers`` — the user's answer about each project MCP server (``.mcp.json``),
   keyed by :attr:`loom_engine.mcp.config.ServerConfig.entry_hash`: ``true`` approved,
   ``false`` refused. A changed entry has a new hash, so Loom asks again.
+* ``trusted_hooks`` — the project hook entries the user trusted, by
+  :attr:`loom_engine.hooks.config.HookCommand.entry_hash` (the entry with its file): a
+  new or changed entry is not in the list, so Loom asks again. Only "yes" is recorded:
+  "no" holds for the session it was given in.
 * ``allow`` — the rules the user saved with "allow always in this project". They are the
   user's own answers, so they live here rather than in ``.loom/settings.local.toml``,
   which a repository can ship too and which is therefore untrusted until trusted.
@@ -69,6 +73,13 @@ class WorkspaceRecords:
         value = decisions.get(entry_hash) if isinstance(decisions, dict) else None
         return value if isinstance(value, bool) else None
 
+    def trusted_hooks(self, workspace: Path) -> frozenset[str]:
+        """The entry hashes of the project hooks the user trusted in this workspace."""
+        hashes = self._entry(workspace).get("trusted_hooks")
+        if not isinstance(hashes, list):
+            return frozenset()
+        return frozenset(value for value in hashes if isinstance(value, str))
+
     # -- writing ---------------------------------------------------------------------
 
     def trust(self, workspace: Path, settings_hash: str) -> None:
@@ -83,6 +94,17 @@ class WorkspaceRecords:
             if not isinstance(decisions, dict):
                 decisions = entry["mcp_servers"] = {}
             decisions[entry_hash] = approved
+
+    def trust_hooks(self, workspace: Path, entry_hashes: Sequence[str]) -> None:
+        """Record that the user trusted these project hook entries."""
+        if not entry_hashes:
+            return
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            trusted = [value for value in entry.get("trusted_hooks", []) if isinstance(value, str)] \
+                if isinstance(entry.get("trusted_hooks"), list) else []
+            trusted.extend(value for value in entry_hashes if value not in trusted)
+            entry["trusted_hooks"] = trusted
 
     def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
         if not rules:

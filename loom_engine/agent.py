@@ -33,7 +33,8 @@ from .model_client import ModelClient
 from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .run import AgentIdentity, Run
-from .subagents.spawn import ChildAgent, run_subagent
+from .subagents.definitions import AgentDefinition
+from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
 from .tool_spec import ToolSpec
 from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
 from .tools.registry import ToolRegistry
@@ -70,8 +71,10 @@ class Agent:
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
                  agent_id: str | None = None, parent_tool_use_id: str | None = None,
                  tool_source: ToolSource | None = None, hooks: HookSet | None = None,
-                 checkpoints: Checkpoints | None = None) -> None:
+                 make_provider: MakeProvider | None = None, checkpoints: Checkpoints | None = None) -> None:
         self.provider = provider
+        # Builds another provider by name, for a sub-agent whose model is another vendor's.
+        self.make_provider = make_provider
         # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
         self.checkpoints = checkpoints
         # The hook commands in force (already filtered for trust by the caller).
@@ -297,13 +300,15 @@ class Agent:
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
-                           emit: Callable[[AgentEvent], None]) -> ToolOutput:
-        """Run a child agent to completion; only its final answer comes back."""
+                           emit: Callable[[AgentEvent], None],
+                           agent: AgentDefinition | None = None) -> ToolOutput:
+        """Run a child agent to completion; only its final answer comes back. ``agent``
+        is the custom agent it runs as (None: the general read-only sub-agent)."""
         return await run_subagent(self._make_child, parent_config=self.config,
                                   parent_tools=self.registry.names,
                                   default_tools=subagent_tool_names(self.registry), metrics=self.metrics,
                                   description=description, prompt=prompt, tools=tools,
-                                  parent_call_id=parent_call_id, cancel=cancel, emit=emit)
+                                  parent_call_id=parent_call_id, cancel=cancel, emit=emit, definition=agent)
 
     # --- the run -----------------------------------------------------------------------
 
@@ -404,20 +409,36 @@ class Agent:
         def progress(text: str) -> None:
             run.emit(ToolProgress(call_id=call_id, text=text, **run.stamp()))
 
-        async def spawn(*, description: str, prompt: str, tools: Sequence[str] | None) -> ToolOutput:
+        async def spawn(*, description: str, prompt: str, tools: Sequence[str] | None,
+                        agent: AgentDefinition | None = None) -> ToolOutput:
             return await self.run_subagent(description=description, prompt=prompt, tools=tools,
-                                           parent_call_id=call_id, cancel=run.cancel, emit=run.emit)
+                                           parent_call_id=call_id, cancel=run.cancel, emit=run.emit,
+                                           agent=agent)
 
         return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
                            call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
                            spawn_subagent=spawn)
 
-    def _make_child(self, config: AgentConfig, parent_call_id: str) -> ChildAgent:
+    def _make_child(self, config: AgentConfig, parent_call_id: str,
+                    definition: AgentDefinition | None = None) -> ChildAgent:
+        """The child agent; a custom agent's body is its system prompt, its mode can only
+        narrow the parent's, and a model of another vendor gets that vendor's provider
+        (ProviderError when it is not configured)."""
         from .context.prompts import SUBAGENT_INSTRUCTIONS
 
-        return Agent(config=config, provider=self.provider, tools=list(self.registry), workspace=self.workspace,
-                     permissions=self.permissions.child() if self.permissions is not None else None,
-                     skills=self.skills, context=None, system_prompt=SUBAGENT_INSTRUCTIONS, bus=self.bus,
-                     retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
+        mode = definition.permission_mode if definition is not None else None
+        return Agent(config=config, provider=self._child_provider(config), tools=list(self.registry),
+                     workspace=self.workspace,
+                     permissions=self.permissions.child(mode) if self.permissions is not None else None,
+                     skills=self.skills, context=None,
+                     system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
+                     bus=self.bus, retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
                      turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                     checkpoints=self.checkpoints)
+                     make_provider=self.make_provider, checkpoints=self.checkpoints)
+
+    def _child_provider(self, config: AgentConfig) -> Provider:
+        if config.provider == self.config.provider:
+            return self.provider
+        if self.make_provider is None:
+            raise ValueError(f"the {config.provider} provider is not available here")
+        return self.make_provider(config.provider)

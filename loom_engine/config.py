@@ -37,6 +37,8 @@ class AgentConfig:
     # None: every tool the agent was given; otherwise only these.
     tool_names: tuple[str, ...] | None = None
     skill_names: tuple[str, ...] | None = None
+    # The custom agent (``.loom/agents/NAME.md``...) a sub-agent runs as; None otherwise.
+    agent_type: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -46,11 +48,13 @@ class AgentConfig:
 
     def inherit(self, *, add_tools: tuple[str, ...] = (), remove_tools: tuple[str, ...] = (),
                 tools: tuple[str, ...] | None = None, add_skills: tuple[str, ...] = (),
-                remove_skills: tuple[str, ...] = (), **changes: Any) -> AgentConfig:
+                remove_skills: tuple[str, ...] = (), skills: tuple[str, ...] | None = None,
+                **changes: Any) -> AgentConfig:
         """A child's configuration: one level deeper, never wider than the parent.
 
         ``tools`` replaces the tool list (intersected with the parent's); ``add_tools``
         and ``remove_tools`` adjust it. A child can only have tools its parent has.
+        ``skills`` likewise replaces the skill list, never wider than the parent's.
         """
         parent_tools = self.tool_names
         child_tools = tuple(tools) if tools is not None else DEFAULT_SUBAGENT_TOOLS
@@ -58,12 +62,16 @@ class AgentConfig:
         child_tools = tuple(t for t in child_tools if t not in remove_tools)
         if parent_tools is not None:
             child_tools = tuple(t for t in child_tools if t in parent_tools)
+        skills_only = skills
         skills = self.skill_names
         if skills is not None or add_skills or remove_skills:
             base = tuple(skills or ()) + tuple(add_skills)
             skills = tuple(s for s in dict.fromkeys(base) if s not in remove_skills)
+        if skills_only is not None:
+            skills = tuple(s for s in dict.fromkeys(skills_only) if skills is None or s in skills)
         budget = self.max_budget_usd
         defaults: dict[str, Any] = dict(depth=self.depth + 1, tool_names=child_tools, skill_names=skills,
-                        max_turns=min(self.subagent_max_turns, self.max_turns), max_budget_usd=budget)
+                        max_turns=min(self.subagent_max_turns, self.max_turns), max_budget_usd=budget,
+                        agent_type=None)
         defaults.update(changes)
         return replace(self, **defaults)

@@ -28,7 +28,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import TextArea
 
-from loom_engine.events import PermissionRequested, UsageUpdated
+from loom_engine.events import HookRan, PermissionRequested, UsageUpdated
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
@@ -37,9 +37,12 @@ from .agent_lifecycle import AgentLifecycle
 from .commands import COMMANDS, parse_command, run_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
+from .custom_commands import CustomCommandMenu
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
+from .hook_view import show_hook_ran
+from .hooks_screen import settle_start_questions
 from .mcp_chat import prompt_commands, resource_mentions_of
 from .memory import MemorySettler
 from .options import TuiOptions, close_mcp, close_provider, data_dir_of, start_provider_import
@@ -54,7 +57,6 @@ from .run_view import EngineEvent, RunEnded, RunView
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .transcript import Transcript
-from .trust_screen import settle_trust
 from .user_turns import show_prompt_mode, user_turn
 
 if TYPE_CHECKING:
@@ -127,7 +129,7 @@ class LoomApp(App[int]):
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.first_frame_at: float | None = None
-        self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
+        self.lifecycle = AgentLifecycle(self, lambda options: settle_start_questions(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
         self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,
@@ -142,9 +144,10 @@ class LoomApp(App[int]):
                                      id="transcript")
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
+        custom = CustomCommandMenu(self.workspace_root)  # the user's commands and skills
         self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
                                   take_queued=self.prompt_queue.take_last, id="prompt",
-                                  more_commands=lambda: prompt_commands(self.agent),
+                                  more_commands=lambda: [*prompt_commands(self.agent), *custom.entries(self.agent)],
                                   resources=lambda: resource_mentions_of(self.agent))
         self.queue_view = QueueView(id="queue")
         self.history_search = HistorySearch(id="history-search")
@@ -361,7 +364,11 @@ class LoomApp(App[int]):
         self.runs.start(make_stream, compact=compact)
 
     def on_engine_event(self, message: EngineEvent) -> None:
-        self.run_view.show(message.event, stale=self.runs.is_stale(message.run_seq))
+        match message.event:
+            case HookRan() as ran:  # a notice when a hook blocks or fails; its time in the call's block
+                show_hook_ran(self.transcript, ran, stale=self.runs.is_stale(message.run_seq))
+            case event:
+                self.run_view.show(event, stale=self.runs.is_stale(message.run_seq))
 
     def on_run_ended(self, message: RunEnded) -> None:
         if not self.runs.ended(message.run_seq):

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from loom_engine.permissions.modes import MODES
 
+from ..slash_commands import COMMANDS
 from .confirm import Confirm
+from .custom_commands import custom_command, custom_entries, not_ready
 from .model_picker import ModelPicker, model_name_problem, models_for
 from .options import default_session_lister
 from .session_picker import SessionPicker
@@ -24,19 +26,6 @@ from .status_bar import StatusInfo, human_tokens
 if TYPE_CHECKING:
     from .app import LoomApp
 
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("help", "commands and keys"),
-    ("clear", "start a new session"),
-    ("compact", "summarise the conversation now  [focus]"),
-    ("model", "show or switch the model  [name]"),
-    ("cost", "tokens and cost of this session"),
-    ("skills", "list the available skills"),
-    ("resume", "resume an earlier session of this workspace  [id]"),
-    ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
-    ("permissions", "the permission rules by layer: add and remove"),
-    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
-    ("exit", "quit Loom"),
-)
 COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
 
 # What each command accepts: (usage line, the most words it takes; None: free text).
@@ -54,6 +43,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "exit": ("/exit", 0),
     "quit": ("/quit", 0),
     "mcp": ("/mcp", 0),
+    "hooks": ("/hooks", 0),
 }
 
 KEYS_HELP = (
@@ -117,14 +107,18 @@ def exchanges(messages: Iterable[Any]) -> int:
     return count
 
 
-def help_text(prompts: Sequence[tuple[str, str]] = ()) -> str:
-    """The commands, the MCP servers' prompts (``prompts``: name and help) and the keys."""
+def help_text(prompts: Sequence[tuple[str, str]] = (), custom: Sequence[tuple[str, str]] = ()) -> str:
+    """The commands, the MCP servers' prompts (``prompts``: name and help), the custom
+    commands and skills (``custom``) and the keys."""
     width = max(len(name) for name, _ in COMMANDS) + 2
     lines = ["Commands:"]
     lines += [f"  /{name:<{width}}{text}" for name, text in COMMANDS]
     if prompts:
         lines.append("MCP prompts (the server's text becomes your prompt):")
         lines += [f"  /{name}  {text}" for name, text in prompts]
+    if custom:
+        lines.append("Your commands and skills (their text becomes your prompt):")
+        lines += [f"  /{name}  {text}" for name, text in custom]
     lines.append("Keys:")
     key_width = max(len(k) for k, _ in KEYS_HELP) + 2
     lines += [f"  {key:<{key_width}}{text}" for key, text in KEYS_HELP]
@@ -250,12 +244,17 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
     if name == "help":
         from .mcp_chat import prompt_commands
 
-        app.output(help_text(prompt_commands(app.agent)))
+        app.output(help_text(prompt_commands(app.agent), custom_entries(app.agent, Path(app.workspace_root))))
+        return
+    if name not in COMMAND_NAMES and name not in USAGE and not name.startswith("mcp__"):
+        custom_command(app, command)  # a custom command waits in the queue for the agent, as a prompt does
+        return
+    if name == "hooks":  # read from the files: it needs no agent
+        hooks_command(app)
         return
     agent = app.agent
     if agent is None:
-        app.output((app.agent_error and f"the agent is not available: {app.agent_error}")
-                   or "the agent is still loading; try again in a moment")
+        app.output(not_ready(app))
         return
     match name:
         case "cost":
@@ -298,8 +297,6 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             mcp_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
-        case _:
-            app.output(f"unknown command /{name} · /help lists the commands")
 
 
 def mcp_command(app: LoomApp) -> None:
@@ -308,6 +305,17 @@ def mcp_command(app: LoomApp) -> None:
     from .mcp_screens import McpScreen
 
     app.push_screen(McpScreen(manager_of(app.agent)))
+
+
+def hooks_command(app: LoomApp) -> None:
+    """/hooks: every hook with its file and trust state, and the files' problems."""
+    from .hooks_screen import HooksScreen, current_plan
+
+    plan = current_plan(app.workspace_root)
+    if plan is None:
+        app.output("the hooks cannot be listed: a settings file is not valid (see the error at start)")
+        return
+    app.push_screen(HooksScreen(plan))
 
 
 def prompt_command(app: LoomApp, command: ParsedCommand) -> None:

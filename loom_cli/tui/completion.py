@@ -112,8 +112,13 @@ def _subsequence(needle: str, haystack: str) -> bool:
 
 
 def match_commands(commands: Sequence[tuple[str, str]], query: str) -> list[Candidate]:
+    """Commands whose name starts with the query, in the given order (built-ins first);
+    then namespaced custom commands whose last part does ("/commit" finds /git:commit)."""
     q = query.lower()
-    found = [Candidate(f"/{name} ", f"/{name}", help_text) for name, help_text in commands if name.startswith(q)]
+    found = [Candidate(f"/{name} ", f"/{name}", help_text) for name, help_text in commands
+             if name.lower().startswith(q)]
+    found += [Candidate(f"/{name} ", f"/{name}", help_text) for name, help_text in commands
+              if ":" in name and not name.lower().startswith(q) and name.lower().rsplit(":", 1)[1].startswith(q)]
     # What was typed in full wins: "/mode" must not run "/model".
-    found.sort(key=lambda c: c.label != f"/{q}")
+    found.sort(key=lambda c: c.label.lower() != f"/{q}")
     return found

@@ -40,6 +40,9 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
     if name == "todo_write":
         todos = tool_input.get("todos")
         return plural(len(todos), "item") if isinstance(todos, list) else ""
+    if name == "task" and isinstance(tool_input.get("subagent_type"), str) and tool_input["subagent_type"]:
+        # A custom agent: which one runs matters as much as what it was asked.
+        return f"{tool_input['subagent_type']}: {tool_input.get('description') or ''}".rstrip(": ")
     if name == "apply_patch":
         patch = str(tool_input.get("patch") or tool_input.get("input") or "")
         paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
@@ -116,6 +119,7 @@ class ToolCallData:
     started: float | None = None
     note: str = ""
     depth: int = 0
+    hook_ms: float = 0.0  # the time its hooks took (PreToolUse, PostToolUse...), shown once any ran
     children: tuple[Any, ...] = field(default_factory=tuple)
 
 
@@ -151,19 +155,28 @@ class ToolView(StripView):
         text = Text()
         text.append(f"{icon} ", style=f"bold {colour}")
         text.append(data.name, style="bold")
-        tail = Text()
-        summary = self._summary(width)
-        if summary:
-            tail.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
+        times = Text()
         # Sub-second timings are noise next to the result; slow calls are worth knowing.
         if data.status not in ("running", "waiting") and data.duration_ms >= 1000:
-            tail.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
+            times.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
         elif data.status == "running" and data.started is not None:
             elapsed = int(self.clock() - data.started)
             if elapsed >= 1:
-                tail.append(f"  {elapsed}s", style="dim")
+                times.append(f"  {elapsed}s", style="dim")
+        if data.hook_ms > 0:  # what the user's hooks added to the call
+            times.append("  hook <0.1s" if data.hook_ms < 50 else f"  hook {data.hook_ms / 1000:.1f}s", style="dim")
         arg = key_argument(data.name, data.input)
         arg = arg.splitlines()[0] if arg.strip() else arg
+        summary = self._summary(width)
+        if summary and data.hook_ms > 0 and width > 0:
+            # The hook's time stays on the line: a long summary gives way (the body shows it all).
+            room = width - text.cell_len - times.cell_len - min(len(arg) + 2, 14) - 5
+            if len(summary) > room >= 8:
+                summary = summary[:room - 1] + "…"
+        tail = Text()
+        if summary:
+            tail.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
+        tail.append_text(times)
         # The argument gives way first, so the result and the time stay on the line.
         room = 200 if width <= 0 else max(12, width - text.cell_len - tail.cell_len - 2)
         if arg:

@@ -1,6 +1,8 @@
 """What a sent prompt starts, and how the prompt looks while it is typed.
 
-`/mcp__server__prompt args` sends the MCP server's prompt text instead of what was typed.
+`/mcp__server__prompt args` sends the MCP server's prompt text instead of what was typed;
+`/name args` naming a custom command or a skill sends its expansion
+(loom_engine.commands), the transcript showing what was typed.
 `!command` runs the command as the user's own (`Agent.run_user_command`): through
 the permission check, drawn as a bash block, its output kept as context for the
 next request, and no model turn. Any other prompt runs the model with the files and
@@ -13,11 +15,14 @@ A stand-in agent (tests, benchmarks) without those methods gets the plain prompt
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
 
 from loom_engine.events import AgentEvent
+
+if TYPE_CHECKING:
+    from loom_engine.commands.invoke import Invocation
 
 SHELL_PREFIX = "!"
 SHELL_TITLE = "! shell command · Enter runs it"
@@ -37,6 +42,12 @@ async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
     run_command = getattr(agent, "run_user_command", None)
     if command is not None and run_command is not None:
         stream = run_command(command)
+    elif text.startswith("/") and (invocation := _invocation(agent, text)) is not None:
+        from loom_engine.commands.invoke import run_invocation
+
+        # A custom command or a skill: the model gets its expansion, the transcript
+        # keeps what was typed.
+        stream = run_invocation(agent, invocation)
     elif text.startswith("/mcp__"):
         from .mcp_chat import expand_prompt_command
 
@@ -47,6 +58,14 @@ async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
         stream = agent.run(await _attached(agent, text))
     async for event in stream:
         yield event
+
+
+def _invocation(agent: Any, text: str) -> Invocation | None:
+    """What ``/name args`` runs: a custom command or a skill (CommandError, a ValueError,
+    when its file cannot be read now); None for other text or a stand-in agent."""
+    from loom_cli.slash_commands import can_run, invocation_for
+
+    return invocation_for(agent, text) if can_run(agent) else None
 
 
 async def _attached(agent: Any, text: str) -> Any:

@@ -165,9 +165,11 @@ class PermissionManager:
         """(behavior, rule, source) for every rule in force, layer by layer."""
         return [(c.behavior, c.rule.text, c.source) for c in self._store]
 
-    def child(self) -> PermissionManager:
-        """A manager for a sub-agent: the same rules and mode, followed live, never wider."""
-        return PermissionManager(self.workspace, mode=self.mode, parent=self)
+    def child(self, mode: PermissionMode | None = None) -> PermissionManager:
+        """A manager for a sub-agent: the same rules and mode, followed live, never wider.
+        ``mode`` (a custom agent's) can only narrow it: the narrower of the two is used."""
+        own = self.mode if mode is None else narrower(self.mode, check_mode(mode))
+        return PermissionManager(self.workspace, mode=own, parent=self)
 
     # -- the check --------------------------------------------------------------------
 

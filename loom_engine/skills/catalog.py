@@ -11,7 +11,7 @@ Public API
     ``<user config dir>/skills/`` (``paths.config_dir()``), then the project's
     ``.agents/skills/``, ``.claude/skills/`` and ``.loom/skills/``. A later skill replaces
     an earlier one of the same name (``overridden`` keeps what was replaced).
-``catalog.warnings``  one line per skipped skill: the file and the problem.
+``catalog.warnings``  one line per problem found: the file, and what was skipped or cut.
 ``catalog.index_text()``  level 1, for the system prompt: name and description only.
 ``catalog.load(name) -> (body, files)``  level 2: the instructions and the other files
     of the skill's folder (relative paths, sorted); ``SkillNotFound`` names the
@@ -26,8 +26,11 @@ body::
     ---
     name: fix-tests            # lowercase letters, digits, single hyphens; <= 64;
                                # must equal the folder name
-    description: Run the test suite and fix failures. Use when ...   # <= 1,024 chars
+    description: Run the test suite and fix failures. Use when ...   # <= 1,024 chars;
+                               # a longer one is cut for the index, with a warning
     allowed-tools: read_file, edit_file, bash(pytest:*)    # optional; list or string
+    disable-model-invocation: true   # optional: only the user runs it, as /fix-tests
+    user-invocable: false            # optional: not a slash command, only the model loads it
     ---
     Instructions...
 
@@ -55,6 +58,7 @@ from .. import paths
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+CUT_MARK = " […]"  # ends a description cut to MAX_DESCRIPTION
 MAX_LISTED_FILES = 200
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git"})
@@ -86,6 +90,11 @@ class Skill:
     path: Path  # the SKILL.md file
     source: str  # "builtin" | "user" | "project"
     allowed_tools: tuple[str, ...] | None = None
+    # ``disable-model-invocation: true``: left out of the model's index; only the user
+    # runs it (as /name). ``user-invocable: false``: not a slash command (hidden from
+    # the / menu); only the model loads it.
+    model_invocable: bool = True
+    user_invocable: bool = True
 
     @property
     def folder(self) -> Path:
@@ -132,8 +141,11 @@ def split_front_matter(text: str) -> tuple[str, str]:
     raise SkillError("the front matter is not closed by a '---' line")
 
 
-def parse_skill(path: Path, source: str) -> Skill:
-    """Read and validate one SKILL.md; SkillError says what is wrong."""
+def parse_skill(path: Path, source: str, warnings: list[str] | None = None) -> Skill:
+    """Read and validate one SKILL.md; SkillError says what is wrong.
+
+    Problems that do not stop the skill from loading are added to ``warnings``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -165,12 +177,40 @@ def parse_skill(path: Path, source: str) -> Skill:
     if not isinstance(description, str) or not description.strip():
         raise SkillError("missing 'description'")
     description = " ".join(description.split())
-    if len(description) > MAX_DESCRIPTION:
-        raise SkillError(f"description is {len(description):,} characters; the limit is {MAX_DESCRIPTION:,}")
+    full_length = len(description)
+    if full_length > MAX_DESCRIPTION:
+        # Skills published for other agents go over the limit (by a few words, typically);
+        # loading them with the description cut beats skipping them.
+        description = _cut_description(description)
     allowed = _allowed_tools(data.get("allowed-tools", data.get("allowed_tools")))
     if not body.strip():
         raise SkillError("no instructions after the front matter")
-    return Skill(name=name, description=description, path=path, source=source, allowed_tools=allowed)
+    model_invocable = not _flag(data, "disable-model-invocation", False)
+    user_invocable = _flag(data, "user-invocable", True)
+    if full_length > MAX_DESCRIPTION and warnings is not None:  # only for a skill that loads
+        warnings.append(f"{path}: description is {full_length:,} characters, over the limit of "
+                        f"{MAX_DESCRIPTION:,}; loaded with the description cut to that length")
+    return Skill(name=name, description=description, path=path, source=source, allowed_tools=allowed,
+                 model_invocable=model_invocable, user_invocable=user_invocable)
+
+
+def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
+    value = data.get(key, data.get(key.replace("-", "_"), default))
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise SkillError(f"'{key}' must be true or false")
+
+
+def _cut_description(description: str) -> str:
+    """At most MAX_DESCRIPTION characters, cut at a word when one ends near, with a visible mark."""
+    room = MAX_DESCRIPTION - len(CUT_MARK)
+    cut = description[:room]
+    space = cut.rfind(" ")
+    if space > room - 80:
+        cut = cut[:space]
+    return cut.rstrip() + CUT_MARK
 
 
 def _allowed_tools(value: Any) -> tuple[str, ...] | None:
@@ -264,7 +304,7 @@ class SkillCatalog:
                         warnings.append(f"{skill_dir / near[0]}: skipped: the file must be named {SKILL_FILE}")
                     continue
                 try:
-                    skill = parse_skill(skill_file, source)
+                    skill = parse_skill(skill_file, source, warnings)
                 except SkillError as error:
                     warnings.append(f"{skill_file}: skipped: {error}")
                     continue
@@ -307,12 +347,16 @@ class SkillCatalog:
                  "Skills hold instructions for particular tasks. When a request matches a skill's "
                  "description, call the skill tool with its name before you start, then follow its "
                  "instructions."]
-        lines += [f"- {skill.name}: {skill.description}" for skill in self]
+        listed = [skill for skill in self if skill.model_invocable]
+        if not listed:
+            return ""
+        lines += [f"- {skill.name}: {skill.description}" for skill in listed]
         return "\n".join(lines)
 
     def load(self, name: str) -> tuple[str, list[str]]:
         """Level 2: the skill's instructions and the other files in its folder."""
         skill = self._skills.get(name.strip())
-        if skill is None:
-            raise SkillNotFound(name, self._skills)
+        if skill is None or not skill.model_invocable:
+            # One the user alone runs (disable-model-invocation) is not the model's to load.
+            raise SkillNotFound(name, [s.name for s in self if s.model_invocable])
         return skill.read_body(), skill.files()

@@ -5,19 +5,32 @@ parent's tools at most, a smaller turn limit — see :meth:`AgentConfig.inherit`
 parent's permission rules followed live, and the parent's cancel token as its parent.
 Its events are forwarded to the parent's stream, tagged with the parent's call, and
 only its final answer comes back as the tool's result.
+
+A custom agent (:mod:`.definitions`) shapes the child further, always within the
+parent: its tools are taken from the parent's (less ``task`` unless it names it, and
+never ``task`` at the deepest level), its skills and MCP servers only narrow, its model
+may differ (the provider of that model is built for it), and its permission mode is the
+narrower of its own and the parent's (see ``PermissionManager.child``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..config import AgentConfig
 from ..events import TERMINAL_EVENTS, AgentEvent, Finished
 from ..execution import CancelToken
 from ..messages import Message
 from ..metrics import RunMetrics
+from ..providers.base import Provider, ProviderError
+from ..providers.models import lookup
 from ..tools.base import ToolOutput
+from .definitions import AgentDefinition
+
+TASK_TOOL = "task"
+_MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")  # as MCP tool names are cleaned (mcp.tools)
 
 
 class ChildAgent(Protocol):
@@ -29,24 +42,70 @@ class ChildAgent(Protocol):
     def run(self, prompt: str, *, cancel: CancelToken | None = None) -> AsyncIterator[AgentEvent]: ...
 
 
-# Builds the child from its configuration and the parent's tool call id.
-MakeChild = Callable[[AgentConfig, str], ChildAgent]
+# Builds a provider by its name ("openai"...); ProviderError(kind="config") when it cannot.
+MakeProvider = Callable[[str], Provider]
+
+
+class MakeChild(Protocol):
+    """Builds the child from its configuration, the parent's tool call id and, for a
+    custom agent, its definition (given only then, so a two-argument maker still works)."""
+
+    def __call__(self, config: AgentConfig, parent_call_id: str,
+                 definition: AgentDefinition | None = None, /) -> ChildAgent: ...
+
+
+def child_config(parent_config: AgentConfig, *, parent_tools: Collection[str], default_tools: Sequence[str],
+                 tools: Sequence[str] | None, definition: AgentDefinition | None
+                 ) -> tuple[AgentConfig, list[str]]:
+    """The child's configuration, and the tools the call asked for that the parent does
+    not have (an agent file's own are not the calling model's doing: `loom agents` shows them)."""
+    unknown = [t for t in (tools or ()) if t not in parent_tools]
+    if definition is None:
+        return parent_config.inherit(tools=tuple(tools or default_tools)), unknown
+    wanted = list(definition.tools) if definition.tools is not None else \
+        [t for t in parent_tools if t != TASK_TOOL]
+    if tools:  # the call may narrow the agent's tools further, never widen them
+        wanted = [t for t in wanted if t in tools]
+    wanted = [t for t in wanted if t in parent_tools and t not in definition.disallowed_tools]
+    if definition.mcp_servers is not None:
+        servers = tuple(f"mcp__{_MCP_UNSAFE.sub('_', s)}__" for s in definition.mcp_servers)
+        wanted = [t for t in wanted if not t.startswith("mcp__") or t.startswith(servers)]
+    if parent_config.depth + 1 >= parent_config.max_depth:
+        wanted = [t for t in wanted if t != TASK_TOOL]  # its own task calls could only be refused
+    changes: dict[str, Any] = {"agent_type": definition.name}
+    if definition.model is not None and definition.model != parent_config.model:
+        vendor = lookup(definition.model).provider
+        provider = vendor if vendor != "unknown" and parent_config.provider != "scripted" \
+            else parent_config.provider
+        changes.update(model=definition.model, provider=provider, context_window=None)
+    if definition.max_turns is not None:
+        changes["max_turns"] = min(definition.max_turns, parent_config.max_turns)
+    config = parent_config.inherit(tools=tuple(wanted), skills=definition.skills, **changes)
+    return config, unknown
 
 
 async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, parent_tools: Collection[str],
                        default_tools: Sequence[str], metrics: RunMetrics, description: str, prompt: str,
                        tools: Sequence[str] | None,
                        parent_call_id: str, cancel: CancelToken,
-                       emit: Callable[[AgentEvent], None]) -> ToolOutput:
+                       emit: Callable[[AgentEvent], None],
+                       definition: AgentDefinition | None = None) -> ToolOutput:
     """Run a child agent to completion; only its final answer comes back.
 
     ``default_tools`` are the child's tools when the call names none (the parent derives
-    them from its tools' declarations: see ``subagent_tool_names``)."""
+    them from its tools' declarations: see ``subagent_tool_names``). ``definition`` is
+    the custom agent the child runs as (None: the general read-only sub-agent)."""
     if parent_config.depth + 1 > parent_config.max_depth:
         return ToolOutput(f"Sub-agents may nest at most {parent_config.max_depth} deep; do this task "
                           "yourself.", is_error=True)
-    child = make_child(parent_config.inherit(tools=tuple(tools or default_tools)), parent_call_id)
-    unknown = [t for t in (tools or ()) if t not in parent_tools]
+    config, unknown = child_config(parent_config, parent_tools=parent_tools, default_tools=default_tools,
+                                   tools=tools, definition=definition)
+    try:
+        child = make_child(config, parent_call_id) if definition is None else \
+            make_child(config, parent_call_id, definition)
+    except (ProviderError, ValueError) as error:
+        who = f"the {definition.name} agent" if definition is not None else "the sub-agent"
+        return ToolOutput(f"Could not start {who} (model {config.model}): {error}", is_error=True)
     final: AgentEvent | None = None
     try:
         async for event in child.run(prompt, cancel=cancel.child()):
@@ -58,7 +117,8 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
     spent = child.metrics
     calls = "call" if spent.llm_calls == 1 else "calls"
     tools = "call" if spent.tool_calls == 1 else "calls"
-    summary = (f"[sub-agent '{description}': {spent.llm_calls} LLM {calls}, {spent.tool_calls} tool {tools}, "
+    kind = f"{definition.name} sub-agent" if definition is not None else "sub-agent"
+    summary = (f"[{kind} '{description}': {spent.llm_calls} LLM {calls}, {spent.tool_calls} tool {tools}, "
                f"{spent.usage.input_tokens + spent.usage.output_tokens} tokens, ${spent.cost_usd:.4f}]")
     note = f"\n(ignored tools the parent does not have: {', '.join(unknown)})" if unknown else ""
     if isinstance(final, Finished):

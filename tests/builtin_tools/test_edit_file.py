@@ -291,9 +291,10 @@ async def test_line_ending_only_change_is_refused(ctx: ToolContext, call_tool: C
 
 @settings(max_examples=150, deadline=None)
 @given(lines=st.lists(st.text(alphabet="abcxyz é\t", min_size=1, max_size=12), min_size=1, max_size=12, unique=True),
-       crlf=st.booleans(), final_newline=st.booleans(), data=st.data())
-def test_edit_changes_only_the_matched_bytes(lines: list[str], crlf: bool, final_newline: bool,
+       crlf=st.booleans(), final_newline=st.booleans(), delete=st.booleans(), data=st.data())
+def test_edit_changes_only_the_matched_bytes(lines: list[str], crlf: bool, final_newline: bool, delete: bool,
                                              data: st.DataObject) -> None:
+    """Lines replaced, or (an empty new_string) deleted with their line breaks."""
     from builtin_tools.edit_file import Edit, apply_edit
 
     newline = "\r\n" if crlf else "\n"
@@ -301,9 +302,9 @@ def test_edit_changes_only_the_matched_bytes(lines: list[str], crlf: bool, final
     index = data.draw(st.integers(0, len(lines) - 1))
     span = data.draw(st.integers(1, len(lines) - index))
     old = "\n".join(f"<{line}>" for line in lines[index:index + span])  # the model sends \n
-    new = "\n".join(["<NEW>", "<LINES>"])
-    result, count = apply_edit(text, newline, Edit(old, new), "f")
-    expected_lines = [f"<{line}>" for line in lines[:index]] + ["<NEW>", "<LINES>"] + \
+    new_lines = [] if delete else ["<NEW>", "<LINES>"]
+    result, count = apply_edit(text, newline, Edit(old, "\n".join(new_lines)), "f")
+    expected_lines = [f"<{line}>" for line in lines[:index]] + new_lines + \
         [f"<{line}>" for line in lines[index + span:]]
     assert count == 1
-    assert result == newline.join(expected_lines) + (newline if final_newline else "")
+    assert result == newline.join(expected_lines) + (newline if final_newline and expected_lines else "")

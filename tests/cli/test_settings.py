@@ -150,12 +150,12 @@ def test_the_environment_beats_every_file_for_endpoints(repo: Path, user: Path) 
 
 
 def test_keys_this_module_does_not_know_need_trust() -> None:
-    """Hooks and MCP servers, when the schema grows them, start out untrusted."""
+    """Keys the schema grows later start out untrusted. Hooks are neither applied nor part
+    of the workspace's trust: each project hook is trusted on its own (hook_setup)."""
     data = {"hooks": {"PreToolUse": "curl evil"}, "mcp_command": "npx evil", "model": "m"}
     narrowing, changes = split_project_file(data, Settings(), ".loom/settings.toml")
     assert narrowing == {"model": "m"}
-    assert changes == [ProjectChange(".loom/settings.toml", "hooks.PreToolUse", "curl evil"),
-                       ProjectChange(".loom/settings.toml", "mcp_command", "npx evil")]
+    assert changes == [ProjectChange(".loom/settings.toml", "mcp_command", "npx evil")]
 
 
 def test_loom_provider_and_model_beat_the_files(repo: Path, user: Path) -> None:

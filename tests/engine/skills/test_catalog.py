@@ -67,8 +67,6 @@ BROKEN = {
     "Bad_Name": ("---\nname: Bad_Name\ndescription: x\n---\nbody\n", "lowercase letters, digits and single hyphens"),
     "mismatch": ("---\nname: other-name\ndescription: x\n---\nbody\n", "does not match its folder name 'mismatch'"),
     "no-description": ("---\nname: no-description\n---\nbody\n", "missing 'description'"),
-    "long-description": ("---\nname: long-description\ndescription: " + "x" * 1025 + "\n---\nbody\n",
-                         "the limit is 1,024"),
     "bad-tools": ("---\nname: bad-tools\ndescription: x\nallowed-tools: {a: 1}\n---\nbody\n",
                   "'allowed-tools' must be"),
     "empty-body": ("---\nname: empty-body\ndescription: x\n---\n\n  \n", "no instructions"),

@@ -1,0 +1,68 @@
+"""`loom agents`: the custom sub-agents Loom found, where each comes from, and the
+files it could not use with the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+from loom_engine.subagents.definitions import AgentCatalog, AgentDefinition
+
+_SOURCES = "the user config dir's agents/, .claude/agents/ and .loom/agents/ (a later one wins by name)"
+
+
+def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection[str]) -> list[str]:
+    """What `loom agents` prints; ``known_tools`` are Loom's tool names (an agent file may
+    name a tool Loom does not have: it is left out, and said here)."""
+    catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir)
+    lines: list[str] = []
+    if len(catalog):
+        width = max(len(agent.name) for agent in catalog)
+        for agent in catalog:
+            lines.append(f"{agent.name:<{width}}  {agent.source:<8} {agent.description}")
+            lines.append(f"{'':<{width}}  {'':<8} {'; '.join(_details(agent))} "
+                         f"({_shown(agent.path, workspace_root)})")
+    else:
+        lines.append(f"no custom agents; put markdown files in {_SOURCES}")
+    for old in catalog.overridden:
+        lines.append(f"replaced: {old.name} from {old.source} ({_shown(old.path, workspace_root)})")
+    broken = [p for p in catalog.problems if p.skipped]
+    remarks = [f"{_shown(p.path, workspace_root)}: {p.message}" for p in catalog.problems if not p.skipped]
+    for agent in catalog:
+        missing = [t for t in agent.tools or () if t not in known_tools and not t.startswith("mcp__")]
+        if missing:
+            remarks.append(f"{_shown(agent.path, workspace_root)}: tools Loom does not have, left out: "
+                           + ", ".join(missing))
+    if broken:
+        lines.append("")
+        lines.append("skipped files:")
+        lines += [f"  {_shown(p.path, workspace_root)}: {p.message}" for p in broken]
+    if remarks:
+        lines.append("")
+        lines.append("warnings:")
+        lines += [f"  {remark}" for remark in remarks]
+    return lines
+
+
+def _details(agent: AgentDefinition) -> list[str]:
+    details = [f"tools: {', '.join(agent.tools)}" if agent.tools is not None else "tools: the caller's, less task"]
+    if agent.disallowed_tools:
+        details.append(f"not: {', '.join(agent.disallowed_tools)}")
+    if agent.model is not None:
+        details.append(f"model: {agent.model}")
+    if agent.permission_mode is not None:
+        details.append(f"mode: {agent.permission_mode}")
+    if agent.max_turns is not None:
+        details.append(f"max turns: {agent.max_turns}")
+    if agent.skills is not None:
+        details.append(f"skills: {', '.join(agent.skills) or 'none'}")
+    if agent.mcp_servers is not None:
+        details.append(f"MCP servers: {', '.join(agent.mcp_servers) or 'none'}")
+    return details
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,203 @@
+"""Two screens over the chat: the question about a project's hooks at start, and `/hooks`.
+
+A repository can ship hooks (``.loom/settings*.toml``, ``.claude/settings*.json``): each
+is a command that would run on the user's machine whenever its event fires. Before the
+agent is built, the chat lists the project hooks the user has not trusted yet, each with
+its event, matcher, command and file. ``y`` trusts exactly these entries (recorded by
+each entry's hash outside the workspace: a changed entry asks again); ``n`` or Esc
+starts without them, for this session (asked again at the next start).
+
+`/hooks` lists every hook with the same details and its trust state, and the problems
+found in the files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from .mcp_screens import _box_css
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from loom_cli.hook_setup import HookPlan
+    from loom_engine.hooks.config import HookCommand
+
+    from .options import TuiOptions
+
+_STATE_STYLE = {"user": "dim", "trusted": "green", "not trusted": "bold red"}
+
+
+def hook_text(hook: HookCommand, state: str | None = None) -> Text:
+    """One hook: event and matcher, the command, its file (and trust state)."""
+    from loom_cli.hook_setup import describe_command, describe_matcher
+    from loom_engine.hooks.config import DEFAULT_TIMEOUT_S
+
+    text = Text("  • ")
+    text.append(hook.event, style="bold")
+    matcher = describe_matcher(hook)
+    text.append(f"  {matcher}" if matcher else "  (every time)", style="cyan" if matcher else "dim")
+    if state is not None:
+        text.append("  ")
+        text.append(f"[{state}]", style=_STATE_STYLE.get(state, ""))
+    text.append(f"\n    {describe_command(hook)}", style="bold yellow")
+    details = [f"from {hook.source}"]
+    if hook.timeout_s != DEFAULT_TIMEOUT_S:
+        details.append(f"timeout {hook.timeout_s:g}s")
+    if hook.fail_closed:
+        details.append("fail closed")
+    text.append("\n    " + " · ".join(details), style="dim")
+    return text
+
+
+def hooks_text(hooks: Sequence[HookCommand], plan: HookPlan | None = None) -> Text:
+    text = Text()
+    for index, hook in enumerate(hooks):
+        if index:
+            text.append("\n")
+        text.append_text(hook_text(hook, plan.state(hook) if plan is not None else None))
+    return text
+
+
+class HookTrustScreen(ModalScreen[bool]):
+    """Run this project's hooks? True: trust these entries; False: not this session."""
+
+    DEFAULT_CSS = _box_css("HookTrustScreen", "$warning")
+
+    def __init__(self, hooks: Sequence[HookCommand], *, guard_s: float = 1.0) -> None:
+        super().__init__()
+        self.hooks = tuple(hooks)
+        # Letters typed for the prompt just as the screen opens must not answer it.
+        self._opened = time.monotonic()
+        self._guard_s = guard_s
+
+    def compose(self) -> ComposeResult:
+        one = len(self.hooks) == 1
+        with Vertical():
+            yield Static("Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
+                         classes="title")
+            yield Static(("This command" if one else "These commands") + " would run on your machine, with "
+                         "your permissions, each time " + ("its" if one else "their") + " event fires:")
+            with VerticalScroll():
+                yield Static(hooks_text(self.hooks))
+            yield Static("A repository you cloned can ship these files: say yes only if you know where they "
+                         "come from. Your answer is remembered until an entry changes.", classes="note")
+            yield Static(Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
+                                       ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
+                                       + ("it" if one else "them")))
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        if time.monotonic() - self._opened < self._guard_s:
+            return
+        if event.key == "y":
+            self.dismiss(True)
+        elif event.key in ("n", "escape"):
+            self.dismiss(False)
+
+
+class HooksScreen(ModalScreen[None]):
+    """`/hooks`: every hook, where it comes from and whether it runs; the files' problems."""
+
+    DEFAULT_CSS = _box_css("HooksScreen", "$primary") + """
+    HooksScreen .problems {
+        color: $text-error;
+        margin-top: 1;
+    }
+    """
+
+    def __init__(self, plan: HookPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        from loom_cli.hook_setup import TRUST_FLAG
+
+        plan = self.plan
+        with Vertical():
+            yield Static(f"Hooks ({len(plan.found)})" if plan.found else "Hooks", classes="title")
+            with VerticalScroll():
+                if plan.found:
+                    yield Static(hooks_text(plan.found, plan), id="hooks-list")
+                else:
+                    yield Static(Text("No hooks. Add them under [hooks] in your config.toml or "
+                                      ".loom/settings.toml (Claude Code's format); .claude/settings.json is "
+                                      "read too.", style="dim"), id="hooks-list")
+                if plan.problems:
+                    lines = "\n".join(f"  • {problem}" for problem in plan.problems)
+                    yield Static(f"Problems (those entries are skipped):\n{lines}", classes="problems")
+            if plan.untrusted:
+                yield Static(Text("Hooks not trusted do not run: Loom asks about them at start; "
+                                  f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"))
+            yield Static(Text.assemble(("Esc", "bold"), " close"))
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in ("escape", "q"):
+            event.stop()
+            self.dismiss(None)
+
+
+# --- asking at start ------------------------------------------------------------------
+
+
+def current_plan(workspace: Path) -> HookPlan | None:
+    """The hooks of the workspace's files as they are now, trust as recorded; None when a
+    settings file cannot be read (building the agent reports it)."""
+    from loom_cli.hook_setup import read_hook_plan
+    from loom_cli.settings import ConfigError
+    from loom_cli.workspace_records import WorkspaceRecords
+    from loom_engine.paths import data_dir, user_config_file
+    from loom_engine.workspace import find_workspace_root
+
+    try:
+        return read_hook_plan(find_workspace_root(workspace), user_config_file(), WorkspaceRecords(data_dir()))
+    except ConfigError:
+        return None
+
+
+def remember_hooks(workspace: Path, hooks: Sequence[HookCommand]) -> str | None:
+    """Record the trust; a one-line reason when it could not be written."""
+    from loom_cli.workspace_records import WorkspaceRecords
+    from loom_engine.paths import data_dir
+    from loom_engine.workspace import find_workspace_root
+
+    try:
+        WorkspaceRecords(data_dir()).trust_hooks(find_workspace_root(workspace), [h.entry_hash for h in hooks])
+    except OSError as error:
+        return f"could not remember the trust in these hooks ({error.strerror or error}): they stay off"
+    return None
+
+
+async def settle_hook_trust(app: App[int], options: TuiOptions) -> TuiOptions:
+    """Ask about the project's hooks not trusted yet (from the start-up worker, before the
+    agent is built: a SessionStart hook runs with the agent's start). A yes is recorded,
+    so building the agent finds these entries trusted; a no leaves them off."""
+    try:
+        plan = await asyncio.to_thread(current_plan, options.workspace)
+    except Exception:  # never block start-up: unasked, the hooks stay off
+        plan = None
+    if plan is None or not plan.untrusted:
+        return options
+    if await app.push_screen_wait(HookTrustScreen(plan.untrusted, guard_s=options.permission_guard_s)):
+        problem = await asyncio.to_thread(remember_hooks, options.workspace, plan.untrusted)
+        if problem:
+            app.notify(problem, severity="warning")
+    return options
+
+
+async def settle_start_questions(app: App[int], options: TuiOptions) -> TuiOptions:
+    """The questions before the agent is built: the workspace's settings, then its hooks."""
+    from .trust_screen import settle_trust
+
+    return await settle_hook_trust(app, await settle_trust(app, options))
