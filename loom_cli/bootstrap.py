@@ -216,7 +216,7 @@ def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:
                         max_total_bytes=int(chosen.max_total_mb * 1024 * 1024), keep_prompts=chosen.keep_prompts,
                         max_files=chosen.max_files)
     try:
-        return Checkpointer(root, data_dir() / "snapshots", caps=caps)
+        return Checkpointer(root, data_dir() / "snapshots", caps=caps, exclude=(data_dir(),))
     except GitUnavailable:
         return PreimageCheckpointer(root, data_dir() / "snapshots", caps=caps)
 

@@ -19,7 +19,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -50,10 +50,11 @@ class Checkpointer:
     """
 
     def __init__(self, workspace: Path, root: Path, *, caps: SnapshotCaps | None = None,
-                 git: str | None = None) -> None:
+                 git: str | None = None, exclude: Sequence[Path] = ()) -> None:
+        """``exclude``: Loom's own folders (its data dir), never snapshotted if inside the workspace."""
         self.workspace = Path(os.path.realpath(workspace))
         self.caps = caps or SnapshotCaps()
-        self.repo = ShadowRepo(self.workspace, shadow_dir(root, self.workspace), git=git)
+        self.repo = ShadowRepo(self.workspace, shadow_dir(root, self.workspace), git=git, exclude=exclude)
         self.session_id: str | None = None
         self.last_failure: SnapshotFailure | None = None
         self._pending: asyncio.Future[None] | None = None  # the prompt's snapshot, being taken

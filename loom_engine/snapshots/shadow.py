@@ -115,9 +115,13 @@ def user_excludes_file(workspace: Path) -> str:
 class ShadowRepo:
     """Plumbing on the shadow repository; every method runs git synchronously."""
 
-    def __init__(self, workspace: Path, git_dir: Path, *, git: str | None = None) -> None:
+    def __init__(self, workspace: Path, git_dir: Path, *, git: str | None = None,
+                 exclude: Sequence[Path] = ()) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self.git_dir = git_dir
+        # Loom's own folders, never snapshotted when they are inside the workspace (a
+        # data dir there would otherwise snapshot its sessions and these snapshots).
+        self.exclude = (git_dir.parent, *exclude)
         binary = git or find_git()
         if binary is None:
             raise GitUnavailable("git is not installed")
@@ -158,14 +162,26 @@ class ShadowRepo:
 
     def _write_attributes(self) -> None:
         info = self.git_dir / "info"
-        attributes = info / "attributes"
-        try:
-            if attributes.read_text(encoding="utf-8") == NEUTRAL_ATTRIBUTES:
-                return
-        except OSError:
-            pass
-        info.mkdir(parents=True, exist_ok=True)
-        attributes.write_text(NEUTRAL_ATTRIBUTES, encoding="utf-8")
+        for name, text in (("attributes", NEUTRAL_ATTRIBUTES), ("exclude", self._own_folders())):
+            path = info / name
+            try:
+                if path.read_text(encoding="utf-8") == text:
+                    continue
+            except OSError:
+                pass
+            info.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+    def _own_folders(self) -> str:
+        """Exclude patterns for Loom's folders inside the workspace (anchored, escaped)."""
+        lines = []
+        for folder in self.exclude:
+            real = os.path.realpath(folder)
+            if real.startswith(str(self.workspace) + os.sep):
+                relative = os.path.relpath(real, self.workspace)
+                escaped = "".join("\\" + c if c in "*?[]\\!# " else c for c in relative)
+                lines.append(f"/{escaped}/\n")
+        return "".join(lines)
 
     # --- running git ------------------------------------------------------------------
 

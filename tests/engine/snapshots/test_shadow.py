@@ -156,3 +156,17 @@ def test_many_diffs_in_one_call_match_one_by_one(repo: Path, make_checkpointer) 
     many = checkpointer.repo.diff_many(pairs)
     for a, b in pairs:
         assert many.get((a, b), []) == checkpointer.repo.diff(a, b)
+
+
+def test_loom_folders_inside_the_workspace_are_never_snapshotted(repo: Path) -> None:
+    from loom_engine.snapshots.checkpoints import Checkpointer
+
+    data = repo / ".loom data [x]"
+    (data / "sessions").mkdir(parents=True)
+    (data / "sessions" / "s.jsonl").write_text("{}\n")
+    checkpointer = Checkpointer(repo, data / "snapshots", exclude=(data,))
+    first = checkpointer.snapshot("prompt", prompt_id="p1")
+    (data / "sessions" / "s.jsonl").write_text("{}\n{}\n")
+    checkpointer.snapshot("tool")
+    assert all(not p.startswith(".loom data") for p in checkpointer.repo.tree_entries(first.tree))
+    assert plan_restore(checkpointer, first).empty
