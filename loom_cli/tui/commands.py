@@ -32,6 +32,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("cost", "tokens and cost of this session"),
     ("skills", "list the available skills"),
     ("resume", "resume an earlier session of this workspace  [id]"),
+    ("rewind", "go back to before a prompt: the files, the conversation or both (Esc Esc)"),
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "the permission rules by layer: add and remove"),
     ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
@@ -50,6 +51,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "cost": ("/cost", 0),
     "skills": ("/skills", 0),
     "resume": ("/resume [id]", 1),
+    "rewind": ("/rewind", 0),
     "mode": (f"/mode [{'|'.join(MODES)}]", 1),
     "exit": ("/exit", 0),
     "quit": ("/quit", 0),
@@ -63,6 +65,7 @@ KEYS_HELP = (
     ("Ctrl+R", "search the prompt history"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
     ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
+    ("Esc Esc", "on an empty prompt, no run going: rewind the files and/or the conversation"),
     ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
     ("Ctrl+D", "quit (during a run it asks first)"),
     ("Shift+Tab", "cycle the permission mode"),
@@ -296,10 +299,19 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             await resume(app, arg)
         case "mcp":
             mcp_command(app)
+        case "rewind":
+            rewind_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
         case _:
             app.output(f"unknown command /{name} · /help lists the commands")
+
+
+def rewind_command(app: LoomApp) -> None:
+    """/rewind (and Esc Esc): the session's prompts, then what to restore and a preview."""
+    from .rewind_flow import open_rewind
+
+    app.run_worker(open_rewind(app), group="rewind", exclusive=True, exit_on_error=False)
 
 
 def mcp_command(app: LoomApp) -> None:
