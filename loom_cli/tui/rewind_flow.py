@@ -84,7 +84,9 @@ def with_conflicts(plan: RestorePlan, answer: PreviewAnswer) -> RestorePlan:
 def files_words(result: RestoreResult, plan: RestorePlan, answer: PreviewAnswer) -> str:
     restored = sum(1 for c in result.restored if c.action != "delete")
     deleted = len(result.restored) - restored
-    words = f"restored {plural(restored, 'file')}" + (f", deleted {deleted}" if deleted else "")
+    done = ([f"restored {plural(restored, 'file')}"] if restored else []) + (
+        [f"deleted {plural(deleted, 'file')}"] if deleted else [])
+    words = ", ".join(done) or "no file changed"
     left = sum(1 for c in plan.conflicts if c.path not in answer.included)
     if left:
         words += f" · {plural(left, 'file')} changed outside Loom left alone"
@@ -157,9 +159,9 @@ async def open_rewind(app: LoomApp) -> None:
         mode = RewindMode(choice)
         answer = PreviewAnswer()
         if mode.code and plan is not None:
-            what = "the files and the conversation" if mode.conversation else "the files"
-            title = f"Restore {what} to just before prompt {point.index}: “{one_line(point.text)}”"
-            got = await app.push_screen_wait(RewindPreview(plan, title))
+            what = "code and conversation" if mode.conversation else "code"
+            got = await app.push_screen_wait(RewindPreview(plan, f"Restore {what} to before prompt {point.index}",
+                                                           subtitle=f"“{one_line(point.text)}”"))
             if got is None:
                 app.output("rewind cancelled: nothing was changed")
                 return
@@ -191,11 +193,11 @@ async def apply(app: LoomApp, checkpointer: Checkpointer | None, point: RestoreP
     if mode.conversation:
         await show_conversation(app, agent.messages)
         app.prompt.set_text(point.text)
-        parts.append("the conversation is back to before it; its prompt is in the input to edit and resend")
-    target = {RewindMode.BOTH: "the code and the conversation", RewindMode.CODE: "the code",
-              RewindMode.CONVERSATION: "the conversation"}[mode]
-    app.transcript.add_notice(f"⏪ rewound {target} to before prompt {point.index}: {' · '.join(parts)}"
-                              " · /rewind can undo it", "info")
+        parts.append("the prompt is back in the input")
+    target = {RewindMode.BOTH: "code and conversation", RewindMode.CODE: "code",
+              RewindMode.CONVERSATION: "conversation"}[mode]
+    app.transcript.add_notice(f"⏪ rewound {target} to before prompt {point.index} · {' · '.join(parts)}"
+                              " · /rewind to undo", "info")
     app.transcript.follow()
     app.last_rewind = RewindUndo(
         agent=agent, index=point.index,

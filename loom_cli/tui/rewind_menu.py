@@ -49,7 +49,7 @@ def plan_summary(plan: RestorePlan) -> str:
     if counts["delete"]:
         parts.append(f"{counts['delete']} to delete")
     if plan.conflicts:
-        parts.append(f"{plural(len(plan.conflicts), 'file')} changed outside Loom (left alone unless you include it)")
+        parts.append(f"{len(plan.conflicts)} changed outside Loom since (left alone unless you include it)")
     if plan.blocked:
         parts.append(f"{len(plan.blocked)} left alone")
     return "Files: " + " · ".join(parts)
@@ -70,6 +70,10 @@ class RewindMenu(PickerScreen):
         border: round $primary;
         background: $surface;
         padding: 0 1;
+    }
+    RewindMenu #prompt-text {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     RewindMenu OptionList {
         height: auto;
@@ -92,7 +96,7 @@ class RewindMenu(PickerScreen):
             options.append(Option(label, id=choice.id, disabled=choice.reason is not None))
         with Vertical():
             yield Static(Text(f"Rewind to just before prompt {self.point.index} ({when(self.point)})", style="bold"))
-            yield Static(Text(f"“{one_line(self.point.text)}”", no_wrap=True, overflow="ellipsis"), id="prompt-text")
+            yield Static(Text(f"“{one_line(self.point.text)}”"), id="prompt-text")
             if self.plan is not None:
                 yield Static(Text(plan_summary(self.plan), style="dim"), id="plan-summary")
             yield OptionList(*options, id="choices")

@@ -94,8 +94,7 @@ class RewindPicker(PickerScreen):
         with Vertical():
             yield Static(Text("Rewind: go back to just before a prompt", style="bold"))
             yield OptionList(*options, id="points")
-            yield Static(Text("Enter picks · Esc cancels · the files and/or the conversation next",
-                              style="dim"))
+            yield Static(Text("Enter picks · Esc cancels", style="dim"))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -62,12 +62,11 @@ def row_text(change: FileChange, *, ticked: bool, expanded: bool) -> Text:
     words, colour = ACTIONS[change.action]
     if change.conflict and not ticked:
         text.append(f"  {words}", style="dim strike")
-        text.append("\n    ⚠ changed outside Loom since the snapshot: left alone (c includes it)", style="yellow")
+        text.append("\n    ⚠ changed outside Loom since: left alone (c includes it)", style="yellow")
     else:
         text.append(f"  {words}", style=colour)
         if change.conflict:
-            text.append("\n    ⚠ changed outside Loom since the snapshot: included, your change is lost",
-                        style="yellow")
+            text.append("\n    ⚠ changed outside Loom since: included, that change will be lost", style="yellow")
     return text
 
 
@@ -95,7 +94,7 @@ class FileRow(Static):
 
 
 class RewindPreview(ModalScreen[PreviewAnswer | None]):
-    """Up/Down move, Space/→ shows a file's diff, c ticks a conflict, Enter/y restores, Esc cancels."""
+    """Up/Down move, Space/→ shows a file's diff, c includes conflicts, Enter/y restores, Esc cancels."""
 
     DEFAULT_CSS = """
     RewindPreview {
@@ -104,13 +103,19 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
     RewindPreview > Vertical {
         width: 96%;
         max-width: 130;
-        height: 90%;
+        height: auto;
+        max-height: 90%;
         border: round $warning;
         background: $surface;
         padding: 0 1;
     }
     RewindPreview #files {
-        height: 1fr;
+        height: auto;
+        max-height: 70vh;
+    }
+    RewindPreview .title {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     RewindPreview DiffView {
         margin: 0 0 0 4;
@@ -121,11 +126,12 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
     }
     """
 
-    def __init__(self, plan: RestorePlan, title: str, *, confirm: str = "restore",
+    def __init__(self, plan: RestorePlan, title: str, *, subtitle: str = "", confirm: str = "restore",
                  guard_s: float = ENTER_GUARD_S) -> None:
         super().__init__()
         self.plan = plan
         self.title_text = title
+        self.subtitle = subtitle
         self.confirm = confirm
         self.guard_s = guard_s
         self.cursor = 0
@@ -137,7 +143,9 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.title_text, style="bold"))
+            yield Static(Text(self.title_text, style="bold"), classes="title")
+            if self.subtitle:
+                yield Static(Text(self.subtitle), classes="title")
             yield Static(id="summary")
             with VerticalScroll(id="files"):
                 for change in self.plan.changes:
@@ -147,7 +155,7 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
                     yield Static(Text("Not in the snapshots (too big to keep a copy), left alone:", style="dim"))
                     for item in left_out:
                         yield Static(Text(f"  {item.path}  {_size(item.size)}", style="dim"))
-            yield Static(Text(f"↑↓ move · space diff · c include a conflict · enter/y {self.confirm} · esc cancel",
+            yield Static(Text(f"↑↓ move · space diff · c include conflicts · enter/y {self.confirm} · esc cancel",
                               style="dim"), id="keys")
 
     def on_mount(self) -> None:
@@ -205,15 +213,18 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
                 following.remove()
 
     def _tick(self) -> None:
+        """c on a conflict includes it (or leaves it again); c elsewhere does it for all."""
         rows = self.rows
-        if not rows:
-            return
-        row = rows[self.cursor]
-        if not row.change.conflict or row.change.blocked is not None:
+        conflicts = [r for r in rows if r.change.conflict and r.change.blocked is None]
+        if not conflicts:
             self.app.bell()
             return
-        row.ticked = not row.ticked
-        row.redraw()
+        row = rows[self.cursor]
+        chosen = [row] if row in conflicts else conflicts
+        tick = not all(r.ticked for r in chosen)
+        for each in chosen:
+            each.ticked = tick
+            each.redraw()
         self._summarise()
 
     def answer(self) -> PreviewAnswer:

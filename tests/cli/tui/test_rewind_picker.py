@@ -89,4 +89,4 @@ async def test_rewind_to_prompt_1_restores_the_files_and_the_conversation(harnes
         assert app.prompt.text == "make greet say hi"
         text = screen_text(app)
         assert "Greeting changed." not in text and "Notes written." not in text
-        assert "restored 1 file, deleted 1" in text
+        assert "restored 1 file, deleted 1 file" in text
