@@ -13,12 +13,13 @@ from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
-from .settings import BASE_URL_VARIABLES, ConfigError, Settings, choose_provider, load_settings
+from .settings import BASE_URL_VARIABLES, ConfigError, Settings, SnapshotSettings, choose_provider, load_settings
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
     from loom_engine.mcp.manager import McpManager
     from loom_engine.redact import Redactor
+    from loom_engine.snapshots.checkpoints import Checkpointer
 
     from .mcp_setup import McpPlan
 
@@ -67,6 +68,8 @@ class Built:
     mcp: McpManager | None = None
     # Which servers were used, left for the user to approve, or refused, and config problems.
     mcp_plan: McpPlan | None = None
+    # The workspace snapshots rewind restores from (None: turned off, or no git).
+    checkpoints: Checkpointer | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -169,12 +172,29 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          interactive=interactive)
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
     warnings += list(mcp_plan.notes)
+    checkpoints = make_checkpointer(workspace.root, settings.snapshots)
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills, tool_source=toolset)
+                  context=context, skills=skills, tool_source=toolset, checkpoints=checkpoints)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
-                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan)
+                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, checkpoints=checkpoints)
+
+
+def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Checkpointer | None:
+    """The workspace's snapshots per the ``[snapshots]`` settings (None: turned off, or no git)."""
+    from loom_engine.snapshots.checkpoints import Checkpointer
+    from loom_engine.snapshots.model import SnapshotCaps
+    from loom_engine.snapshots.shadow import GitUnavailable
+
+    if not chosen.enabled:
+        return None
+    caps = SnapshotCaps(max_file_bytes=int(chosen.max_file_mb * 1024 * 1024),
+                        max_total_bytes=int(chosen.max_total_mb * 1024 * 1024), keep_prompts=chosen.keep_prompts)
+    try:
+        return Checkpointer(root, data_dir() / "snapshots", caps=caps)
+    except GitUnavailable:
+        return None
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,

@@ -203,6 +203,37 @@ def sessions(all_: Annotated[bool, typer.Option("--all", help="Sessions of every
 
 
 @app.command()
+def rewind(to: Annotated[int | None, typer.Option("--to", min=1, help="Rewind to just before prompt N.")] = None,
+           list_: Annotated[bool, typer.Option("--list", help="List the prompts (time, text, files changed).")] = False,
+           undo: Annotated[bool, typer.Option("--undo", help="Undo the session's last rewind.")] = False,
+           session: Annotated[str | None, typer.Option(
+               "--session", help="The session's id (default: the newest of this workspace).")] = None,
+           code: Annotated[bool, typer.Option("--code", help="Only the files.")] = False,
+           conversation: Annotated[bool, typer.Option("--conversation", help="Only the conversation.")] = False,
+           yes: Annotated[bool, typer.Option("--yes", "-y", help="Do it (without: only the preview).")] = False,
+           include_conflicts: Annotated[bool, typer.Option(
+               "--include-conflicts", help="Also restore files changed outside Loom since then.")] = False,
+           output_format: Annotated[Literal["text", "json"], typer.Option(
+               "--output-format", "-o", help="text or json.")] = "text") -> None:
+    """Rewind the files and/or the conversation to just before a prompt (a preview unless --yes)."""
+    from loom_engine.snapshots.model import RewindMode
+
+    from .rewind_command import RewindCommandError, RewindRequest, run_rewind
+
+    if code and conversation:
+        _fail("use --code or --conversation, not both (neither: both are rewound)", 2)
+    mode = RewindMode.CODE if code else RewindMode.CONVERSATION if conversation else RewindMode.BOTH
+    try:
+        code_, text = run_rewind(RewindRequest(cwd=Path.cwd(), session_id=session, to=to, list_points=list_,
+                                               undo=undo, mode=mode, yes=yes, include_conflicts=include_conflicts,
+                                               json_output=output_format == "json"))
+    except RewindCommandError as error:
+        _fail(str(error), error.code)
+    print(text)
+    raise typer.Exit(code_)
+
+
+@app.command()
 def config() -> None:
     """Show where config and sessions live, and each effective setting with its source."""
     from loom_engine.paths import config_dir, data_dir, sessions_dir, user_config_file

@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +49,16 @@ class PermissionSettings(BaseModel):
     ask: list[str] = Field(default_factory=list)
 
 
+class SnapshotSettings(BaseModel):
+    """``[snapshots]``: the workspace snapshots rewind restores from."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    keep_prompts: Annotated[int, Field(ge=1)] = 100  # snapshots of older prompts are pruned
+    max_file_mb: Annotated[float, Field(gt=0)] = 2.0  # a bigger file is left out of snapshots
+    max_total_mb: Annotated[float, Field(gt=0)] = 512.0  # files beyond this total are left out
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provider: ProviderName | None = None
@@ -67,6 +77,7 @@ class Settings(BaseModel):
     anthropic: ProviderSettings = Field(default_factory=ProviderSettings)
     openai: ProviderSettings = Field(default_factory=ProviderSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
 
 
 @dataclass(frozen=True)

@@ -318,7 +318,9 @@ class ContextAssembler:
 def _git_status(root: Path) -> tuple[str, list[str]] | None:
     """(branch line, changed paths) from one ``git status --short --branch``; None outside git."""
     try:
-        out = subprocess.run(["git", "-c", "core.quotepath=off", "status", "--short", "--branch"], cwd=root,
+        # --no-optional-locks: reading the status must not rewrite the user's index (a stat refresh).
+        out = subprocess.run(["git", "--no-optional-locks", "-c", "core.quotepath=off", "status", "--short",
+                              "--branch"], cwd=root,
                              capture_output=True, text=True, timeout=3, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
