@@ -118,8 +118,9 @@ def undo_offer(app: LoomApp) -> tuple[RewindUndo, bool] | None:
 
 
 def undo_words(last: RewindUndo, conversation: bool) -> str:
-    parts = (["the files"] if last.undo_snapshot is not None else []) + (["the conversation"] if conversation else [])
-    return f"puts back {' and '.join(parts)} as before going back to prompt {last.index}"
+    parts = (["files"] if last.undo_snapshot is not None else []) + (["conversation"] if conversation else [])
+    verb = "comes back" if parts == ["conversation"] else "come back"
+    return f"(to prompt {last.index}): {' and '.join(parts)} {verb}"
 
 
 async def open_rewind(app: LoomApp) -> None:

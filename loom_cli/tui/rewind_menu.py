@@ -13,7 +13,6 @@ from textual.widgets.option_list import Option
 
 from loom_engine.snapshots.model import RestorePlan, RestorePoint
 
-from ..wording import plural
 from .picker import PickerScreen
 from .rewind_picker import one_line, when
 
@@ -43,13 +42,13 @@ def plan_summary(plan: RestorePlan) -> str:
               for action in ("modify", "recreate", "delete")}
     parts = []
     if counts["modify"]:
-        parts.append(f"{plural(counts['modify'], 'file')} to restore")
+        parts.append(f"{counts['modify']} to restore")
     if counts["recreate"]:
         parts.append(f"{counts['recreate']} to recreate")
     if counts["delete"]:
         parts.append(f"{counts['delete']} to delete")
     if plan.conflicts:
-        parts.append(f"{len(plan.conflicts)} changed outside Loom since (left alone unless you include it)")
+        parts.append(f"{len(plan.conflicts)} changed outside Loom (left alone unless included)")
     if plan.blocked:
         parts.append(f"{len(plan.blocked)} left alone")
     return "Files: " + " · ".join(parts)
