@@ -64,7 +64,7 @@ async def plan_of(checkpointer: Checkpointer | None, point: RestorePoint, sessio
     if checkpointer is None:
         return None, no_snapshots_reason()
     if not point.can_restore_code:
-        return None, "no snapshot of the files was taken before this prompt"
+        return None, "no snapshot of the files from then"
     try:
         plan = await asyncio.to_thread(plan_for, checkpointer, point, session_id=session_id)
     except _FAILURES as error:

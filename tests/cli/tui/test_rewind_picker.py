@@ -59,28 +59,32 @@ async def two_prompts(pilot: Any, app: Any) -> None:
     await send(pilot, app, "write some notes", "Notes written.")
 
 
+async def open_list(pilot: Any, app: Any) -> None:
+    app.prompt.set_text("/rewind")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and "Rewind:" in screen_text(app))
+
+
 async def test_rewind_to_prompt_1_restores_the_files_and_the_conversation(harness: SnapshotHarness, repo: Path) -> None:
     app = harness.app()
     async with app.run_test(size=(120, 40)) as pilot:
         await two_prompts(pilot, app)
         assert 'f"hi {name}"' in (repo / "src" / "app.py").read_text()
         assert (repo / "notes.txt").exists()
-        app.prompt.set_text("/rewind")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker))
+        await open_list(pilot, app)
         text = screen_text(app)
         assert "make greet say hi" in text and "write some notes" in text
         assert "1 file changed" in text
         await pilot.press("up", "enter")  # the newest is highlighted: up to prompt 1
-        await wait_for(pilot, lambda: isinstance(app.screen, RewindMenu))
+        await wait_for(pilot, lambda: "Never mind" in screen_text(app))
         text = screen_text(app)
-        assert "Restore code and conversation" in text and "Never mind" in text
+        assert "Restore code and conversation" in text
         await pilot.press("enter")
         from loom_cli.tui.rewind_preview import RewindPreview
 
-        await wait_for(pilot, lambda: isinstance(app.screen, RewindPreview))
+        await wait_for(pilot, lambda: "will be restored" in screen_text(app))
         text = screen_text(app)
-        assert "src/app.py" in text and "will be restored" in text
+        assert "src/app.py" in text
         assert "notes.txt" in text and "will be deleted (created since)" in text
         await pilot.press("y")
         await wait_for(pilot, lambda: "rewound" in screen_text(app))
@@ -90,3 +94,206 @@ async def test_rewind_to_prompt_1_restores_the_files_and_the_conversation(harnes
         text = screen_text(app)
         assert "Greeting changed." not in text and "Notes written." not in text
         assert "restored 1 file, deleted 1 file" in text
+
+
+async def test_esc_esc_on_an_empty_prompt_opens_the_list(harness: SnapshotHarness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        await pilot.press("escape")
+        assert "Esc again to rewind" in screen_text(app)  # the first one says what a second does
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker))
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2 and options.highlighted == 1  # the newest prompt
+        await pilot.press("escape")  # Esc closes it; nothing changed
+        await wait_for(pilot, lambda: not isinstance(app.screen, RewindPicker))
+        assert "Notes written." in screen_text(app)
+
+
+async def test_esc_esc_with_text_in_the_input_keeps_the_text_and_opens_nothing(harness: SnapshotHarness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        app.prompt.set_text("a draft")
+        await pilot.press("escape", "escape")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, RewindPicker)
+        assert app.prompt.text == "a draft"
+
+
+async def test_esc_during_a_run_interrupts_it_and_a_second_esc_does_not_open_the_list(
+        harness: SnapshotHarness) -> None:
+    harness.gated = True
+    harness.script = [{"text": "A long answer that is still streaming."}]
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_idle(pilot, app)
+        app.prompt.set_text("tell me a story")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "still streaming" in screen_text(app))
+        assert app.running
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: "interrupted" in screen_text(app))
+        await pilot.pause(0.2)
+        assert not app.running
+        assert not isinstance(app.screen, RewindPicker)
+
+
+async def test_without_snapshots_the_code_choices_are_greyed_with_the_reason(repo: Path, tmp_path: Path) -> None:
+    harness = SnapshotHarness(workspace=repo, data_dir=tmp_path / "data", mode="bypass", snapshots=False,
+                              script=[{"tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Greeting changed."}])
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_idle(pilot, app)
+        await send(pilot, app, "make greet say hi", "Greeting changed.")
+        await open_list(pilot, app)
+        assert "no snapshot" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Never mind" in screen_text(app))
+        options = app.screen.query_one(OptionList)
+        assert [options.get_option_at_index(i).disabled for i in range(4)] == [True, False, True, False]
+        assert options.highlighted == 1  # the first choice that can be made
+        text = screen_text(app)
+        assert "not possible: snapshots of the files are turned off" in text
+        await pilot.press("enter")  # conversation only
+        await wait_for(pilot, lambda: "rewound conversation" in screen_text(app))
+        assert 'f"hi {name}"' in (repo / "src" / "app.py").read_text()
+
+
+async def test_conversation_only_keeps_the_files_and_gives_the_prompt_back(
+        harness: SnapshotHarness, repo: Path) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        used_before = app.status.context_used
+        await open_list(pilot, app)
+        await pilot.press("enter")  # the newest: prompt 2
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindMenu))
+        await pilot.press("down", "enter")  # Restore conversation only: no preview
+        await wait_for(pilot, lambda: "rewound conversation to before prompt 2" in screen_text(app))
+        text = screen_text(app)
+        assert "Greeting changed." in text and "Notes written." not in text
+        assert (repo / "notes.txt").exists()  # the files stay as they are
+        assert app.prompt.text == "write some notes"
+        assert app.status.context_used < used_before  # the status bar counts the shorter conversation
+        # The model's next request has the conversation up to prompt 1 only.
+        assert not any("write some notes" in m.text for m in app.agent.messages)
+
+
+async def test_never_mind_and_esc_change_nothing(harness: SnapshotHarness, repo: Path) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        count = len(app.agent.messages)
+        await open_list(pilot, app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindMenu))
+        await pilot.press("escape")  # back to the prompts
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindMenu))
+        await pilot.press("end", "enter")  # Never mind
+        await wait_for(pilot, lambda: not isinstance(app.screen, (RewindMenu, RewindPicker)))
+        assert len(app.agent.messages) == count and (repo / "notes.txt").exists()
+        assert app.prompt.text == ""
+
+
+async def test_the_last_rewind_can_be_undone_from_the_list(harness: SnapshotHarness, repo: Path) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        edited = (repo / "src" / "app.py").read_text()
+        await open_list(pilot, app)
+        await pilot.press("up", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindMenu))
+        await pilot.press("enter")
+        from loom_cli.tui.rewind_preview import RewindPreview
+
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPreview))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "/rewind to undo" in screen_text(app))
+        assert (repo / "src" / "app.py").read_text() == ORIGINAL
+        await open_list(pilot, app)
+        assert "Undo the last rewind" in screen_text(app)
+        await pilot.press("home", "enter")
+        await wait_for(pilot, lambda: "will be recreated" in screen_text(app))  # notes.txt comes back
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "rewind undone" in screen_text(app))
+        assert (repo / "src" / "app.py").read_text() == edited and (repo / "notes.txt").exists()
+        text = screen_text(app)
+        assert "Greeting changed." in text and "Notes written." in text
+        assert app.prompt.text == ""  # the prompt put back by the rewind goes again
+
+
+async def test_rewind_with_no_prompt_yet_says_so(harness: SnapshotHarness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_idle(pilot, app)
+        app.prompt.set_text("/rewind")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "nothing to rewind yet" in screen_text(app))
+
+
+# --- what the list and the menu look like --------------------------------------------------
+
+NOON = 1_700_000_000.0  # a fixed time (shown in UTC below)
+
+
+def snap(id_: int, when: float) -> Snapshot:
+    return Snapshot(id=id_, tree="t" * 40, time=when, kind="prompt", prompt_id=f"m{id_}")
+
+
+POINTS = (
+    RestorePoint(1, "m1", "make greet say hi", NOON, ("src/app.py",), snap(1, NOON)),
+    RestorePoint(2, "m2", "write the release notes for version 2 and mention every fix since the last release, "
+                          "with links to the issues\nand a second line", NOON + 300,
+                 ("NOTES.md", "src/app.py", "src/util.py"), snap(2, NOON + 300)),
+    RestorePoint(3, "m3", "what does util.py do?", NOON + 600, (), snap(3, NOON + 600)),
+    RestorePoint(4, "m4", "an older prompt from before snapshots", None, (), None),
+)
+PLAN = RestorePlan(target=snap(1, NOON), current=snap(9, NOON + 900), changes=(
+    FileChange("src/app.py", "modify", "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-hi\n+hello\n"),
+    FileChange("NOTES.md", "delete", "--- a/NOTES.md\n+++ b/NOTES.md\n@@ -1 +0,0 @@\n-notes\n"),
+    FileChange("src/util.py", "modify", "", conflict=True),
+))
+
+
+class ScreenHost(App[None]):
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.modal = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.modal)
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("width", [120, 60])
+def test_the_list_of_prompts(snap_compare: Any, utc: Any, width: int) -> None:
+    assert snap_compare(ScreenHost(RewindPicker(POINTS)), terminal_size=(width, 20))
+
+
+@pytest.mark.parametrize("width", [120, 60])
+def test_the_list_with_an_undo_row(snap_compare: Any, utc: Any, width: int) -> None:
+    picker = RewindPicker(POINTS[:2], "(to prompt 2): files and conversation come back")
+    assert snap_compare(ScreenHost(picker), terminal_size=(width, 16))
+
+
+@pytest.mark.parametrize("width", [120, 60])
+def test_the_menu(snap_compare: Any, utc: Any, width: int) -> None:
+    assert snap_compare(ScreenHost(RewindMenu(POINTS[1], menu_choices(None), PLAN)), terminal_size=(width, 20))
+
+
+@pytest.mark.parametrize("width", [120, 60])
+def test_the_menu_when_the_files_cannot_be_restored(snap_compare: Any, utc: Any, width: int) -> None:
+    menu = RewindMenu(POINTS[3], menu_choices("no snapshot of the files from then"), None)
+    assert snap_compare(ScreenHost(menu), terminal_size=(width, 20))
