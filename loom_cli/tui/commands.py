@@ -65,7 +65,7 @@ KEYS_HELP = (
     ("Ctrl+R", "search the prompt history"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
     ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
-    ("Esc Esc", "on an empty prompt, no run going: rewind the files and/or the conversation"),
+    ("Esc Esc", "on an empty prompt with no run going: /rewind"),
     ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
     ("Ctrl+D", "quit (during a run it asks first)"),
     ("Shift+Tab", "cycle the permission mode"),
