@@ -1,7 +1,7 @@
 """The seam through which the engine asks for workspace snapshots (rewind).
 
-The engine only says when: before a user prompt, after a tool call that may have
-changed files (anything not read-only, and every sub-agent), and when a run ends.
+The engine only says when: before a user prompt, before and after a tool call that
+may change files (anything not read-only, and every sub-agent), and when a run ends.
 :class:`loom_engine.snapshots.checkpoints.Checkpointer` is the implementation; its
 methods never raise, since a failed snapshot must not stop the assistant's work.
 """
@@ -18,6 +18,11 @@ ALWAYS_SNAPSHOT_AFTER = frozenset({"task"})
 class Checkpoints(Protocol):
     async def before_prompt(self, session_id: str | None, prompt_id: str, text: str) -> None:
         """The workspace just before the prompt ``prompt_id`` (a message id) is added."""
+        ...
+
+    async def before_tool(self, tool_name: str) -> None:
+        """Before a call of ``tool_name`` that may change files: the prompt's snapshot
+        (which may still be being taken, overlapping the first request) is complete."""
         ...
 
     async def after_tool(self, tool_name: str) -> None:

@@ -116,14 +116,17 @@ class Run:
 
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
         self.scratch.running_tools[call.id] = call.name
+        tool = self.pipeline.registry.get(call.name)
+        snapshot = self.checkpoints is not None and \
+            snapshot_after(call.name, tool.is_read_only if tool is not None else True)
         try:
+            if snapshot and self.checkpoints is not None:
+                await self.checkpoints.before_tool(call.name)
             outcome = await self.pipeline.run(call)
         finally:
             self.scratch.running_tools.pop(call.id, None)
-        if self.checkpoints is not None:
-            tool = self.pipeline.registry.get(call.name)
-            if snapshot_after(call.name, tool.is_read_only if tool is not None else True):
-                await self.checkpoints.after_tool(call.name)
+        if snapshot and self.checkpoints is not None:
+            await self.checkpoints.after_tool(call.name)
         result = outcome.result
         self.scratch.completed_results[call.id] = result
         if outcome.images:

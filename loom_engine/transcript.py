@@ -156,8 +156,10 @@ def close_dangling(messages: Sequence[Message]) -> list[Message]:
         added, _ = close_interrupted_turn(messages, partial_text="", completed={}, running={},
                                           reason="the session was cut off")
         return added
-    # A command the user ran with "!" (see user_command.py) asks for no answer.
-    if last.role in ("user", "tool") and not last.meta.get("interruption") and not last.meta.get("user_command"):
+    # A command the user ran with "!" (see user_command.py) asks for no answer, nor does
+    # the note of a rewind (snapshots/rewind.py) telling which files were reverted.
+    if last.role in ("user", "tool") and not any(last.meta.get(k) for k in ("interruption", "user_command",
+                                                                             "rewind")):
         # A request was in flight when the session stopped: the model never answered.
         return [Message.user("[The previous turn was cut off before you answered (the session was "
                              "interrupted). Wait for the user's next instruction.]", interruption=True)]

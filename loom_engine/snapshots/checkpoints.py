@@ -56,6 +56,7 @@ class Checkpointer:
         self.repo = ShadowRepo(self.workspace, shadow_dir(root, self.workspace), git=git)
         self.session_id: str | None = None
         self.last_failure: SnapshotFailure | None = None
+        self._pending: asyncio.Future[None] | None = None  # the prompt's snapshot, being taken
         self._lock = threading.RLock()
         self._depth = 0  # how deep this process holds the lock (the flock is taken once)
         self._log_cache: tuple[int, int, tuple[Snapshot, ...]] | None = None
@@ -71,14 +72,28 @@ class Checkpointer:
     # --- the engine's protocol (never raises: a failed snapshot must not stop a run) --
 
     async def before_prompt(self, session_id: str | None, prompt_id: str, text: str) -> None:
+        """Start the prompt's snapshot and return: it overlaps the request (the first one
+        in a big workspace hashes every file); a tool that may change files waits for it."""
         self.session_id = session_id
-        await self._quietly("prompt", prompt_id=prompt_id, prompt_text=text)
+        self._pending = asyncio.ensure_future(self._quietly("prompt", prompt_id=prompt_id, prompt_text=text))
+
+    async def before_tool(self, tool_name: str) -> None:
+        await self._settled()
 
     async def after_tool(self, tool_name: str) -> None:
+        await self._settled()
         await self._quietly("tool")
 
     async def after_run(self) -> None:
+        await self._settled()
         await self._quietly("run_end")
+
+    async def _settled(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            # Shielded: an abort of the run must not leave the prompt without its snapshot.
+            await asyncio.shield(pending)
+            self._pending = None
 
     async def _quietly(self, kind: SnapshotKind, **fields: str) -> None:
         try:

@@ -16,20 +16,13 @@ editor, another program. From that:
 
 from __future__ import annotations
 
-import difflib
 import itertools
-import os
-import stat
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..messages import Message
 from .checkpoints import Checkpointer
+from .files import delete_path, is_binary, unified_diff, write_entry
 from .model import FileAction, FileChange, RestorePlan, RestorePoint, RestoreResult, Snapshot, StalePlan
-from .shadow import TreeEntry
-
-MAX_DIFF_LINES = 2000
-_BINARY_SNIFF = 8000
 
 
 def is_prompt(message: Message) -> bool:
@@ -46,39 +39,40 @@ def restore_points(checkpointer: Checkpointer | None, messages: Sequence[Message
     """The conversation's prompts, oldest first, each with the snapshot taken just before it."""
     snaps = checkpointer.snapshots() if checkpointer is not None else ()
     by_prompt = {s.prompt_id: s for s in snaps if s.kind == "prompt" and s.prompt_id}
-    points: list[RestorePoint] = []
     prompts = [m for m in messages if is_prompt(m)]
+    runs = {m.id: _run_span(snaps, by_prompt[m.id]) for m in prompts if m.id in by_prompt}
+    diffs = checkpointer.repo.diff_many(runs.values()) if checkpointer is not None else {}
+    points: list[RestorePoint] = []
     for index, message in enumerate(prompts, 1):
         snap = by_prompt.get(message.id)
-        changed: tuple[str, ...] = ()
-        if snap is not None and checkpointer is not None:
-            changed = _changed_by_run(checkpointer, snaps, snap)
+        span = runs.get(message.id)
+        changed = tuple(sorted(c.path for c in diffs.get(span, ()))) if span else ()
         points.append(RestorePoint(index=index, prompt_id=message.id, text=prompt_text(message),
                                    time=snap.time if snap else None, files_changed=changed, snapshot=snap))
     return tuple(points)
 
 
-def _changed_by_run(checkpointer: Checkpointer, snaps: Sequence[Snapshot], start: Snapshot) -> tuple[str, ...]:
-    """The paths the run of ``start``'s prompt changed: up to Loom's last snapshot before
-    the next one taken from outside."""
-    end: Snapshot | None = None
+def _run_span(snaps: Sequence[Snapshot], start: Snapshot) -> tuple[str, str]:
+    """(tree before, tree after) the run of ``start``'s prompt: up to Loom's last
+    snapshot before the next one taken from outside."""
+    end = start
     for snap in snaps:
         if snap.id <= start.id:
             continue
         if not snap.by_loom:
             break
         end = snap
-    if end is None or end.tree == start.tree:
-        return ()
-    return tuple(sorted(c.path for c in checkpointer.repo.diff(start.tree, end.tree)))
+    return start.tree, end.tree
 
 
 def _attribution(checkpointer: Checkpointer, span: Sequence[Snapshot]) -> tuple[set[str], set[str]]:
     """(paths changed from outside Loom, paths the assistant created) over ``span``."""
     outside: set[str] = set()
     created: set[str] = set()
-    for before, after in itertools.pairwise(span):
-        for change in checkpointer.repo.diff(before.tree, after.tree):
+    steps = list(itertools.pairwise(span))
+    diffs = checkpointer.repo.diff_many((before.tree, after.tree) for before, after in steps)
+    for before, after in steps:
+        for change in diffs.get((before.tree, after.tree), ()):
             if not after.by_loom:
                 outside.add(change.path)
             elif change.status == "A":
@@ -118,8 +112,8 @@ def plan_restore(checkpointer: Checkpointer, target: Snapshot, *, session_id: st
             action = "recreate" if now is None else "modify"
         before = contents.get(now.blob, b"") if now else b""
         after = contents.get(was.blob, b"") if was else b""
-        binary = _is_binary(before) or _is_binary(after)
-        changes.append(FileChange(path=path, action=action, diff="" if binary else _diff(path, before, after),
+        binary = is_binary(before) or is_binary(after)
+        changes.append(FileChange(path=path, action=action, diff="" if binary else unified_diff(path, before, after),
                                   conflict=path in outside, blocked=blocked, binary=binary))
     return RestorePlan(target=target, current=current, changes=tuple(changes))
 
@@ -143,10 +137,10 @@ def apply_restore(checkpointer: Checkpointer, plan: RestorePlan, *, include_conf
         for change in sorted(chosen, key=lambda c: c.action != "delete"):
             try:
                 if change.action == "delete":
-                    _delete(checkpointer.workspace, change.path)
+                    delete_path(checkpointer.workspace, change.path)
                 else:
                     entry = entries[change.path]
-                    _write(checkpointer.workspace, entry, contents.get(entry.blob, b""))
+                    write_entry(checkpointer.workspace, entry.path, entry.mode, contents.get(entry.blob, b""))
             except (OSError, KeyError, ValueError) as error:
                 errors.append(f"{change.path}: {getattr(error, 'strerror', None) or error}")
                 continue
@@ -158,84 +152,3 @@ def apply_restore(checkpointer: Checkpointer, plan: RestorePlan, *, include_conf
 def last_undo(checkpointer: Checkpointer) -> Snapshot | None:
     """The snapshot taken just before the last restore (restoring it undoes that restore)."""
     return next((s for s in reversed(checkpointer.snapshots()) if s.kind == "before_restore"), None)
-
-
-# --- files ---------------------------------------------------------------------------
-
-
-def _inside(workspace: Path, path: str) -> Path:
-    """``workspace/path``, refused when a folder on the way leads out of the workspace (a link)."""
-    full = workspace / path
-    parent = os.path.realpath(full.parent)
-    if parent != str(workspace) and not parent.startswith(str(workspace) + os.sep):
-        raise ValueError("a folder on its path is a link leading out of the workspace")
-    return full
-
-
-def _delete(workspace: Path, path: str) -> None:
-    full = _inside(workspace, path)
-    try:
-        info = os.lstat(full)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        raise ValueError("it is a folder now")
-    os.unlink(full)
-
-
-def _write(workspace: Path, entry: TreeEntry, content: bytes) -> None:
-    full = workspace / entry.path
-    _make_folders(workspace, full.parent)
-    full = _inside(workspace, entry.path)
-    try:
-        existing = os.lstat(full)
-    except FileNotFoundError:
-        existing = None
-    if existing is not None and stat.S_ISDIR(existing.st_mode):
-        raise ValueError("a folder stands where the file was")
-    if entry.mode == "120000":
-        if existing is not None:
-            os.unlink(full)
-        os.symlink(os.fsdecode(content), full)
-        return
-    if existing is not None and stat.S_ISREG(existing.st_mode):
-        mode = stat.S_IMODE(existing.st_mode)
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    mode = (mode | ((mode & 0o444) >> 2)) if entry.mode == "100755" else (mode & ~0o111)
-    tmp = full.with_name(f".{full.name}.loom-restore")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.chmod(tmp, mode)
-        os.replace(tmp, full)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _make_folders(workspace: Path, folder: Path) -> None:
-    if folder == workspace or folder.is_dir():
-        _inside(workspace, str(folder.relative_to(workspace) / "x"))
-        return
-    _make_folders(workspace, folder.parent)
-    os.mkdir(folder)
-
-
-def _is_binary(content: bytes) -> bool:
-    return b"\0" in content[:_BINARY_SNIFF]
-
-
-def _diff(path: str, before: bytes, after: bytes) -> str:
-    old = before.decode("utf-8", "replace").splitlines(keepends=True)
-    new = after.decode("utf-8", "replace").splitlines(keepends=True)
-    lines = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
-    if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"... ({len(lines) - MAX_DIFF_LINES} more lines)\n"]
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

@@ -77,7 +77,7 @@ def rewind(transcript: Transcript, checkpointer: Checkpointer | None, point: Res
     reminder = None
     if restore is not None and restore.restored:
         reminder = restore.reminder(f"before prompt {point.index} (\"{_short(point.text)}\")")
-        transcript.append(Message.user(reminder, reminder=True))
+        transcript.append(Message.user(reminder, reminder=True, rewind=True))
     return RewindOutcome(mode=mode, point=point, restore=restore, previous=previous, reminder=reminder)
 
 
@@ -108,7 +108,7 @@ def undo_rewind(transcript: Transcript, checkpointer: Checkpointer | None, *, un
     reminder = None
     if restore is not None and restore.restored:
         reminder = reverted_reminder(restore.restored, "just before their last rewind (they undid it)")
-        transcript.append(Message.user(reminder, reminder=True))
+        transcript.append(Message.user(reminder, reminder=True, rewind=True))
     return UndoOutcome(restore=restore, conversation_restored=previous is not None, reminder=reminder)
 
 

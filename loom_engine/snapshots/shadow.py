@@ -203,7 +203,14 @@ class ShadowRepo:
         removes = b"".join(os.fsencode(p) + b"\0" for p in remove)
         if removes:
             self.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=removes)
-        if adds:
+        if not adds:
+            return
+        try:
+            # Every blob straight into one pack (bulk check-in): 10,000 loose object
+            # files would take seconds to write and ten times the space.
+            self.run(["-c", "core.bigFileThreshold=1", "add", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                     stdin=adds)
+        except ShadowError:  # a file went away meanwhile: one by one, missing ones dropped
             self.run(["update-index", "-z", "--add", "--remove", "--stdin"], stdin=adds)
 
     def write_tree(self) -> str:
@@ -259,6 +266,37 @@ class ShadowRepo:
             status = head.split()[-1].decode()[:1]
             changes.append(Changed(os.fsdecode(fields[index + 1]), "M" if status == "T" else status))
         return changes
+
+    def diff_many(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Changed]]:
+        """:meth:`diff` of many pairs of trees in one git call (equal pairs: no change)."""
+        wanted = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
+        found: dict[tuple[str, str], list[Changed]] = {pair: [] for pair in wanted}
+        if not wanted:
+            return found
+        out = self.run(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv"],
+                       stdin="".join(f"{a} {b}\n" for a, b in wanted).encode())
+        # Each pair's output: "<a> <b>\n", then ":<modes> <ids> <status>\0<path>\0" per change.
+        current: list[Changed] | None = None
+        tokens = out.split(b"\0")
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            index += 1
+            if not token.startswith(b":"):
+                header, _, rest = token.partition(b"\n")
+                names = header.decode(errors="replace").split()
+                current = found.get((names[0], names[1])) if len(names) == 2 else None
+                if not rest.startswith(b":"):
+                    continue
+                token = rest
+            if index >= len(tokens):
+                break
+            path = tokens[index]
+            index += 1
+            if current is not None:
+                status = token.split()[-1].decode()[:1]
+                current.append(Changed(os.fsdecode(path), "M" if status == "T" else status))
+        return found
 
     def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
         """The raw contents of blobs, no filter or conversion applied."""

@@ -184,6 +184,7 @@ def test_the_model_is_told_which_files_were_reverted(repo: Path, tmp_path: Path,
     assert again.returncode == 0, again.stderr
     sent = json.dumps(fake_llm.requests[-1].body["messages"])
     assert "rewound files" in sent and "more.txt: deleted" in sent and "b.txt: restored" in sent
+    assert "cut off" not in sent  # the note is not taken for a turn left unanswered
 
 
 def test_a_file_changed_by_the_user_since_is_a_conflict_left_alone(

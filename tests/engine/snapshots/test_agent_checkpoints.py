@@ -1,0 +1,109 @@
+"""The engine asks for snapshots before each prompt, after each bash call, each file
+edit and each sub-agent (whose own calls count too), and when a run ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builtin_tools import default_tools
+from loom_engine.agent import Agent
+from loom_engine.config import AgentConfig
+from loom_engine.providers.scripted import ScriptedProvider
+from loom_engine.snapshots.checkpoints import Checkpointer
+from loom_engine.snapshots.restore import restore_points
+from loom_engine.workspace import Workspace
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def before_prompt(self, session_id: str | None, prompt_id: str, text: str) -> None:
+        self.calls.append(f"prompt:{text}")
+
+    async def before_tool(self, tool_name: str) -> None:
+        self.calls.append(f"before:{tool_name}")
+
+    async def after_tool(self, tool_name: str) -> None:
+        self.calls.append(f"tool:{tool_name}")
+
+    async def after_run(self) -> None:
+        self.calls.append("run_end")
+
+
+def _agent(tmp_path: Path, script: list[dict], checkpoints: object) -> Agent:
+    return Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider(script),
+                 tools=default_tools(), workspace=Workspace.at(tmp_path), checkpoints=checkpoints)  # type: ignore[arg-type]
+
+
+async def test_snapshots_are_asked_for_around_the_work(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("hello\n")
+    recorder = Recorder()
+    agent = _agent(tmp_path, [
+        {"tool_calls": [{"name": "read_file", "input": {"path": "notes.md"}}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo hi > out.txt"}}]},
+        {"tool_calls": [{"name": "task", "input": {"description": "edit", "prompt": "write a file",
+                                                   "tools": ["write_file", "bash"]}}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "true"}}]},  # the sub-agent
+        {"text": "child done"},
+        {"tool_calls": [{"name": "write_file", "input": {"path": "new.md", "content": "x\n"}}]},
+        {"text": "done"},
+    ], recorder)
+    agent.permissions = None
+    events = [e async for e in agent.run("do it")]
+    assert events[-1].type == "finished"
+    # read_file is read-only: no snapshot after it; the sub-agent's prompt is not a prompt.
+    assert recorder.calls == ["prompt:do it", "before:bash", "tool:bash", "before:task", "before:bash", "tool:bash",
+                              "tool:task", "before:write_file", "tool:write_file", "run_end"]
+
+
+async def test_a_real_checkpointer_records_each_prompt(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    checkpointer = Checkpointer(workspace, tmp_path / "snapshots")
+    agent = _agent(workspace, [
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo one > one.txt"}}]},
+        {"text": "first"},
+        {"text": "second"},
+    ], checkpointer)
+    [e async for e in agent.run("make one")]
+    [e async for e in agent.run("just talk")]
+    points = restore_points(checkpointer, agent.messages)
+    assert [(p.text, p.files_changed) for p in points] == [("make one", ("one.txt",)), ("just talk", ())]
+    assert checkpointer.last_failure is None
+    assert [s.kind for s in checkpointer.snapshots()] == ["prompt", "tool", "run_end", "prompt", "run_end"]
+
+
+async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it(tmp_path: Path) -> None:
+    import time
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("before\n")
+    log: list[str] = []
+
+    class Slow(Checkpointer):
+        def snapshot(self, kind, **fields):  # type: ignore[no-untyped-def,override]
+            if kind == "prompt":
+                log.append("snapshot starts")
+                time.sleep(0.5)  # a first snapshot of a big workspace
+            result = super().snapshot(kind, **fields)
+            if kind == "prompt":
+                log.append("snapshot done")
+            return result
+
+    class Logged(ScriptedProvider):
+        async def stream(self, request):  # type: ignore[no-untyped-def,override]
+            log.append("request")
+            async for event in super().stream(request):
+                yield event
+
+    checkpointer = Slow(workspace, tmp_path / "snapshots")
+    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=Logged([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo after > a.txt"}}]},
+        {"text": "done"},
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    [e async for e in agent.run("change it")]
+    assert log[:3] == ["snapshot starts", "request", "snapshot done"]
+    point = restore_points(checkpointer, agent.messages)[0]
+    assert point.files_changed == ("a.txt",)  # the snapshot was taken before bash ran
