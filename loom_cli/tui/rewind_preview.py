@@ -111,7 +111,6 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
     }
     RewindPreview #files {
         height: auto;
-        max-height: 70vh;
     }
     RewindPreview .title {
         text-wrap: nowrap;
@@ -161,6 +160,17 @@ class RewindPreview(ModalScreen[PreviewAnswer | None]):
     def on_mount(self) -> None:
         self._move(0)
         self._summarise()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The file list takes the room the titles and the keys leave, so they stay in view."""
+        box = self.query_one(Vertical)
+        others = sum(w.outer_size.height for w in box.children if w.id != "files")
+        room = int(self.size.height * 0.9) - others - 2  # the box's border
+        self.query_one("#files").styles.max_height = max(3, room)
 
     def _summarise(self) -> None:
         rows = self.rows

@@ -80,8 +80,6 @@ async def test_rewind_to_prompt_1_restores_the_files_and_the_conversation(harnes
         text = screen_text(app)
         assert "Restore code and conversation" in text
         await pilot.press("enter")
-        from loom_cli.tui.rewind_preview import RewindPreview
-
         await wait_for(pilot, lambda: "will be restored" in screen_text(app))
         text = screen_text(app)
         assert "src/app.py" in text
