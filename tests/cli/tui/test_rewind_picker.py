@@ -295,3 +295,12 @@ def test_the_menu(snap_compare: Any, utc: Any, width: int) -> None:
 def test_the_menu_when_the_files_cannot_be_restored(snap_compare: Any, utc: Any, width: int) -> None:
     menu = RewindMenu(POINTS[3], menu_choices("no snapshot of the files from then"), None)
     assert snap_compare(ScreenHost(menu), terminal_size=(width, 20))
+
+
+def test_a_resumed_session_does_not_show_the_note_for_the_model_as_a_prompt() -> None:
+    from loom_cli.tui.transcript import entries_from_messages
+    from loom_engine.messages import Message
+
+    note = "[The user rewound files to how they were before prompt 1. Files reverted:\n- src/app.py: restored]"
+    entries = entries_from_messages([Message.user("make greet say hi"), Message.user(note, reminder=True)])
+    assert [(e.kind, e.text) for e in entries] == [("user", "make greet say hi")]
