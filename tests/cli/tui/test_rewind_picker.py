@@ -304,3 +304,17 @@ def test_a_resumed_session_does_not_show_the_note_for_the_model_as_a_prompt() ->
     note = "[The user rewound files to how they were before prompt 1. Files reverted:\n- src/app.py: restored]"
     entries = entries_from_messages([Message.user("make greet say hi"), Message.user(note, reminder=True)])
     assert [(e.kind, e.text) for e in entries] == [("user", "make greet say hi")]
+
+
+async def test_without_git_the_menu_says_so(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness = SnapshotHarness(workspace=repo, data_dir=tmp_path / "data", mode="bypass", snapshots=False,
+                              script=[{"text": "Hello."}])
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_idle(pilot, app)
+        await send(pilot, app, "hi", "Hello.")
+        monkeypatch.setattr("loom_cli.tui.rewind_flow.shutil.which", lambda _name: None)
+        await open_list(pilot, app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Never mind" in screen_text(app))
+        assert "not possible: git is not installed" in screen_text(app)

@@ -178,3 +178,18 @@ def test_the_preview_with_a_conflict(snap_compare: Any, width: int) -> None:
 @pytest.mark.parametrize("width", [120, 60])
 def test_the_preview_with_a_diff_open_and_the_conflict_ticked(snap_compare: Any, width: int) -> None:
     assert snap_compare(Host(), press=["space", "down", "down", "c"], terminal_size=(width, 30))
+
+
+async def test_in_the_chat_a_file_changed_while_the_preview_is_open_stops_the_restore(
+        repo: Path, tmp_path: Path) -> None:
+    harness = _harness(repo, tmp_path)
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        await _preview_for_prompt_1(pilot, app)
+        (repo / "notes.txt").write_text("edited while the preview was open\n")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "files changed while the preview was open" in screen_text(app))
+        assert (repo / "notes.txt").read_text() == "edited while the preview was open\n"
+        assert 'f"hi {name}"' in (repo / "src" / "app.py").read_text()
+        assert "Notes written." in screen_text(app)  # the conversation was not rewound either
