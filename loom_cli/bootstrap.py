@@ -19,7 +19,7 @@ from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 if TYPE_CHECKING:
     from loom_engine.mcp.manager import McpManager
     from loom_engine.redact import Redactor
-    from loom_engine.snapshots.checkpoints import Checkpointer
+    from loom_engine.snapshots.restore import Snapshots
 
     from .mcp_setup import McpPlan
 
@@ -69,7 +69,7 @@ class Built:
     # Which servers were used, left for the user to approve, or refused, and config problems.
     mcp_plan: McpPlan | None = None
     # The workspace snapshots rewind restores from (None: turned off, or no git).
-    checkpoints: Checkpointer | None = None
+    checkpoints: Snapshots | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -181,10 +181,12 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, checkpoints=checkpoints)
 
 
-def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Checkpointer | None:
-    """The workspace's snapshots per the ``[snapshots]`` settings (None: turned off, or no git)."""
+def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:
+    """The workspace's snapshots per the ``[snapshots]`` settings (None: turned off);
+    without git, pre-images of the files Loom's edit tools change."""
     from loom_engine.snapshots.checkpoints import Checkpointer
     from loom_engine.snapshots.model import SnapshotCaps
+    from loom_engine.snapshots.preimages import PreimageCheckpointer
     from loom_engine.snapshots.shadow import GitUnavailable
 
     if not chosen.enabled:
@@ -194,7 +196,7 @@ def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Checkpointer | No
     try:
         return Checkpointer(root, data_dir() / "snapshots", caps=caps)
     except GitUnavailable:
-        return None
+        return PreimageCheckpointer(root, data_dir() / "snapshots", caps=caps)
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,

@@ -19,9 +19,8 @@ from typing import Any
 from loom_engine.messages import Message
 from loom_engine.paths import data_dir, sessions_dir, user_config_file
 from loom_engine.sessions.store import LoadedSession, SessionError, SessionStore
-from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import FileChange, RestorePlan, RestorePoint, RewindMode, StalePlan
-from loom_engine.snapshots.restore import restore_points
+from loom_engine.snapshots.restore import Snapshots, restore_points
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.transcript import Transcript
 from loom_engine.workspace import find_workspace_root
@@ -109,7 +108,7 @@ def run_rewind(request: RewindRequest) -> tuple[int, str]:
 # --- undo ------------------------------------------------------------------------------
 
 
-def _undo(store: SessionStore, loaded: LoadedSession, checkpointer: Checkpointer | None,
+def _undo(store: SessionStore, loaded: LoadedSession, checkpointer: Snapshots | None,
           request: RewindRequest) -> tuple[int, str]:
     last = loaded.last_rewind
     if last is None:
@@ -297,7 +296,7 @@ def _open(store: SessionStore, loaded: LoadedSession) -> tuple[Any, LoadedSessio
         raise RewindCommandError(f"{error}; rewind it there with /rewind") from None
 
 
-def _checkpointer(root: Path) -> Checkpointer | None:
+def _checkpointer(root: Path) -> Snapshots | None:
     from .bootstrap import make_checkpointer
     from .settings import ConfigError, SnapshotSettings, load_settings
     from .workspace_records import WorkspaceRecords

@@ -8,6 +8,7 @@ methods never raise, since a failed snapshot must not stop the assistant's work.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 # Tools after which a snapshot is taken even though they count as read-only: a
@@ -20,12 +21,13 @@ class Checkpoints(Protocol):
         """The workspace just before the prompt ``prompt_id`` (a message id) is added."""
         ...
 
-    async def before_tool(self, tool_name: str) -> None:
+    async def before_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         """Before a call of ``tool_name`` that may change files: the prompt's snapshot
-        (which may still be being taken, overlapping the first request) is complete."""
+        (which may still be being taken, overlapping the first request) is complete.
+        ``tool_input`` names the files an edit tool is about to change."""
         ...
 
-    async def after_tool(self, tool_name: str) -> None:
+    async def after_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         """After a call of ``tool_name`` finished (its changes are the assistant's)."""
         ...
 

@@ -121,12 +121,12 @@ class Run:
             snapshot_after(call.name, tool.is_read_only if tool is not None else True)
         try:
             if snapshot and self.checkpoints is not None:
-                await self.checkpoints.before_tool(call.name)
+                await self.checkpoints.before_tool(call.name, call.input)
             outcome = await self.pipeline.run(call)
         finally:
             self.scratch.running_tools.pop(call.id, None)
         if snapshot and self.checkpoints is not None:
-            await self.checkpoints.after_tool(call.name)
+            await self.checkpoints.after_tool(call.name, call.input)
         result = outcome.result
         self.scratch.completed_results[call.id] = result
         if outcome.images:

@@ -19,7 +19,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -77,10 +77,10 @@ class Checkpointer:
         self.session_id = session_id
         self._pending = asyncio.ensure_future(self._quietly("prompt", prompt_id=prompt_id, prompt_text=text))
 
-    async def before_tool(self, tool_name: str) -> None:
+    async def before_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         await self._settled()
 
-    async def after_tool(self, tool_name: str) -> None:
+    async def after_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         await self._settled()
         await self._quietly("tool")
 

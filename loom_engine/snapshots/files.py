@@ -33,7 +33,8 @@ def delete_path(workspace: Path, path: str) -> None:
 
 
 def write_entry(workspace: Path, path: str, mode: str, content: bytes) -> None:
-    """Write ``path`` with ``content`` and git ``mode`` (``100644``, ``100755``, ``120000``: a link)."""
+    """Write ``path`` with ``content`` and git ``mode`` (``100644``, ``100755``, ``120000``: a link;
+    ``""``: keep the file's permissions)."""
     full = workspace / path
     _make_folders(workspace, full.parent)
     full = inside(workspace, path)
@@ -54,7 +55,11 @@ def write_entry(workspace: Path, path: str, mode: str, content: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         bits = 0o666 & ~umask
-    bits = (bits | ((bits & 0o444) >> 2)) if mode == "100755" else (bits & ~0o111)
+    if mode == "100755":
+        bits |= (bits & 0o444) >> 2
+    elif mode == "100644":
+        bits &= ~0o111
+    # Any other mode (""): the bits the file has now are kept.
     tmp = full.with_name(f".{full.name}.loom-restore")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, bits)
     try:

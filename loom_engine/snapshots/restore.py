@@ -23,6 +23,7 @@ from ..messages import Message
 from .checkpoints import Checkpointer
 from .files import delete_path, is_binary, unified_diff, write_entry
 from .model import FileAction, FileChange, RestorePlan, RestorePoint, RestoreResult, Snapshot, StalePlan
+from .preimages import PreimageCheckpointer
 
 
 def is_prompt(message: Message) -> bool:
@@ -35,8 +36,14 @@ def prompt_text(message: Message) -> str:
     return str(message.meta.get("prompt", message.text))
 
 
-def restore_points(checkpointer: Checkpointer | None, messages: Sequence[Message]) -> tuple[RestorePoint, ...]:
+# What keeps the workspace's past: snapshots (git), or pre-images of Loom's own edits (no git).
+Snapshots = Checkpointer | PreimageCheckpointer
+
+
+def restore_points(checkpointer: Snapshots | None, messages: Sequence[Message]) -> tuple[RestorePoint, ...]:
     """The conversation's prompts, oldest first, each with the snapshot taken just before it."""
+    if isinstance(checkpointer, PreimageCheckpointer):
+        return checkpointer.points([(m, prompt_text(m)) for m in messages if is_prompt(m)])
     snaps = checkpointer.snapshots() if checkpointer is not None else ()
     by_prompt = {s.prompt_id: s for s in snaps if s.kind == "prompt" and s.prompt_id}
     prompts = [m for m in messages if is_prompt(m)]
@@ -80,8 +87,10 @@ def _attribution(checkpointer: Checkpointer, span: Sequence[Snapshot]) -> tuple[
     return outside, created
 
 
-def plan_restore(checkpointer: Checkpointer, target: Snapshot, *, session_id: str | None = None) -> RestorePlan:
+def plan_restore(checkpointer: Snapshots, target: Snapshot, *, session_id: str | None = None) -> RestorePlan:
     """The preview of restoring the workspace to ``target``; nothing in it is changed."""
+    if isinstance(checkpointer, PreimageCheckpointer):
+        return checkpointer.plan(target)
     with checkpointer.locked():
         current = checkpointer.snapshot("check", session_id=session_id)
         span = [s for s in checkpointer.snapshots() if s.id >= target.id]
@@ -118,10 +127,12 @@ def plan_restore(checkpointer: Checkpointer, target: Snapshot, *, session_id: st
     return RestorePlan(target=target, current=current, changes=tuple(changes))
 
 
-def apply_restore(checkpointer: Checkpointer, plan: RestorePlan, *, include_conflicts: bool = False,
+def apply_restore(checkpointer: Snapshots, plan: RestorePlan, *, include_conflicts: bool = False,
                   session_id: str | None = None) -> RestoreResult:
     """Restore the paths of ``plan`` (conflicts only with ``include_conflicts``); the
     workspace must be as it was when the plan was made (:class:`StalePlan` otherwise)."""
+    if isinstance(checkpointer, PreimageCheckpointer):
+        return checkpointer.apply(plan, include_conflicts)
     chosen = plan.applied(include_conflicts)
     skipped = tuple(c for c in plan.changes if c not in chosen)
     with checkpointer.locked():
@@ -149,6 +160,6 @@ def apply_restore(checkpointer: Checkpointer, plan: RestorePlan, *, include_conf
     return RestoreResult(restored=tuple(done), skipped=skipped, undo=before, errors=tuple(errors))
 
 
-def last_undo(checkpointer: Checkpointer) -> Snapshot | None:
+def last_undo(checkpointer: Snapshots) -> Snapshot | None:
     """The snapshot taken just before the last restore (restoring it undoes that restore)."""
     return next((s for s in reversed(checkpointer.snapshots()) if s.kind == "before_restore"), None)

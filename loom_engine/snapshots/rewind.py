@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from ..messages import Message
 from ..transcript import Transcript
-from .checkpoints import Checkpointer
 from .model import RestorePlan, RestorePoint, RestoreResult, RewindMode, reverted_reminder
-from .restore import apply_restore, plan_restore
+from .restore import Snapshots, apply_restore, plan_restore
 
 
 class RewindError(Exception):
@@ -48,7 +47,7 @@ class UndoOutcome:
     note: str | None = None  # why part of it was not undone, in words
 
 
-def plan_for(checkpointer: Checkpointer | None, point: RestorePoint, *, session_id: str | None = None
+def plan_for(checkpointer: Snapshots | None, point: RestorePoint, *, session_id: str | None = None
              ) -> RestorePlan:
     """The preview of restoring the code to just before ``point``."""
     if checkpointer is None or point.snapshot is None:
@@ -57,7 +56,7 @@ def plan_for(checkpointer: Checkpointer | None, point: RestorePoint, *, session_
     return plan_restore(checkpointer, point.snapshot, session_id=session_id)
 
 
-def rewind(transcript: Transcript, checkpointer: Checkpointer | None, point: RestorePoint, mode: RewindMode, *,
+def rewind(transcript: Transcript, checkpointer: Snapshots | None, point: RestorePoint, mode: RewindMode, *,
            plan: RestorePlan | None = None, include_conflicts: bool = False,
            session_id: str | None = None) -> RewindOutcome:
     """Rewind to just before ``point``: the files (``plan``, or a fresh one) and/or the
@@ -81,7 +80,7 @@ def rewind(transcript: Transcript, checkpointer: Checkpointer | None, point: Res
     return RewindOutcome(mode=mode, point=point, restore=restore, previous=previous, reminder=reminder)
 
 
-def plan_undo(checkpointer: Checkpointer | None, undo_snapshot: int | None, *, session_id: str | None = None
+def plan_undo(checkpointer: Snapshots | None, undo_snapshot: int | None, *, session_id: str | None = None
               ) -> RestorePlan | None:
     """The preview of undoing a rewind's restore (None: it restored no files)."""
     if undo_snapshot is None:
@@ -92,7 +91,7 @@ def plan_undo(checkpointer: Checkpointer | None, undo_snapshot: int | None, *, s
     return plan_restore(checkpointer, target, session_id=session_id)
 
 
-def undo_rewind(transcript: Transcript, checkpointer: Checkpointer | None, *, undo_snapshot: int | None,
+def undo_rewind(transcript: Transcript, checkpointer: Snapshots | None, *, undo_snapshot: int | None,
                 previous: Sequence[Message] | None, plan: RestorePlan | None = None,
                 include_conflicts: bool = False, session_id: str | None = None) -> UndoOutcome:
     """Undo a rewind: the files as they were just before it (``undo_snapshot``) and the

@@ -21,10 +21,10 @@ class Recorder:
     async def before_prompt(self, session_id: str | None, prompt_id: str, text: str) -> None:
         self.calls.append(f"prompt:{text}")
 
-    async def before_tool(self, tool_name: str) -> None:
+    async def before_tool(self, tool_name: str, tool_input: object) -> None:
         self.calls.append(f"before:{tool_name}")
 
-    async def after_tool(self, tool_name: str) -> None:
+    async def after_tool(self, tool_name: str, tool_input: object) -> None:
         self.calls.append(f"tool:{tool_name}")
 
     async def after_run(self) -> None:
