@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from loom_engine.messages import Message
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RestorePlan, RestorePoint, RestoreResult, RewindMode, StalePlan
-from loom_engine.snapshots.restore import restore_points
+from loom_engine.snapshots.preimages import PreimageCheckpointer
+from loom_engine.snapshots.restore import Snapshots, restore_points
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.snapshots.shadow import ShadowError
 
@@ -47,9 +48,13 @@ class RewindUndo:
     prompt_text: str  # what was put back in the input
 
 
-def checkpointer_of(agent: object) -> Checkpointer | None:
+# Said in the menu when git is missing and only pre-images of Loom's own edits are kept.
+PREIMAGES_NOTE = "Without git, only files Loom's edit tools changed can be restored (not what bash did)."
+
+
+def checkpointer_of(agent: object) -> Snapshots | None:
     found = getattr(agent, "checkpoints", None)
-    return found if isinstance(found, Checkpointer) else None
+    return found if isinstance(found, (Checkpointer, PreimageCheckpointer)) else None
 
 
 def no_snapshots_reason() -> str:
@@ -58,7 +63,7 @@ def no_snapshots_reason() -> str:
     return "snapshots of the files are turned off"
 
 
-async def plan_of(checkpointer: Checkpointer | None, point: RestorePoint, session_id: str | None
+async def plan_of(checkpointer: Snapshots | None, point: RestorePoint, session_id: str | None
                   ) -> tuple[RestorePlan | None, str | None]:
     """The preview of restoring the files to before ``point``, or why they cannot be."""
     if checkpointer is None:
@@ -152,7 +157,8 @@ async def open_rewind(app: LoomApp) -> None:
             return
         point = points[int(picked) - 1]
         plan, code_reason = await plan_of(checkpointer, point, session_id)
-        choice = await app.push_screen_wait(RewindMenu(point, menu_choices(code_reason), plan))
+        note = PREIMAGES_NOTE if isinstance(checkpointer, PreimageCheckpointer) else None
+        choice = await app.push_screen_wait(RewindMenu(point, menu_choices(code_reason), plan, note=note))
         if choice is None:
             continue  # Esc: back to the prompts
         if choice == NEVER_MIND:
@@ -174,7 +180,7 @@ async def open_rewind(app: LoomApp) -> None:
         return
 
 
-async def apply(app: LoomApp, checkpointer: Checkpointer | None, point: RestorePoint, mode: RewindMode,
+async def apply(app: LoomApp, checkpointer: Snapshots | None, point: RestorePoint, mode: RewindMode,
                 plan: RestorePlan | None, answer: PreviewAnswer) -> None:
     agent = app.agent
     assert agent is not None
@@ -209,7 +215,7 @@ async def apply(app: LoomApp, checkpointer: Checkpointer | None, point: RestoreP
     app.prompt.focus()
 
 
-async def undo_last(app: LoomApp, checkpointer: Checkpointer | None, last: RewindUndo, conversation: bool) -> None:
+async def undo_last(app: LoomApp, checkpointer: Snapshots | None, last: RewindUndo, conversation: bool) -> None:
     agent = app.agent
     assert agent is not None
     session_id = getattr(agent, "session_id", None)

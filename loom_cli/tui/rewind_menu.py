@@ -80,11 +80,13 @@ class RewindMenu(PickerScreen):
     }
     """
 
-    def __init__(self, point: RestorePoint, choices: tuple[MenuChoice, ...], plan: RestorePlan | None) -> None:
+    def __init__(self, point: RestorePoint, choices: tuple[MenuChoice, ...], plan: RestorePlan | None, *,
+                 note: str | None = None) -> None:
         super().__init__()
         self.point = point
         self.choices = choices
         self.plan = plan
+        self.note = note  # a limit of what can be restored, in words
 
     def compose(self) -> ComposeResult:
         options = []
@@ -98,6 +100,8 @@ class RewindMenu(PickerScreen):
             yield Static(Text(f"“{one_line(self.point.text)}”"), id="prompt-text")
             if self.plan is not None:
                 yield Static(Text(plan_summary(self.plan), style="dim"), id="plan-summary")
+            if self.note:
+                yield Static(Text(self.note, style="yellow"), id="note")
             yield OptionList(*options, id="choices")
             yield Static(Text("Enter picks · Esc goes back to the prompts", style="dim"))
 

@@ -26,16 +26,19 @@ ORIGINAL = 'def greet(name):\n    return f"hello {name}"\n'
 class SnapshotHarness(Harness):
     """The shared harness, with the workspace snapshots the real chat gets."""
 
-    def __init__(self, *args: Any, snapshots: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, snapshots: bool = True, git: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.snapshots = snapshots
+        self.git = git  # False: the pre-images bootstrap falls back to when git is missing
 
     def factory(self, options: Any) -> Any:
         from loom_engine.snapshots.checkpoints import Checkpointer
+        from loom_engine.snapshots.preimages import PreimageCheckpointer
 
         agent = super().factory(options)
         if self.snapshots:
-            agent.checkpoints = Checkpointer(options.workspace, self.data_dir / "snapshots")
+            kind = Checkpointer if self.git else PreimageCheckpointer
+            agent.checkpoints = kind(options.workspace, self.data_dir / "snapshots")
         return agent
 
 
@@ -318,3 +321,24 @@ async def test_without_git_the_menu_says_so(repo: Path, tmp_path: Path, monkeypa
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Never mind" in screen_text(app))
         assert "not possible: git is not installed" in screen_text(app)
+
+
+async def test_without_git_the_files_loom_edited_are_restored_from_their_pre_images(
+        repo: Path, tmp_path: Path) -> None:
+    harness = SnapshotHarness(workspace=repo, data_dir=tmp_path / "data", mode="bypass", git=False, script=[
+        {"text": "Reading first.", "tool_calls": [READ]}, {"tool_calls": [EDIT]}, {"text": "Greeting changed."},
+        {"tool_calls": [WRITE]}, {"text": "Notes written."}])
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        await open_list(pilot, app)
+        assert "1 file changed" in screen_text(app)
+        await pilot.press("up", "enter")
+        await wait_for(pilot, lambda: "Never mind" in screen_text(app))
+        assert "only files Loom's edit tools changed can be restored" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "will be restored" in screen_text(app))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "rewound code and conversation" in screen_text(app))
+        assert (repo / "src" / "app.py").read_text() == ORIGINAL
+        assert not (repo / "notes.txt").exists()
