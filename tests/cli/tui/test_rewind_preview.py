@@ -101,12 +101,13 @@ async def test_enter_applies_without_the_conflict_and_esc_cancels() -> None:
 
 
 async def test_an_enter_at_once_is_not_taken_as_the_answer() -> None:
-    app = Host(guard_s=0.5)  # an Enter held since the menu must not apply the restore
+    app = Host(guard_s=60.0)  # an Enter held since the menu must not apply the restore
     async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: "will be" in screen_text(app))
         await pilot.press("enter")
         await pilot.pause(0.1)
-        assert app.answers == []
-        await pilot.pause(0.6)
+        assert app.answers == [] and isinstance(app.screen, RewindPreview)
+        app.screen.guard_s = 0.0  # the moment has passed
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(app.answers))
 
