@@ -88,7 +88,7 @@ class RewindPicker(PickerScreen):
     def compose(self) -> ComposeResult:
         options: list[Option] = []
         if self.undo is not None:
-            options.append(Option(Text.assemble(("↶ Undo the last rewind", "bold"), (f"  {self.undo}", "dim")),
+            options.append(Option(Text.assemble(("↶ Undo the last rewind", "bold"), (f" {self.undo}", "dim")),
                                   id=UNDO_ID))
         options += [Option(point_row(p), id=str(p.index)) for p in self.points]
         with Vertical():
