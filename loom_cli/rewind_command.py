@@ -59,6 +59,9 @@ def run_rewind(request: RewindRequest) -> tuple[int, str]:
     root = find_workspace_root(request.cwd)
     store = SessionStore(sessions_dir())
     loaded = _session(store, root, request.session_id)
+    # The session's own workspace (--session may name one of another folder).
+    if loaded.info.workspace and Path(loaded.info.workspace).is_dir():
+        root = Path(loaded.info.workspace)
     checkpointer = _checkpointer(root)
     points = restore_points(checkpointer, loaded.messages)
     if request.list_points:
@@ -202,6 +205,8 @@ def _preview(loaded: LoadedSession, point: RestorePoint, mode: RewindMode, plan:
     if request.json_output:
         return json.dumps({"session": loaded.info.id, "to": point.index, "mode": mode.value, "applied": False,
                            "prompt": point.text, "files": [_change_data(c) for c in (plan.changes if plan else ())],
+                           "left_out": sorted({i.path for i in (*plan.target.left_out, *plan.current.left_out)})
+                           if plan else [],
                            "messages_before": len(loaded.messages), "messages_after": kept},
                           ensure_ascii=False)
     lines = [f"Rewind session {loaded.info.id} to before prompt {point.index} (\"{_one_line(point.text)}\"): "
@@ -216,9 +221,20 @@ def _preview(loaded: LoadedSession, point: RestorePoint, mode: RewindMode, plan:
     return "\n".join(lines)
 
 
+def _left_out_lines(plan: RestorePlan) -> list[str]:
+    """The files the snapshots do not hold (never restored, deleted or read)."""
+    items = {item.path: item for item in (*plan.target.left_out, *plan.current.left_out)}
+    if not items:
+        return []
+    shown = [f"{item.path} ({item.size / 1e6:.1f} MB{', over the total' if item.reason == 'over_total' else ''})"
+             for item in sorted(items.values(), key=lambda i: i.path)[:10]]
+    more = f", and {len(items) - 10} more" if len(items) > 10 else ""
+    return [f"Left alone, too big to keep in snapshots: {', '.join(shown)}{more}."]
+
+
 def _plan_lines(plan: RestorePlan, include_conflicts: bool) -> list[str]:
     if plan.empty:
-        return ["Files: nothing to restore (they are as they were then)."]
+        return ["Files: nothing to restore (they are as they were then).", *_left_out_lines(plan)]
     lines = [f"Files ({len(plan.changes)}):"]
     for change in plan.changes:
         label = {"modify": "restore", "recreate": "recreate", "delete": "delete"}[change.action]
@@ -231,7 +247,7 @@ def _plan_lines(plan: RestorePlan, include_conflicts: bool) -> list[str]:
             note = "  (created since)" if change.action == "delete" else ""
             conflict = "  (changed outside Loom since then)" if change.conflict else ""
             lines.append(f"  {label:<9} {change.path}{note}{conflict}")
-    return lines
+    return lines + _left_out_lines(plan)
 
 
 def _diffs(plan: RestorePlan | None, include_conflicts: bool) -> list[str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind
-from .shadow import ShadowError, ShadowRepo, shadow_dir
+from .shadow import ShadowRepo, shadow_dir
 
 LOG_NAME = "snapshots.jsonl"
 PROMPT_TEXT_CHARS = 200
@@ -57,6 +57,7 @@ class Checkpointer:
         self.session_id: str | None = None
         self.last_failure: SnapshotFailure | None = None
         self._pending: asyncio.Future[None] | None = None  # the prompt's snapshot, being taken
+        self._dirty = False  # a tool that may change files ran since the last snapshot
         self._lock = threading.RLock()
         self._depth = 0  # how deep this process holds the lock (the flock is taken once)
         self._log_cache: tuple[int, int, tuple[Snapshot, ...]] | None = None
@@ -79,14 +80,22 @@ class Checkpointer:
 
     async def before_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         await self._settled()
+        self._dirty = True
 
     async def after_tool(self, tool_name: str, tool_input: Mapping[str, object]) -> None:
         await self._settled()
         await self._quietly("tool")
+        self._dirty = False
 
     async def after_run(self) -> None:
+        """Waits for the prompt's snapshot (a process ending mid-snapshot would lose it);
+        takes one only if a tool that may change files ran since the last (an abort
+        mid-call): a run that only talked, or whose last call was already followed by
+        one, adds nothing to the end of ``loom run``."""
         await self._settled()
-        await self._quietly("run_end")
+        if self._dirty:
+            await self._quietly("run_end")
+            self._dirty = False
 
     async def _settled(self) -> None:
         pending = self._pending
@@ -98,8 +107,8 @@ class Checkpointer:
     async def _quietly(self, kind: SnapshotKind, **fields: str) -> None:
         try:
             await asyncio.to_thread(self.snapshot, kind, **fields)
-        except (ShadowError, OSError, ValueError) as error:
-            self.last_failure = SnapshotFailure(kind, str(error))
+        except Exception as error:  # whatever it is, the assistant's work goes on without it
+            self.last_failure = SnapshotFailure(kind, str(error) or type(error).__name__)
 
     # --- snapshots --------------------------------------------------------------------
 

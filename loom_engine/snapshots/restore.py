@@ -40,6 +40,11 @@ def prompt_text(message: Message) -> str:
 Snapshots = Checkpointer | PreimageCheckpointer
 
 
+def snapshots_of(checkpoints: object) -> Snapshots | None:
+    """What an agent's ``checkpoints`` keep, when they are one of Loom's (``agent.checkpoints``)."""
+    return checkpoints if isinstance(checkpoints, (Checkpointer, PreimageCheckpointer)) else None
+
+
 def restore_points(checkpointer: Snapshots | None, messages: Sequence[Message]) -> tuple[RestorePoint, ...]:
     """The conversation's prompts, oldest first, each with the snapshot taken just before it."""
     if isinstance(checkpointer, PreimageCheckpointer):

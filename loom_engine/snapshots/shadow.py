@@ -141,7 +141,11 @@ class ShadowRepo:
         return env
 
     def ensure(self) -> None:
-        """Create the repository if it does not exist yet (no template: no sample hooks)."""
+        """Create the repository if it does not exist yet (no template: no sample hooks).
+        Call it holding the workspace's snapshot lock."""
+        # Left by a git killed mid-write (Loom killed mid-snapshot); the caller holds the
+        # workspace's snapshot lock, so no other Loom is writing.
+        (self.git_dir / "index.lock").unlink(missing_ok=True)
         if (self.git_dir / "HEAD").is_file():
             self._write_attributes()
             return

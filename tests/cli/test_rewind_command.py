@@ -131,3 +131,12 @@ def test_the_command_line_refuses_contradictions(repo: Path) -> None:
     none = subprocess.run([sys.executable, "-m", "loom_cli", "rewind"], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=60)
     assert none.returncode == 2 and none.stderr == "loom: give one of --to N, --list or --undo\n"
+
+
+async def test_a_session_named_from_another_folder_rewinds_its_own_workspace(repo: Path, tmp_path: Path) -> None:
+    session_id, _ = await _session(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, _ = run_rewind(RewindRequest(cwd=elsewhere, session_id=session_id, to=1, mode=RewindMode.CODE, yes=True))
+    assert code == 0
+    assert (repo / "app.py").read_text() == "print('v1')\n" and not (repo / "new.txt").exists()

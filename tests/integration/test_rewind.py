@@ -151,6 +151,7 @@ def test_rewind_restores_every_file_and_never_touches_the_users_repository(
     assert preview.returncode == 0, preview.stderr
     assert "Nothing was changed" in preview.stdout and "delete    made.txt" in preview.stdout
     assert "-colour: blue" in preview.stdout and "+colour: red" in preview.stdout
+    assert "Left alone, too big to keep in snapshots: huge.bin (104.9 MB)." in preview.stdout
     assert _files(repo) == changed  # a preview changes nothing
 
     done = _loom(repo, env, "rewind", "--to", "1", "--yes")

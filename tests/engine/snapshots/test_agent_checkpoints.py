@@ -71,7 +71,8 @@ async def test_a_real_checkpointer_records_each_prompt(tmp_path: Path) -> None:
     points = restore_points(checkpointer, agent.messages)
     assert [(p.text, p.files_changed) for p in points] == [("make one", ("one.txt",)), ("just talk", ())]
     assert checkpointer.last_failure is None
-    assert [s.kind for s in checkpointer.snapshots()] == ["prompt", "tool", "run_end", "prompt", "run_end"]
+    # No run_end snapshot: the last call was followed by one, and the second run only talked.
+    assert [s.kind for s in checkpointer.snapshots()] == ["prompt", "tool", "prompt"]
 
 
 async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it(tmp_path: Path) -> None:
@@ -107,3 +108,13 @@ async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it
     assert log[:3] == ["snapshot starts", "request", "snapshot done"]
     point = restore_points(checkpointer, agent.messages)[0]
     assert point.files_changed == ("a.txt",)  # the snapshot was taken before bash ran
+
+
+def test_a_snapshot_killed_mid_write_does_not_block_the_next(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    checkpointer = Checkpointer(workspace, tmp_path / "snapshots")
+    checkpointer.snapshot("prompt", prompt_id="p1")
+    (checkpointer.git_dir / "index.lock").write_text("")  # git was killed while writing the index
+    (workspace / "x.txt").write_text("x\n")
+    assert "x.txt" in checkpointer.repo.tree_entries(checkpointer.snapshot("tool").tree)

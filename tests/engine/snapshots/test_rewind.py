@@ -13,7 +13,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RewindMode
-from loom_engine.snapshots.restore import restore_points
+from loom_engine.snapshots.restore import restore_points, snapshots_of
 from loom_engine.snapshots.rewind import RewindError, plan_for, rewind, undo_rewind
 from loom_engine.workspace import Workspace
 
@@ -37,6 +37,7 @@ async def _worked(tmp_path: Path, extra: list[dict]) -> tuple[Agent, Checkpointe
 
 async def test_code_and_conversation(tmp_path: Path) -> None:
     agent, checkpointer, workspace = await _worked(tmp_path, [])
+    assert snapshots_of(agent.checkpoints) is checkpointer and snapshots_of(None) is None
     point = restore_points(checkpointer, agent.messages)[0]
     plan = plan_for(checkpointer, point)
     assert {c.path: c.action for c in plan.changes} == {"a.txt": "modify", "made.txt": "delete"}
