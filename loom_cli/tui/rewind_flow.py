@@ -17,10 +17,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from loom_engine.messages import Message
-from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RestorePlan, RestorePoint, RestoreResult, RewindMode, StalePlan
 from loom_engine.snapshots.preimages import PreimageCheckpointer
-from loom_engine.snapshots.restore import Snapshots, restore_points
+from loom_engine.snapshots.restore import Snapshots, restore_points, snapshots_of
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.snapshots.shadow import ShadowError
 
@@ -53,8 +52,7 @@ PREIMAGES_NOTE = "Without git, only files Loom's edit tools changed can be resto
 
 
 def checkpointer_of(agent: object) -> Snapshots | None:
-    found = getattr(agent, "checkpoints", None)
-    return found if isinstance(found, (Checkpointer, PreimageCheckpointer)) else None
+    return snapshots_of(getattr(agent, "checkpoints", None))  # stand-in agents have none
 
 
 def no_snapshots_reason() -> str:
