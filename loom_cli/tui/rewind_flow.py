@@ -56,9 +56,9 @@ def checkpointer_of(agent: object) -> Snapshots | None:
 
 
 def no_snapshots_reason() -> str:
-    if shutil.which("git") is None:
-        return "git is not installed, so no snapshots of the files are taken"
-    return "snapshots of the files are turned off"
+    """Why an agent has no snapshots (without git, bootstrap keeps pre-images unless turned off)."""
+    return "snapshots of the files are turned off" + (" (and git is not installed)" if shutil.which("git") is None
+                                                      else "")
 
 
 async def plan_of(checkpointer: Snapshots | None, point: RestorePoint, session_id: str | None

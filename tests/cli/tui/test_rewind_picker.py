@@ -309,7 +309,8 @@ def test_a_resumed_session_does_not_show_the_note_for_the_model_as_a_prompt() ->
     assert [(e.kind, e.text) for e in entries] == [("user", "make greet say hi")]
 
 
-async def test_without_git_the_menu_says_so(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_git_and_snapshots_the_menu_says_so(repo: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     harness = SnapshotHarness(workspace=repo, data_dir=tmp_path / "data", mode="bypass", snapshots=False,
                               script=[{"text": "Hello."}])
     app = harness.app()
@@ -320,7 +321,7 @@ async def test_without_git_the_menu_says_so(repo: Path, tmp_path: Path, monkeypa
         await open_list(pilot, app)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Never mind" in screen_text(app))
-        assert "not possible: git is not installed" in screen_text(app)
+        assert "not possible: snapshots of the files are turned off (and git is not installed)" in screen_text(app)
 
 
 async def test_without_git_the_files_loom_edited_are_restored_from_their_pre_images(
