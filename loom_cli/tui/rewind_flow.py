@@ -14,12 +14,14 @@ import asyncio
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_engine.messages import Message
+from loom_engine.sessions.store import SessionError, SessionStore
 from loom_engine.snapshots.model import RestorePlan, RestorePoint, RestoreResult, RewindMode, StalePlan
 from loom_engine.snapshots.preimages import PreimageCheckpointer
-from loom_engine.snapshots.restore import Snapshots, restore_points, snapshots_of
+from loom_engine.snapshots.restore import Snapshots, is_prompt, prompt_text, restore_points, snapshots_of
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.snapshots.shadow import ShadowError
 
@@ -108,6 +110,27 @@ async def show_conversation(app: LoomApp, messages: Sequence[Message]) -> None:
     app.run_view.forget_tools()
 
 
+def saved_undo(agent: object) -> RewindUndo | None:
+    """The last rewind the session file keeps (made before Loom was restarted), to undo it."""
+    writer = getattr(agent, "session", None)
+    path, session_id = getattr(writer, "path", None), getattr(writer, "id", None)
+    if not isinstance(path, Path) or not isinstance(session_id, str):
+        return None
+    try:
+        last = SessionStore(path.parent).load(session_id).last_rewind
+    except (SessionError, OSError, ValueError):
+        return None
+    if last is None or not last.prompt_id:  # never rewound, or the last one was undone
+        return None
+    prompts = [m for m in last.before if is_prompt(m)]
+    index = next((i for i, m in enumerate(prompts, 1) if m.id == last.prompt_id), 0)
+    # The conversation went on since (added_since): only the files can come back.
+    now = frozenset() if last.added_since else frozenset(m.id for m in visible(getattr(agent, "messages", ())))
+    return RewindUndo(agent=agent, index=index, undo_snapshot=last.undo_snapshot,
+                      previous=last.before if last.mode != "code" else None, after=now,
+                      prompt_text=prompt_text(prompts[index - 1]) if index else "")
+
+
 def undo_offer(app: LoomApp) -> tuple[RewindUndo, bool] | None:
     """The last rewind if it can still be undone, and whether its conversation can come back."""
     last = app.last_rewind
@@ -141,6 +164,8 @@ async def open_rewind(app: LoomApp) -> None:
         points = await asyncio.to_thread(restore_points, checkpointer, messages)
     except _FAILURES:  # the snapshots cannot be read: the conversation can still go back
         points = restore_points(None, messages)
+    if app.last_rewind is None:  # one made before a restart is in the session file
+        app.last_rewind = await asyncio.to_thread(saved_undo, agent)
     offer = undo_offer(app)
     if not points and offer is None:
         app.output("nothing to rewind yet: no prompt was sent in this session")

@@ -67,3 +67,35 @@ def test_esc_esc_with_text_in_the_input_does_not_open_the_list(
     screen = terminal.wait_for(lambda s: "draftZ" in s, "the input to keep the keys", timeout=30)
     assert "Rewind: go back" not in screen
     assert 'f"hi {name}"' in (workspace / "src" / "app.py").read_text()
+
+
+def test_a_rewind_made_before_a_restart_can_be_undone_after_it(
+        tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer) -> None:
+    env = terminal_env(tmp_path, fake_llm)
+    with loom_in_tmux(workspace, env, args=["--permission-mode", "bypass"], width=100, height=40) as terminal:
+        edit_the_greeting(terminal, fake_llm, workspace)
+        terminal.type("/rewind")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Rewind: go back" in s, "the list of prompts", timeout=30)
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Never mind" in s, "the menu", timeout=30)
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "will be restored" in s, "the preview", timeout=30)
+        terminal.keys("y")
+        terminal.wait_for(lambda s: "rewound code and conversation" in s, "the summary", timeout=30)
+        assert (workspace / "src" / "app.py").read_text() == ORIGINAL
+        terminal.keys("C-d")
+        terminal.wait_for(lambda s: "Ask Loom" not in s, "loom to quit", timeout=30)
+    with loom_in_tmux(workspace, env, args=["--continue"], width=100, height=40) as terminal:
+        terminal.wait_for(lambda s: "resumed session" in s and "Ask Loom" in s, "the resumed session", timeout=60)
+        terminal.type("/rewind")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "Undo the last rewind" in s, "the undo row", timeout=30)
+        assert "files and conversation come back" in screen
+        terminal.keys("Home")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Undo the last rewind: put the files back" in s, "the undo preview", timeout=30)
+        terminal.keys("y")
+        screen = terminal.wait_for(lambda s: "rewind undone" in s, "the undo", timeout=30)
+        assert 'f"hi {name}"' in (workspace / "src" / "app.py").read_text()
+        assert "Greeting changed." in screen  # the conversation is back too
