@@ -164,7 +164,7 @@ async def open_rewind(app: LoomApp) -> None:
         points = await asyncio.to_thread(restore_points, checkpointer, messages)
     except _FAILURES:  # the snapshots cannot be read: the conversation can still go back
         points = restore_points(None, messages)
-    if app.last_rewind is None:  # one made before a restart is in the session file
+    if app.last_rewind is None or app.last_rewind.agent is not agent:  # one made before a restart: in the file
         app.last_rewind = await asyncio.to_thread(saved_undo, agent)
     offer = undo_offer(app)
     if not points and offer is None:
