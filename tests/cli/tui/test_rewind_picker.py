@@ -42,6 +42,12 @@ class SnapshotHarness(Harness):
         return agent
 
 
+@pytest.fixture(autouse=True)
+def patient_esc_esc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Esc count as one double press within 5 s here: a loaded machine is slow between keys."""
+    monkeypatch.setattr("loom_cli.tui.ctrl_keys.REWIND_ESC_S", 5.0)
+
+
 @pytest.fixture
 def harness(repo: Path, tmp_path: Path) -> SnapshotHarness:
     return SnapshotHarness(workspace=repo, data_dir=tmp_path / "data", mode="bypass", script=[
