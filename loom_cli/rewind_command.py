@@ -102,8 +102,8 @@ def run_rewind(request: RewindRequest) -> tuple[int, str]:
         lines.append(_restored_line(len(result.restored), result.skipped))
         lines += [f"  could not restore {e}" for e in result.errors]
     if request.mode.conversation:
-        lines.append(f"The conversation now has {len(transcript.messages)} messages; the session file keeps "
-                     "the rest.")
+        lines.append(f"The conversation now ends just before prompt {point.index}; the session file keeps what "
+                     "followed.")
     lines.append("To undo: loom rewind --undo --yes")
     return (EXIT_ERROR if result and result.errors else EXIT_OK), "\n".join(lines)
 
@@ -147,7 +147,7 @@ def _undo(store: SessionStore, loaded: LoadedSession, checkpointer: Snapshots | 
         lines.append(_restored_line(len(result.restored), result.skipped))
         lines += [f"  could not restore {e}" for e in result.errors]
     if outcome.conversation_restored:
-        lines.append(f"The conversation is back ({len(previous or ())} messages).")
+        lines.append(f"The conversation is back ({_messages(len(previous or ()))}).")
     if note:
         lines.append(f"Note: {note}.")
     return EXIT_OK, "\n".join(lines)
@@ -163,7 +163,7 @@ def _undo_preview(loaded: LoadedSession, plan: RestorePlan | None, previous: Seq
     lines = [f"Undo the last rewind of session {loaded.info.id}:"]
     lines += _plan_lines(plan, request.include_conflicts) if plan is not None else ["Files: none were restored."]
     if previous is not None:
-        lines.append(f"Conversation: back to {len(previous)} messages.")
+        lines.append(f"Conversation: back to {_messages(len(previous))}.")
     if note:
         lines.append(f"Note: {note}.")
     lines += _diffs(plan, request.include_conflicts)
@@ -214,7 +214,7 @@ def _preview(loaded: LoadedSession, point: RestorePoint, mode: RewindMode, plan:
     if plan is not None:
         lines += _plan_lines(plan, request.include_conflicts)
     if mode.conversation:
-        lines.append(f"Conversation: {len(loaded.messages)} messages -> {kept} (prompt {point.index} and what "
+        lines.append(f"Conversation: {_messages(len(loaded.messages))} -> {kept} (prompt {point.index} and what "
                      "followed leave it; the session file keeps them).")
     lines += _diffs(plan, request.include_conflicts)
     lines.append("Nothing was changed: add --yes to rewind.")
@@ -273,6 +273,10 @@ def _restored_line(restored: int, skipped: Sequence[FileChange]) -> str:
         line += f", {len(skipped)} left alone ({', '.join(c.path for c in skipped[:5])}" \
                 f"{', …' if len(skipped) > 5 else ''})"
     return line + "."
+
+
+def _messages(count: int) -> str:
+    return f"{count} message{'' if count == 1 else 's'}"
 
 
 def _what(mode: RewindMode) -> str:

@@ -30,7 +30,7 @@ from .shadow import ShadowRepo, shadow_dir
 
 LOG_NAME = "snapshots.jsonl"
 PROMPT_TEXT_CHARS = 200
-# After this many prompts, loose objects are packed (keeps the shadow repository small).
+# Every this many prompts, the packs are made one (keeps the shadow repository small).
 PACK_EVERY = 20
 
 
@@ -210,7 +210,8 @@ class Checkpointer:
         """Keep the snapshots of the last ``keep_prompts`` prompts (and everything after the oldest)."""
         prompts = [s for s in history if s.kind == "prompt"]
         if len(prompts) % PACK_EVERY == 0:
-            self.repo.run(["repack", "-d", "-q"], check=False)
+            # Each snapshot that stored files added a small pack: one pack again, with deltas.
+            self.repo.run(["repack", "-a", "-d", "-q"], check=False)
         if len(prompts) <= self.caps.keep_prompts:
             return
         first_kept = prompts[-self.caps.keep_prompts].id
