@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("cost", "tokens and cost of this session"),
     ("skills", "list the available skills"),
     ("resume", "resume an earlier session of this workspace  [id]"),
+    ("rewind", "go back to before a prompt: the files, the conversation or both (Esc Esc)"),
     ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
     ("permissions", "the permission rules by layer: add and remove"),
     ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),

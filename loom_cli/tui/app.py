@@ -34,7 +34,7 @@ from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
 from .agent_lifecycle import AgentLifecycle
-from .commands import COMMANDS, parse_command, run_command
+from .commands import COMMANDS, parse_command, rewind_command, run_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
 from .custom_commands import CustomCommandMenu
@@ -61,6 +61,8 @@ from .user_turns import show_prompt_mode, user_turn
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
+
+    from .rewind_flow import RewindUndo
 
 __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 
@@ -128,6 +130,7 @@ class LoomApp(App[int]):
         self.loaded = asyncio.Event()
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
+        self.last_rewind: RewindUndo | None = None  # what /rewind can undo
         self.first_frame_at: float | None = None
         self.lifecycle = AgentLifecycle(self, lambda options: settle_start_questions(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
@@ -448,7 +451,8 @@ class LoomApp(App[int]):
         return True
 
     def action_interrupt(self) -> None:
-        self.interrupt()
+        if not self.interrupt() and self.ctrl_keys.esc_twice():
+            rewind_command(self)  # Esc Esc while idle, nothing typed
 
     def action_ctrl_c(self) -> None:
         self.ctrl_keys.ctrl_c()

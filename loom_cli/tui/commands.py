@@ -39,6 +39,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "cost": ("/cost", 0),
     "skills": ("/skills", 0),
     "resume": ("/resume [id]", 1),
+    "rewind": ("/rewind", 0),
     "mode": (f"/mode [{'|'.join(MODES)}]", 1),
     "exit": ("/exit", 0),
     "quit": ("/quit", 0),
@@ -53,6 +54,7 @@ KEYS_HELP = (
     ("Ctrl+R", "search the prompt history"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
     ("Esc", "interrupt the running turn (queued messages come back to the prompt)"),
+    ("Esc Esc", "on an empty prompt with no run going: /rewind"),
     ("Ctrl+C", "interrupt; clear the prompt; on an empty prompt press twice to quit; copies selected text"),
     ("Ctrl+D", "quit (during a run it asks first)"),
     ("Shift+Tab", "cycle the permission mode"),
@@ -295,8 +297,17 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             await resume(app, arg)
         case "mcp":
             mcp_command(app)
+        case "rewind":
+            rewind_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
+
+
+def rewind_command(app: LoomApp) -> None:
+    """/rewind (and Esc Esc): the session's prompts, then what to restore and a preview."""
+    from .rewind_flow import open_rewind
+
+    app.run_worker(open_rewind(app), group="rewind", exclusive=True, exit_on_error=False)
 
 
 def mcp_command(app: LoomApp) -> None:

@@ -1,9 +1,10 @@
-"""Ctrl+C and Ctrl+D, which do what the moment calls for.
+"""Ctrl+C, Ctrl+D and Esc Esc, which do what the moment calls for.
 
 Ctrl+C copies a selection, closes the history search, interrupts a run, clears the
 prompt (kept in the history: Up brings it back), and only when there is nothing else
 to do quits, on a second press. Ctrl+D quits, but asks first while a run is going: one
-key press too many must not throw work away.
+key press too many must not throw work away. Esc interrupts a run; while idle with an
+empty prompt, a second Esc soon after the first opens the rewind list.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 QUIT_AGAIN_S = 2.0
 # How long a first Ctrl+D during a run waits for the second one that quits.
 QUIT_CONFIRM_S = 3.0
+# How soon a second Esc must follow the first to open the rewind list.
+REWIND_ESC_S = 0.8
 
 
 class KeysHost(Protocol):
@@ -51,6 +54,7 @@ class CtrlKeys:
         self.host = host
         self._ctrl_c_at = 0.0
         self._quit_asked_at = 0.0
+        self._esc_at = 0.0
 
     def ctrl_c(self) -> None:
         host = self.host
@@ -81,6 +85,22 @@ class CtrlKeys:
             return
         self._ctrl_c_at = now
         host.activity.show_hint("press Ctrl+C again to quit", QUIT_AGAIN_S)
+
+    def esc_twice(self) -> bool:
+        """An Esc that interrupted nothing: True when it is the second of two, close
+        together, with no run going and nothing typed (Esc Esc opens the rewind list)."""
+        host = self.host
+        now = time.monotonic()
+        if host.running or host.prompt.text:
+            self._esc_at = 0.0
+            return False
+        if now - self._esc_at < REWIND_ESC_S:
+            self._esc_at = 0.0
+            return True
+        self._esc_at = now
+        if getattr(host.agent, "messages", None):
+            host.activity.show_hint("Esc again to rewind", REWIND_ESC_S)
+        return False
 
     def ctrl_d(self) -> None:
         host = self.host

@@ -170,6 +170,8 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
         if isinstance(saved, Mapping):
             displays.update(saved)
     for message in messages:
+        if message.role == "user" and message.meta.get("reminder"):
+            continue  # a note for the model (files changed, a rewind), never typed by the user
         if message.role == "user":
             text = message.text
             command = message.meta.get("user_command")  # `!command`: drawn as it was run

@@ -378,7 +378,7 @@ async def test_agent_factory_failure_is_shown(harness: Harness) -> None:
         raise RuntimeError("no API key: set ANTHROPIC_API_KEY")
 
     app = harness.app(agent_factory=broken)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent_error is not None)
         await pilot.pause()
         assert "cannot start the agent: no API key: set ANTHROPIC_API_KEY" in screen_text(app)
