@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, Notice, ToolProgress
-from .execution import CancelToken
-from .hooks.config import HookSet
+from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
+from .execution import Cancelled, CancelToken
+from .hooks.config import HookEventName, HookSet
+from .hooks.engine import HookEngine, HookSession
+from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -68,7 +70,8 @@ class Agent:
                  skills: SkillCatalog | None = None, system_prompt: str | None = None,
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
                  agent_id: str | None = None, parent_tool_use_id: str | None = None,
-                 tool_source: ToolSource | None = None, hooks: HookSet | None = None) -> None:
+                 tool_source: ToolSource | None = None, hooks: HookSet | None = None,
+                 agent_type: str | None = None) -> None:
         self.provider = provider
         # The hook commands in force (already filtered for trust by the caller).
         self.hooks = hooks or HookSet()
@@ -100,6 +103,13 @@ class Agent:
         self._changing_facts = ChangingFacts(workspace)
         self._running = False
         self._unsent: UnsentPrompt | None = None
+        # Hook scripts see a sub-agent's id and type (``agent_type``: a custom agent's name).
+        child = config.depth > 0
+        self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
+                                       agent_id=self.identity.agent_id if child else None,
+                                       agent_type=(agent_type or "general-purpose") if child else None)
+        # What SessionStart hooks printed: context for the next request.
+        self._hook_context: list[str] = []
 
     # --- public API --------------------------------------------------------------------
 
@@ -207,22 +217,7 @@ class Agent:
             queue.put_nowait(event)
 
         run = self._new_run(emit, cancel)
-        if isinstance(prompt, UserPrompt):
-            message = prompt.message()
-            typed = prompt.text
-            self.transcript.append(message)
-            for level, lines in prompt.notes():  # the user sees what the model got
-                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
-        else:
-            message = Message.user(prompt)
-            typed = prompt
-            self.transcript.append(message)
-        # Facts that changed since the last turn go at the end of the conversation, never
-        # into the system prompt, so the cached prefix stays byte-identical.
-        reminder = self._changing_facts.collect(self._tool_state)
-        if reminder:
-            self.transcript.append(Message.user(reminder, reminder=True))
-        task = asyncio.create_task(self._drive(run, queue, (message.id, typed, errors)))
+        task = asyncio.create_task(self._drive(run, queue, prompt, errors))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
         try:
             async with aclosing(self._relay(queue, task, cancel)) as events:
@@ -289,9 +284,54 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (``/clear``); the caller starts a new session."""
         self.transcript.clear()
+        self._hook_context.clear()
         self._state = TurnState.initial()
         self._tool_state = ToolSessionState()
         self.client.forget_usage()
+
+    # --- session hooks (the application calls these) -------------------------------------
+
+    async def session_started(self, source: str) -> tuple[AgentEvent, ...]:
+        """Run the SessionStart hooks; ``source``: startup | resume | clear | compact.
+        What they print is added to the next request's context. Returns the HookRan
+        (and systemMessage Notice) events to show."""
+        verdict, events = await self._fire_outside_run("SessionStart", {"source": source}, source)
+        if verdict.context:
+            self._hook_context.append(f"SessionStart hook ({source}):\n{verdict.context}")
+        return events
+
+    async def session_ended(self, reason: str) -> tuple[AgentEvent, ...]:
+        """Run the SessionEnd hooks; ``reason``: clear | logout | prompt_input_exit | other.
+        Their answers cannot change anything; the events say how they went."""
+        _, events = await self._fire_outside_run("SessionEnd", {"reason": reason}, reason)
+        return events
+
+    async def notify_idle(self, message: str = "Loom is waiting for your input") -> tuple[AgentEvent, ...]:
+        """Run the Notification hooks for ``idle_prompt`` (the user has not answered for a while)."""
+        _, events = await self._fire_outside_run(
+            "Notification", {"message": message, "notification_type": "idle_prompt"}, "idle_prompt")
+        return events
+
+    async def _fire_outside_run(self, event: HookEventName, fields: dict[str, Any], name: str
+                                ) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
+        if not self._hook_engine.wants(event, name):
+            return HookVerdict(), ()
+        events: list[AgentEvent] = []
+        stamp = {"turn_id": self._state.turn_id, "agent_id": self.identity.agent_id,
+                 "parent_tool_use_id": self.identity.parent_tool_use_id,
+                 "parent_turn_id": self._state.parent_turn_id, "depth": self.identity.depth}
+        verdict = await self._hook_engine.fire(event, fields, names=(name,), cancel=CancelToken(),
+                                               emit=events.append, stamp=lambda: stamp)
+        return verdict, tuple(events)
+
+    def _hook_session(self) -> HookSession:
+        session = self.session
+        path = getattr(session, "path", None)
+        mode = self.permissions.mode if self.permissions is not None else "bypass"
+        # In Claude Code's words, which hook scripts compare against.
+        claude_mode = {"accept-edits": "acceptEdits", "bypass": "bypassPermissions"}.get(mode, mode)
+        return HookSession(session_id=session.id if session is not None else "",
+                           transcript_path=str(path) if path is not None else "", permission_mode=claude_mode)
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
@@ -310,7 +350,8 @@ class Agent:
         return Run(config=self.config, identity=self.identity, transcript=self.transcript,
                    client=self.client, registry=self.registry, permissions=self.permissions,
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools)
+                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools,
+                   hooks=self._hook_engine)
 
     def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
         """The callable tools and the tools block: the given tools in their order, then
@@ -333,16 +374,56 @@ class Agent:
             self.client.set_tools(specs)
         return self.registry
 
-    async def _drive(self, run: Run, queue: asyncio.Queue[Any],
-                     prompt: tuple[str, str, list[Error]] | None = None) -> None:
+    async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
+        """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
+        the conversation; the prompt's message id, or None when a hook blocked it (it is
+        then neither sent nor kept, and the run ends)."""
+        typed = prompt.text if isinstance(prompt, UserPrompt) else prompt
         try:
+            verdict = await run.fire_hooks("UserPromptSubmit", {"prompt": typed})
+        except (Cancelled, asyncio.CancelledError):
+            run.emit(Aborted(reason=run.cancel.reason or "interrupted by user", **run.stamp()))
+            return None
+        if verdict.blocked or verdict.stop:
+            why = verdict.reason or verdict.stop_reason or "a UserPromptSubmit hook blocked it"
+            run.emit(Notice(level="warning", message=f"your prompt was not sent: {why}", **run.stamp()))
+            run.emit(Finished(result="", num_turns=0, **run.stamp()))
+            return None
+        message = prompt.message() if isinstance(prompt, UserPrompt) else Message.user(prompt)
+        self.transcript.append(message)
+        if isinstance(prompt, UserPrompt):
+            for level, lines in prompt.notes():  # the user sees what the model got
+                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
+        # Facts that changed since the last turn go at the end of the conversation, never
+        # into the system prompt, so the cached prefix stays byte-identical.
+        reminder = self._changing_facts.collect(self._tool_state)
+        if reminder:
+            self.transcript.append(Message.user(reminder, reminder=True))
+        added = [*self._hook_context, *([f"UserPromptSubmit hook:\n{verdict.context}"] if verdict.context else [])]
+        self._hook_context.clear()
+        if added:
+            self.transcript.append(Message.user(
+                "<system-reminder>\nContext from the user's hooks, not typed by the user.\n"
+                + "\n\n".join(added) + "\n</system-reminder>", reminder=True, hook_context=True))
+        return message.id
+
+    async def _drive(self, run: Run, queue: asyncio.Queue[Any], prompt: str | UserPrompt | None = None,
+                     errors: list[Error] | None = None) -> None:
+        try:
+            taken: tuple[str, str, list[Error]] | None = None
+            if prompt is not None:
+                prompt_id = await self._submit(run, prompt)
+                if prompt_id is None:
+                    return
+                taken = (prompt_id, prompt.text if isinstance(prompt, UserPrompt) else prompt,
+                         errors if errors is not None else [])
             if self.tool_source is not None:
                 await self.tool_source.settle()  # the first request waits a little for MCP servers
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)
-            if final.stop_reason == "error" and prompt is not None:
-                self._take_back(*prompt)
+            if final.stop_reason == "error" and taken is not None:
+                self._take_back(*taken)
         except (asyncio.CancelledError, Exception) as error:
             if isinstance(error, asyncio.CancelledError) or run.cancel.cancelled:
                 self._close_aborted(run)
@@ -411,5 +492,5 @@ class Agent:
         return Agent(config=config, provider=self.provider, tools=list(self.registry), workspace=self.workspace,
                      permissions=self.permissions.child() if self.permissions is not None else None,
                      skills=self.skills, context=None, system_prompt=SUBAGENT_INSTRUCTIONS, bus=self.bus,
-                     retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
+                     retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id, hooks=self.hooks,
                      turn_state=TurnState.initial(parent_turn_id=self._state.turn_id))

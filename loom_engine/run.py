@@ -17,6 +17,9 @@ from .config import AgentConfig
 from .context.compaction import compact_history
 from .events import AgentEvent
 from .execution import CancelToken
+from .hooks.config import HookEventName
+from .hooks.engine import HookEngine
+from .hooks.outcome import HookVerdict
 from .messages import ImagePart, ToolResultPart, ToolUsePart
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -75,7 +78,8 @@ class Run:
                  bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
                  cancel: CancelToken, state: TurnState,
                  make_tool_context: Callable[[Run, str], ToolContext],
-                 refresh_tools: Callable[[], ToolRegistry] | None = None) -> None:
+                 refresh_tools: Callable[[], ToolRegistry] | None = None,
+                 hooks: HookEngine | None = None) -> None:
         self.config = config
         self.identity = identity
         self.transcript = transcript
@@ -88,12 +92,15 @@ class Run:
         self.first_turn = state.turn
         self._refresh_tools = refresh_tools
         self.scratch = Scratch()
+        self.hooks = hooks if hooks else None
+        # Stop hooks that blocked the end of this run in a row (they may do so 8 times).
+        self.stop_blocks = 0
         self.scheduler = Scheduler(config.max_parallel_tools)
         self.pipeline = ToolPipeline(
             registry=registry, bus=bus, metrics=metrics,
             make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
             permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
-            redactor=config.redactor, timeout_s=config.tool_timeout_s)
+            redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=self.hooks)
 
     def stamp(self) -> Mapping[str, Any]:
         """The ids every event of this run carries."""
@@ -109,7 +116,15 @@ class Run:
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
         return await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
                                      emit=self.emit, stamp=self.stamp, force=force, reason=reason,
-                                     focus=focus)
+                                     focus=focus, hooks=self.fire_hooks if self.hooks else None)
+
+    async def fire_hooks(self, event: HookEventName, fields: Mapping[str, Any], *,
+                         names: tuple[str, ...] = ()) -> HookVerdict:
+        """Run the user's hooks for ``event`` (none: an empty verdict at once)."""
+        if self.hooks is None:
+            return HookVerdict()
+        return await self.hooks.fire(event, fields, names=names, cancel=self.cancel, emit=self.emit,
+                                     stamp=self.stamp)
 
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
         self.scratch.running_tools[call.id] = call.name
