@@ -57,7 +57,8 @@ class HookVerdict:
 
 def describe(hook: HookCommand) -> str:
     line = command_line(hook)
-    return f"`{line if len(line) <= 80 else line[:77] + '...'}`"
+    # The end of a long line names the script (its folder is the long part).
+    return f"`{line if len(line) <= 80 else '...' + line[-77:]}`"
 
 
 def interpret(hook: HookCommand, event: HookEventName, raw: RawRun) -> HookResult:

@@ -220,7 +220,7 @@ class ToolPipeline:
         if self.permissions is None:
             if hook.decision != "ask":
                 return None
-            decision = PermissionDecision("ask", "a hook asks to confirm this call")
+            decision = PermissionDecision("ask", hook.decision_reason or "a hook asks to confirm this call")
         else:
             target = tool.permission_target(args, ctx)
             # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
@@ -234,7 +234,7 @@ class ToolPipeline:
             return None  # the hook answered the question
         if hook.decision == "ask" and decision.behavior == "allow":
             why = hook.decision_reason or "a hook asks to confirm this call"
-            decision = PermissionDecision("ask", why, hint="the hook that asks to confirm it")
+            decision = PermissionDecision("ask", why, hint="a change to the PreToolUse hook that asks for confirmation")
         if decision.behavior == "allow":
             return None
         # A PermissionRequest hook may answer the question in the user's place.
