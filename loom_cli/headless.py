@@ -49,13 +49,27 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
                 if expanded is None:
                     return EXIT_USAGE
                 prompt = expanded
+        await _session_hooks(agent, "session_started", "resume" if getattr(agent, "messages", ()) else "startup", err)
         return await _run(agent, prompt, output_format, out, err, mcp)
     finally:
+        await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
+
+
+async def _session_hooks(agent: Agent, method: str, argument: str, err: TextIO) -> None:
+    """SessionStart / SessionEnd hooks; a hook that failed is said on stderr."""
+    run = getattr(agent, method, None)
+    if run is None:  # a stand-in agent
+        return
+    from loom_engine.events import HookRan
+
+    for event in await run(argument):
+        if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
+            err.write(f"loom: {event.event} hook: {event.message}\n")
 
 
 async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | None:
@@ -100,6 +114,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
         BudgetExceeded,
         Error,
         Finished,
+        HookRan,
         MaxTurnsReached,
         Notice,
         Retrying,
@@ -135,6 +150,8 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
                 out.flush()
             if isinstance(event, Notice) and event.level == "warning":
                 err.write(clean(f"loom: {event.message}\n"))
+            elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
+                err.write(clean(f"loom: {event.event} hook: {event.message}\n"))  # blocks reach the model
             elif isinstance(event, Retrying):
                 status = retry_status(event, event.delay_s).removeprefix("↻ ")
                 err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
