@@ -69,7 +69,12 @@ async def _session_hooks(agent: Agent, method: str, argument: str, err: TextIO) 
 
     for event in await run(argument):
         if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
-            err.write(f"loom: {event.event} hook: {event.message}\n")
+            err.write(f"loom: {_hook_line(event)}\n")
+
+
+def _hook_line(event: Any) -> str:
+    command = event.command if len(event.command) <= 60 else "..." + event.command[-57:]
+    return f"{event.event} hook `{command}`: {event.message}"
 
 
 async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | None:
@@ -151,7 +156,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
             if isinstance(event, Notice) and event.level == "warning":
                 err.write(clean(f"loom: {event.message}\n"))
             elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
-                err.write(clean(f"loom: {event.event} hook: {event.message}\n"))  # blocks reach the model
+                err.write(clean(f"loom: {_hook_line(event)}\n"))  # blocks reach the model
             elif isinstance(event, Retrying):
                 status = retry_status(event, event.delay_s).removeprefix("↻ ")
                 err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))

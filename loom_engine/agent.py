@@ -275,7 +275,9 @@ class Agent:
         events: list[AgentEvent] = []
         run = self._new_run(events.append, self.bus.cancel_token)
         try:
-            await run.compact(force=True, reason="manual", focus=focus)
+            if await run.compact(force=True, reason="manual", focus=focus):
+                # As after Claude Code's /compact: SessionStart hooks may restore context.
+                events.extend(await self.session_started("compact"))
         except Exception as error:
             events.append(Error(message=f"compaction failed: {error}", kind="compaction", **run.stamp()))
         for event in events:

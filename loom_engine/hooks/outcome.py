@@ -71,7 +71,7 @@ def interpret(hook: HookCommand, event: HookEventName, raw: RawRun) -> HookResul
         if hook.fail_closed:
             reason = f"hook {name} {what}; it is fail-closed, so this counts as a block"
             return HookResult(hook, "blocked", ms, message=reason, reason=reason, decision="deny")
-        return HookResult(hook, "timeout" if raw.timed_out else "error", ms, message=f"hook {name} {what}")
+        return HookResult(hook, "timeout" if raw.timed_out else "error", ms, message=what)
     stderr = raw.stderr.strip()
     if raw.exit_code == 2:
         reason = stderr or f"blocked by hook {name} (exit code 2, no message)"
@@ -81,13 +81,13 @@ def interpret(hook: HookCommand, event: HookEventName, raw: RawRun) -> HookResul
         if hook.fail_closed:
             reason = f"hook {name} {what}; it is fail-closed, so this counts as a block"
             return HookResult(hook, "blocked", ms, message=_one_line(reason), reason=reason, decision="deny")
-        return HookResult(hook, "error", ms, message=f"hook {name} {what}")
+        return HookResult(hook, "error", ms, message=what)
     stdout = raw.stdout.strip()
     if stdout.startswith("{"):
         try:
             data = json.loads(stdout)
         except ValueError as error:
-            return HookResult(hook, "error", ms, message=f"hook {name} printed output that is not valid JSON: {error}")
+            return HookResult(hook, "error", ms, message=f"printed output that is not valid JSON: {error}")
         if isinstance(data, Mapping):
             return _from_json(hook, event, data, ms)
     if event in _PLAIN_CONTEXT_EVENTS and stdout:

@@ -127,3 +127,16 @@ async def test_hooks_see_the_project_dir_in_both_spellings(workspace: Path, fake
                   "hi")
     assert (workspace / "dirs.txt").read_text().strip() == "|".join([str(workspace)] * 3)
 
+
+
+async def test_session_start_after_a_manual_compaction(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    table = {"SessionStart": [{"matcher": "compact", "hooks": [
+        {"type": "command", "command": "cat >/dev/null; echo 'Remember: the API is frozen'"}]}]}
+    loom = agent(workspace, fake_llm, hooks(table))
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "README.md"}), Reply.text("read it"), Reply.text(SUMMARY),
+                     Reply.text("ok"))
+    await collect(loom, "read the readme")
+    events = [e async for e in loom.compact()]
+    assert [(e.event, e.outcome) for e in hook_runs(events)] == [("SessionStart", "ok")]
+    await collect(loom, "next")
+    assert any("Remember: the API is frozen" in t for t in user_texts(fake_llm.requests[-1]))
