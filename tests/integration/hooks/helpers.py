@@ -17,6 +17,7 @@ from loom_engine.hooks.config import HookSet, parse_hooks
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
 from loom_engine.tools.base import Tool
+from loom_engine.transcript import SessionLog
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer
 from tests.doubles.fake_llm.scenario import RecordedRequest
@@ -45,13 +46,13 @@ def script(folder: Path, name: str, text: str) -> Path:
 
 def agent(workspace: Path, server: FakeLLMServer, hook_set: HookSet, *, interactive: bool = False,
           permissions: PermissionManager | None = None, tools: Sequence[str] | None = None,
-          extra_tools: Sequence[Tool] = ()) -> Agent:
+          extra_tools: Sequence[Tool] = (), session: SessionLog | None = None) -> Agent:
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
     config = AgentConfig(model="claude-haiku-4-5", interactive=interactive,
                          tool_names=tuple(tools) if tools is not None else None)
     return Agent(config=config, provider=provider, tools=[*default_tools(), *extra_tools],
                  workspace=Workspace.at(workspace), system_prompt="you are a test", hooks=hook_set,
-                 permissions=permissions)
+                 permissions=permissions, session=session)
 
 
 async def collect(agent: Agent, prompt: str) -> list[AgentEvent]:

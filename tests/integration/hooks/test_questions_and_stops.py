@@ -3,14 +3,17 @@ notification, ``continue: false``, ``systemMessage``, and the session hooks of `
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import time
 from pathlib import Path
 
 from loom_cli.headless import run_headless
-from loom_engine.events import AgentEvent, Finished, Notice, PermissionRequested
+from loom_engine.events import Aborted, AgentEvent, Finished, Notice, PermissionRequested
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
+from loom_engine.sessions.store import SessionStore
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, result_text, tool_results, user_texts
@@ -72,3 +75,31 @@ async def test_loom_run_says_when_a_hook_fails(workspace: Path, fake_llm: FakeLL
     assert code == 0
     line = "loom: Stop hook `cat >/dev/null; echo 'no linter' >&2; exit 1`: exited with code 1: no linter"
     assert line in err.getvalue()
+
+
+async def test_the_payload_names_the_session_and_its_file(workspace: Path, fake_llm: FakeLLMServer,
+                                                          tmp_path: Path) -> None:
+    writer = SessionStore(tmp_path / "sessions").create(workspace, provider="anthropic", model="claude-haiku-4-5")
+    table = {"Stop": [{"hooks": [{"type": "command", "command": "cat > stop.json"}]}]}
+    fake_llm.enqueue(Reply.text("done"))
+    await collect(agent(workspace, fake_llm, hooks(table), session=writer,
+                        permissions=PermissionManager(Workspace.at(workspace), mode="accept-edits")), "go")
+    payload = json.loads((workspace / "stop.json").read_text())
+    assert payload["session_id"] == writer.id and payload["transcript_path"] == str(writer.path)
+    assert payload["permission_mode"] == "acceptEdits" and payload["hook_event_name"] == "Stop"
+    assert payload["stop_hook_active"] is False and payload["last_assistant_message"] == "done"
+    assert "agent_id" not in payload  # only inside sub-agents
+    writer.close()
+
+
+async def test_abort_during_a_prompt_hook_sends_and_keeps_nothing(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    table = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch started; sleep 30"}]}]}
+    loom = agent(workspace, fake_llm, hooks(table))
+    run = asyncio.create_task(collect(loom, "hello"))
+    deadline = time.monotonic() + 20
+    while not (workspace / "started").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    loom.abort()
+    events = await asyncio.wait_for(run, 10)
+    assert isinstance(events[-1], Aborted)
+    assert fake_llm.requests == [] and loom.messages == ()
