@@ -12,7 +12,7 @@ from typing import Any
 
 from ..events import AgentEvent, HookRan, Notice
 from ..execution import CancelToken
-from .config import HookEventName, HookSet
+from .config import HookCommand, HookEventName, HookSet
 from .outcome import HookVerdict, combine, describe, interpret
 from .runner import command_line, hook_environment, run_hook
 
@@ -42,6 +42,7 @@ class HookEngine:
         return bool(self.hooks)
 
     def wants(self, event: HookEventName, *names: str) -> bool:
+        """Whether any hook would run (a cheap check before building a payload)."""
         return bool(self.hooks.for_event(event, *names))
 
     def child(self, agent_id: str, agent_type: str) -> HookEngine:
@@ -52,7 +53,12 @@ class HookEngine:
                    emit: Emit, stamp: Stamp) -> HookVerdict:
         """Run the hooks of ``event`` whose matcher accepts one of ``names``; an empty
         verdict (nothing to do) when none match."""
-        matching = self.hooks.for_event(event, *names)
+        # The same command from two files (.claude/settings.json and .loom/settings.toml,
+        # say) runs once, as in Claude Code.
+        first: dict[str, HookCommand] = {}
+        for hook in self.hooks.for_event(event, *names):
+            first.setdefault(command_line(hook), hook)
+        matching = tuple(first.values())
         if not matching:
             return HookVerdict()
         session = self.session()

@@ -1,8 +1,10 @@
 """The six stages every tool call goes through.
 
-discover -> validate -> authorize -> check cancel -> execute -> format.
+discover -> validate -> PreToolUse hooks -> authorize (PermissionRequest hooks, the
+user's answer) -> check cancel -> execute -> PostToolUse hooks -> format.
 Every failure becomes an error result the model reads; nothing here ends the run
-except an abort.
+except an abort (and a hook's ``"continue": false``, which the turn honours after the
+batch).
 """
 
 from __future__ import annotations

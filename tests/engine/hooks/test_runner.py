@@ -50,3 +50,16 @@ async def test_cancel_stops_the_hook(tmp_path: Path) -> None:
 async def test_a_hook_that_ignores_stdin_is_fine(tmp_path: Path) -> None:
     raw = await run_hook(_hook("exit 0"), b"x" * 1_000_000, cwd=tmp_path, env=hook_environment(tmp_path))
     assert raw.exit_code == 0
+
+
+async def test_the_same_command_from_two_files_runs_once(tmp_path: Path) -> None:
+    from loom_engine.hooks.config import HookSet
+    from loom_engine.hooks.engine import HookEngine
+
+    command = "cat >/dev/null; echo x >> ran.txt"
+    both = HookSet((HookCommand(event="Stop", matcher="", command=command, source=".claude/settings.json"),
+                    HookCommand(event="Stop", matcher="", command=command, source=".loom/settings.toml"),
+                    HookCommand(event="Stop", matcher="", command=command + " # other")))
+    events: list[object] = []
+    await HookEngine(both, tmp_path).fire("Stop", {}, emit=events.append, stamp=dict)
+    assert (tmp_path / "ran.txt").read_text() == "x\nx\n" and len(events) == 2
