@@ -316,15 +316,8 @@ class Agent:
 
     async def _fire_outside_run(self, event: HookEventName, fields: dict[str, Any], name: str
                                 ) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
-        if not self._hook_engine.wants(event, name):
-            return HookVerdict(), ()
-        events: list[AgentEvent] = []
-        stamp = {"turn_id": self._state.turn_id, "agent_id": self.identity.agent_id,
-                 "parent_tool_use_id": self.identity.parent_tool_use_id,
-                 "parent_turn_id": self._state.parent_turn_id, "depth": self.identity.depth}
-        verdict = await self._hook_engine.fire(event, fields, names=(name,), cancel=CancelToken(),
-                                               emit=events.append, stamp=lambda: stamp)
-        return verdict, tuple(events)
+        stamp = {"turn_id": self._state.turn_id, "agent_id": self.identity.agent_id, "depth": self.identity.depth}
+        return await self._hook_engine.fire_alone(event, fields, name, stamp)
 
     def _hook_session(self) -> HookSession:
         session = self.session

@@ -81,3 +81,14 @@ class HookEngine:
                 emit(Notice(level="info", message=f"hook {describe(result.hook)}: {result.system_message}",
                             **stamp()))
         return combine(results)
+
+    async def fire_alone(self, event: HookEventName, fields: Mapping[str, Any], name: str,
+                         stamp: Mapping[str, Any]) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
+        """Outside a run (SessionStart, SessionEnd, an idle notification): the verdict and
+        the events to show, collected instead of streamed."""
+        if not self.wants(event, name):
+            return HookVerdict(), ()
+        events: list[AgentEvent] = []
+        verdict = await self.fire(event, fields, names=(name,), cancel=CancelToken(), emit=events.append,
+                                  stamp=lambda: stamp)
+        return verdict, tuple(events)

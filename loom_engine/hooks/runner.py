@@ -89,9 +89,16 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping
     finally:
         if stop is not None:
             stop.cancel()
+        # A feed cut short leaves stdin open, and with it the process transport (which
+        # would then be closed by the garbage collector, perhaps after its loop ended).
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
         if not work.done():  # the caller was cancelled: leave nothing running
             _kill_group(proc)
             work.cancel()
+            # Reaped before the caller goes on, so the transport closes on this loop.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(proc.wait(), 5)
     return RawRun(None if (timed_out or aborted) else proc.returncode, _text(stdout), _text(stderr),
                   timed_out=timed_out, aborted=aborted, duration_ms=elapsed())
 
