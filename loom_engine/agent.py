@@ -26,7 +26,7 @@ from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
 from .execution import Cancelled, CancelToken
 from .hooks.config import HookEventName, HookSet
-from .hooks.engine import HookEngine, HookSession
+from .hooks.engine import HookEngine, HookSession, hook_context_message
 from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
@@ -397,9 +397,7 @@ class Agent:
         added = [*self._hook_context, *([f"UserPromptSubmit hook:\n{verdict.context}"] if verdict.context else [])]
         self._hook_context.clear()
         if added:
-            self.transcript.append(Message.user(
-                "<system-reminder>\nContext from the user's hooks, not typed by the user.\n"
-                + "\n\n".join(added) + "\n</system-reminder>", reminder=True, hook_context=True))
+            self.transcript.append(hook_context_message(added))
         return message.id
 
     async def _drive(self, run: Run, queue: asyncio.Queue[Any], prompt: str | UserPrompt | None = None,

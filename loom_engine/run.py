@@ -18,7 +18,7 @@ from .context.compaction import compact_history
 from .events import AgentEvent
 from .execution import CancelToken
 from .hooks.config import HookEventName
-from .hooks.engine import HookEngine
+from .hooks.engine import HookEngine, hook_context_message
 from .hooks.outcome import HookVerdict
 from .messages import ImagePart, ToolResultPart, ToolUsePart
 from .metrics import RunMetrics
@@ -114,9 +114,16 @@ class Run:
             self.pipeline.registry = self._refresh_tools()
 
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
-        return await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
-                                     emit=self.emit, stamp=self.stamp, force=force, reason=reason,
-                                     focus=focus, hooks=self.fire_hooks if self.hooks else None)
+        compacted = await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
+                                          emit=self.emit, stamp=self.stamp, force=force, reason=reason,
+                                          focus=focus, hooks=self.fire_hooks if self.hooks else None)
+        if compacted and reason != "manual" and self.hooks is not None and self.identity.depth == 0:
+            # As in Claude Code: SessionStart hooks (source "compact") may give back what
+            # the summary lost, before the request that follows. (/compact: the Agent does it.)
+            verdict = await self.fire_hooks("SessionStart", {"source": "compact"}, names=("compact",))
+            if verdict.context:
+                self.transcript.append(hook_context_message([f"SessionStart hook (compact):\n{verdict.context}"]))
+        return compacted
 
     async def fire_hooks(self, event: HookEventName, fields: Mapping[str, Any], *,
                          names: tuple[str, ...] = ()) -> HookVerdict:

@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..events import AgentEvent, HookRan, Notice
 from ..execution import CancelToken
+from ..messages import Message
 from .config import HookCommand, HookEventName, HookSet
 from .outcome import HookVerdict, combine, describe, interpret
 from .runner import command_line, hook_environment, run_hook
 
 Emit = Callable[[AgentEvent], None]
 Stamp = Callable[[], Mapping[str, Any]]
+
+
+def hook_context_message(texts: Sequence[str]) -> Message:
+    """What hooks added for the model (SessionStart output, UserPromptSubmit context),
+    as a reminder after the prompt: never in the system prompt, whose cache it would break."""
+    return Message.user("<system-reminder>\nContext from the user's hooks, not typed by the user.\n"
+                        + "\n\n".join(texts) + "\n</system-reminder>", reminder=True, hook_context=True)
 
 
 @dataclass(frozen=True)

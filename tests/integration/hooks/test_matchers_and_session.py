@@ -140,3 +140,28 @@ async def test_session_start_after_a_manual_compaction(workspace: Path, fake_llm
     assert [(e.event, e.outcome) for e in hook_runs(events)] == [("SessionStart", "ok")]
     await collect(loom, "next")
     assert any("Remember: the API is frozen" in t for t in user_texts(fake_llm.requests[-1]))
+
+
+async def test_session_start_after_an_automatic_compaction(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    from builtin_tools import default_tools
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.providers.factory import create_provider
+    from loom_engine.workspace import Workspace
+
+    for k in range(4):
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
+    table = {"SessionStart": [{"matcher": "compact", "hooks": [
+        {"type": "command", "command": "cat >/dev/null; echo 'Remember: the API is frozen'"}]}],
+             "PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": "cat > pre.json"}]}]}
+    # A 16k window compacts at 8k: after the fourth read, before the fifth request.
+    fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)], Reply.text(SUMMARY),
+                     Reply.text("finished"))
+    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
+    loom = Agent(config=AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
+                                    interactive=False), provider=provider, tools=default_tools(),
+                 workspace=Workspace.at(workspace), system_prompt="test", hooks=hooks(table))
+    events = await collect(loom, "summarise the files")
+    assert [(e.event, e.outcome) for e in hook_runs(events)] == [("PreCompact", "ok"), ("SessionStart", "ok")]
+    assert json.loads((workspace / "pre.json").read_text())["trigger"] == "auto"
+    assert any("Remember: the API is frozen" in t for t in user_texts(fake_llm.requests[-1]))
