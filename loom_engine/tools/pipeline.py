@@ -183,7 +183,7 @@ class ToolPipeline:
         # 3. authorize
         asked_at = time.monotonic()
         try:
-            denial = await self._authorize(tool, args, ctx, call, hook)
+            denial = await self._authorize(tool, args, ctx, call, hook, arguments)
         except (asyncio.CancelledError, Cancelled):
             raise
         except ToolError as error:  # the tool found the arguments unusable while naming its target
@@ -218,7 +218,7 @@ class ToolPipeline:
             return ToolOutput(f"{call.name} failed: {type(error).__name__}: {error}", is_error=True)
 
     async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext,
-                         call: ToolUsePart, hook: HookVerdict) -> ToolOutput | None:
+                         call: ToolUsePart, hook: HookVerdict, arguments: Mapping[str, Any]) -> ToolOutput | None:
         if self.permissions is None:
             if hook.decision != "ask":
                 return None
@@ -240,7 +240,7 @@ class ToolPipeline:
         if decision.behavior == "allow":
             return None
         # A PermissionRequest hook may answer the question in the user's place.
-        answered = await self._permission_hooks(call, ctx, decision)
+        answered = await self._permission_hooks(call, arguments, ctx, decision)
         if isinstance(answered, ToolOutput):
             return answered
         if answered == "allow":
@@ -281,11 +281,11 @@ class ToolPipeline:
             return ToolOutput(f"A PreToolUse hook stopped the run: {self.stop_reason}", is_error=True)
         return verdict
 
-    async def _permission_hooks(self, call: ToolUsePart, ctx: ToolContext,
+    async def _permission_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], ctx: ToolContext,
                                 decision: PermissionDecision) -> ToolOutput | Literal["allow"] | None:
         """A PermissionRequest hook's answer: a denial, "allow", or None (the user is
         asked, or a headless run denies)."""
-        verdict = await self._fire("PermissionRequest", call, dict(call.input), ctx,
+        verdict = await self._fire("PermissionRequest", call, arguments, ctx,
                                    permission_suggestions=list(decision.suggested_rules), reason=decision.reason)
         if verdict.blocked or verdict.decision == "deny":
             reason = verdict.reason or verdict.decision_reason or "a PermissionRequest hook denied it"
