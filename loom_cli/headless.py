@@ -64,13 +64,32 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
             except CommandError as error:
                 err.write(f"loom: {error}\n")
                 return EXIT_USAGE
+        await _session_hooks(agent, "session_started", "resume" if getattr(agent, "messages", ()) else "startup", err)
         return await _run(agent, prompt, output_format, out, err, mcp, invocation)
     finally:
+        await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
+
+
+async def _session_hooks(agent: Agent, method: str, argument: str, err: TextIO) -> None:
+    """SessionStart / SessionEnd hooks; a hook that failed is said on stderr."""
+    run = getattr(agent, method, None)
+    if run is None:  # a stand-in agent
+        return
+    from loom_engine.events import HookRan
+
+    for event in await run(argument):
+        if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
+            err.write(f"loom: {_hook_line(event)}\n")
+
+
+def _hook_line(event: Any) -> str:
+    command = event.command if len(event.command) <= 60 else "..." + event.command[-57:]
+    return f"{event.event} hook `{command}`: {event.message}"
 
 
 async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | None:
@@ -115,6 +134,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
         BudgetExceeded,
         Error,
         Finished,
+        HookRan,
         MaxTurnsReached,
         Notice,
         Retrying,
@@ -158,6 +178,8 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
                     out.flush()
                 if isinstance(event, Notice) and event.level == "warning":
                     err.write(clean(f"loom: {event.message}\n"))
+                elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
+                    err.write(clean(f"loom: {_hook_line(event)}\n"))  # blocks reach the model
                 elif isinstance(event, Retrying):
                     status = retry_status(event, event.delay_s).removeprefix("↻ ")
                     err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))

@@ -24,9 +24,11 @@ from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, Notice, ToolProgress
-from .execution import CancelToken
-from .hooks.config import HookSet
+from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
+from .execution import Cancelled, CancelToken
+from .hooks.config import HookEventName, HookSet
+from .hooks.engine import HookEngine, HookSession, hook_context_message
+from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -107,6 +109,13 @@ class Agent:
         self._changing_facts = ChangingFacts(workspace)
         self._running = False
         self._unsent: UnsentPrompt | None = None
+        # Hook scripts see a sub-agent's id and type (``agent_type``: a custom agent's name).
+        child = config.depth > 0
+        self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
+                                       agent_id=self.identity.agent_id if child else None,
+                                       agent_type=(config.agent_type or "general-purpose") if child else None)
+        # What SessionStart hooks printed: context for the next request.
+        self._hook_context: list[str] = []
 
     # --- public API --------------------------------------------------------------------
 
@@ -214,20 +223,7 @@ class Agent:
             queue.put_nowait(event)
 
         run = self._new_run(emit, cancel)
-        message, typed = (prompt.message(), prompt.text) if isinstance(prompt, UserPrompt) \
-            else (Message.user(prompt), prompt)
-        if self.checkpoints is not None and self.identity.depth == 0:
-            await self.checkpoints.before_prompt(self.session_id, message.id, typed)
-        self.transcript.append(message)
-        if isinstance(prompt, UserPrompt):
-            for level, lines in prompt.notes():  # the user sees what the model got
-                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
-        # Facts that changed since the last turn go at the end of the conversation, never
-        # into the system prompt, so the cached prefix stays byte-identical.
-        reminder = self._changing_facts.collect(self._tool_state)
-        if reminder:
-            self.transcript.append(Message.user(reminder, reminder=True))
-        task = asyncio.create_task(self._drive(run, queue, (message.id, typed, errors)))
+        task = asyncio.create_task(self._drive(run, queue, prompt, errors))
         watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
         try:
             async with aclosing(self._relay(queue, task, cancel)) as events:
@@ -285,7 +281,9 @@ class Agent:
         events: list[AgentEvent] = []
         run = self._new_run(events.append, self.bus.cancel_token)
         try:
-            await run.compact(force=True, reason="manual", focus=focus)
+            if await run.compact(force=True, reason="manual", focus=focus):
+                # As after Claude Code's /compact: SessionStart hooks may restore context.
+                events.extend(await self.session_started("compact"))
         except Exception as error:
             events.append(Error(message=f"compaction failed: {error}", kind="compaction", **run.stamp()))
         for event in events:
@@ -294,9 +292,47 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (``/clear``); the caller starts a new session."""
         self.transcript.clear()
+        self._hook_context.clear()
         self._state = TurnState.initial()
         self._tool_state = ToolSessionState()
         self.client.forget_usage()
+
+    # --- session hooks (the application calls these) -------------------------------------
+
+    async def session_started(self, source: str) -> tuple[AgentEvent, ...]:
+        """Run the SessionStart hooks; ``source``: startup | resume | clear | compact.
+        What they print is added to the next request's context. Returns the HookRan
+        (and systemMessage Notice) events to show."""
+        verdict, events = await self._fire_outside_run("SessionStart", {"source": source}, source)
+        if verdict.context:
+            self._hook_context.append(f"SessionStart hook ({source}):\n{verdict.context}")
+        return events
+
+    async def session_ended(self, reason: str) -> tuple[AgentEvent, ...]:
+        """Run the SessionEnd hooks; ``reason``: clear | logout | prompt_input_exit | other.
+        Their answers cannot change anything; the events say how they went."""
+        _, events = await self._fire_outside_run("SessionEnd", {"reason": reason}, reason)
+        return events
+
+    async def notify_idle(self, message: str = "Loom is waiting for your input") -> tuple[AgentEvent, ...]:
+        """Run the Notification hooks for ``idle_prompt`` (the user has not answered for a while)."""
+        _, events = await self._fire_outside_run(
+            "Notification", {"message": message, "notification_type": "idle_prompt"}, "idle_prompt")
+        return events
+
+    async def _fire_outside_run(self, event: HookEventName, fields: dict[str, Any], name: str
+                                ) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
+        stamp = {"turn_id": self._state.turn_id, "agent_id": self.identity.agent_id, "depth": self.identity.depth}
+        return await self._hook_engine.fire_alone(event, fields, name, stamp)
+
+    def _hook_session(self) -> HookSession:
+        session = self.session
+        path = getattr(session, "path", None)
+        mode = self.permissions.mode if self.permissions is not None else "bypass"
+        # In Claude Code's words, which hook scripts compare against.
+        claude_mode = {"accept-edits": "acceptEdits", "bypass": "bypassPermissions"}.get(mode, mode)
+        return HookSession(session_id=session.id if session is not None else "",
+                           transcript_path=str(path) if path is not None else "", permission_mode=claude_mode)
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
@@ -318,7 +354,7 @@ class Agent:
                    client=self.client, registry=self.registry, permissions=self.permissions,
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
                    make_tool_context=self._tool_context, refresh_tools=self._refresh_tools,
-                   checkpoints=self.checkpoints)
+                   checkpoints=self.checkpoints, hooks=self._hook_engine)
 
     def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
         """The callable tools and the tools block: the given tools in their order, then
@@ -341,16 +377,56 @@ class Agent:
             self.client.set_tools(specs)
         return self.registry
 
-    async def _drive(self, run: Run, queue: asyncio.Queue[Any],
-                     prompt: tuple[str, str, list[Error]] | None = None) -> None:
+    async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
+        """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
+        the conversation; the prompt's message id, or None when a hook blocked it (it is
+        then neither sent nor kept, and the run ends)."""
+        typed = prompt.text if isinstance(prompt, UserPrompt) else prompt
         try:
+            verdict = await run.fire_hooks("UserPromptSubmit", {"prompt": typed})
+        except (Cancelled, asyncio.CancelledError):
+            run.emit(Aborted(reason=run.cancel.reason or "interrupted by user", **run.stamp()))
+            return None
+        if verdict.blocked or verdict.stop:
+            why = verdict.reason or verdict.stop_reason or "a UserPromptSubmit hook blocked it"
+            run.emit(Notice(level="warning", message=f"your prompt was not sent: {why}", **run.stamp()))
+            run.emit(Finished(result="", num_turns=0, **run.stamp()))
+            return None
+        message = prompt.message() if isinstance(prompt, UserPrompt) else Message.user(prompt)
+        if self.checkpoints is not None and self.identity.depth == 0:
+            await self.checkpoints.before_prompt(self.session_id, message.id, typed)
+        self.transcript.append(message)
+        if isinstance(prompt, UserPrompt):
+            for level, lines in prompt.notes():  # the user sees what the model got
+                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
+        # Facts that changed since the last turn go at the end of the conversation, never
+        # into the system prompt, so the cached prefix stays byte-identical.
+        reminder = self._changing_facts.collect(self._tool_state)
+        if reminder:
+            self.transcript.append(Message.user(reminder, reminder=True))
+        added = [*self._hook_context, *([f"UserPromptSubmit hook:\n{verdict.context}"] if verdict.context else [])]
+        self._hook_context.clear()
+        if added:
+            self.transcript.append(hook_context_message(added))
+        return message.id
+
+    async def _drive(self, run: Run, queue: asyncio.Queue[Any], prompt: str | UserPrompt | None = None,
+                     errors: list[Error] | None = None) -> None:
+        try:
+            taken: tuple[str, str, list[Error]] | None = None
+            if prompt is not None:
+                prompt_id = await self._submit(run, prompt)
+                if prompt_id is None:
+                    return
+                taken = (prompt_id, prompt.text if isinstance(prompt, UserPrompt) else prompt,
+                         errors if errors is not None else [])
             if self.tool_source is not None:
                 await self.tool_source.settle()  # the first request waits a little for MCP servers
             final = await drive(self._state, run)
             self._state = final
             self.transcript.save_turn_state(final, run_end=final.stop_reason)
-            if final.stop_reason == "error" and prompt is not None:
-                self._take_back(*prompt)
+            if final.stop_reason == "error" and taken is not None:
+                self._take_back(*taken)
         except (asyncio.CancelledError, Exception) as error:
             if isinstance(error, asyncio.CancelledError) or run.cancel.cancelled:
                 self._close_aborted(run)
@@ -434,7 +510,7 @@ class Agent:
                      system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
                      bus=self.bus, retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
                      turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                     make_provider=self.make_provider, checkpoints=self.checkpoints)
+                     make_provider=self.make_provider, checkpoints=self.checkpoints, hooks=self.hooks)
 
     def _child_provider(self, config: AgentConfig) -> Provider:
         if config.provider == self.config.provider:

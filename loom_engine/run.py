@@ -18,6 +18,9 @@ from .config import AgentConfig
 from .context.compaction import compact_history
 from .events import AgentEvent
 from .execution import CancelToken
+from .hooks.config import HookEventName
+from .hooks.engine import HookEngine, hook_context_message
+from .hooks.outcome import HookVerdict
 from .messages import ImagePart, ToolResultPart, ToolUsePart
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -77,7 +80,7 @@ class Run:
                  cancel: CancelToken, state: TurnState,
                  make_tool_context: Callable[[Run, str], ToolContext],
                  refresh_tools: Callable[[], ToolRegistry] | None = None,
-                 checkpoints: Checkpoints | None = None) -> None:
+                 checkpoints: Checkpoints | None = None, hooks: HookEngine | None = None) -> None:
         self.config = config
         self.checkpoints = checkpoints
         self.identity = identity
@@ -91,12 +94,15 @@ class Run:
         self.first_turn = state.turn
         self._refresh_tools = refresh_tools
         self.scratch = Scratch()
+        self.hooks = hooks if hooks else None
+        # Stop hooks that blocked the end of this run in a row (they may do so 8 times).
+        self.stop_blocks = 0
         self.scheduler = Scheduler(config.max_parallel_tools)
         self.pipeline = ToolPipeline(
             registry=registry, bus=bus, metrics=metrics,
             make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
             permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
-            redactor=config.redactor, timeout_s=config.tool_timeout_s)
+            redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=self.hooks)
 
     def stamp(self) -> Mapping[str, Any]:
         """The ids every event of this run carries."""
@@ -110,9 +116,24 @@ class Run:
             self.pipeline.registry = self._refresh_tools()
 
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
-        return await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
-                                     emit=self.emit, stamp=self.stamp, force=force, reason=reason,
-                                     focus=focus)
+        compacted = await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
+                                          emit=self.emit, stamp=self.stamp, force=force, reason=reason,
+                                          focus=focus, hooks=self.fire_hooks if self.hooks else None)
+        if compacted and reason != "manual" and self.hooks is not None and self.identity.depth == 0:
+            # As in Claude Code: SessionStart hooks (source "compact") may give back what
+            # the summary lost, before the request that follows. (/compact: the Agent does it.)
+            verdict = await self.fire_hooks("SessionStart", {"source": "compact"}, names=("compact",))
+            if verdict.context:
+                self.transcript.append(hook_context_message([f"SessionStart hook (compact):\n{verdict.context}"]))
+        return compacted
+
+    async def fire_hooks(self, event: HookEventName, fields: Mapping[str, Any], *,
+                         names: tuple[str, ...] = ()) -> HookVerdict:
+        """Run the user's hooks for ``event`` (none: an empty verdict at once)."""
+        if self.hooks is None:
+            return HookVerdict()
+        return await self.hooks.fire(event, fields, names=names, cancel=self.cancel, emit=self.emit,
+                                     stamp=self.stamp)
 
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
         self.scratch.running_tools[call.id] = call.name

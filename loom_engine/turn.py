@@ -28,12 +28,16 @@ from .events import (
     UsageUpdated,
 )
 from .execution import Cancelled
+from .hooks.config import HookEventName
 from .messages import Message, ToolResultPart, ToolUsePart
 from .providers.base import ProviderError, StreamCompleted, StreamText, StreamThinking
 from .providers.retry import RetryNotice
 from .run import Run
 from .turn_state import TurnState
 from .usage import Usage
+
+# A Stop hook may send the model back to work this many times in a row, no more.
+MAX_STOP_BLOCKS = 8
 
 
 async def drive(state: TurnState, run: Run) -> TurnState:
@@ -78,6 +82,10 @@ async def tt(state: TurnState, run: Run) -> TurnState:
         run.emit(AssistantMessage(message=message, **stamp()))
     calls = message.tool_uses
     if not calls:
+        if await _stop_blocked(run, message.text):
+            # A Stop hook said the work is not done: its reason went to the model.
+            run.transcript.save_turn_state(state.next_turn())
+            return state.next_turn()
         run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.first_turn,
                           usage=run.metrics.usage, cost_usd=run.metrics.cost_usd, **stamp()))
         return state.next_turn().finish("end_turn")
@@ -94,8 +102,32 @@ async def tt(state: TurnState, run: Run) -> TurnState:
     if loop_error:
         run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))
         return state.next_turn().finish("error")
+    if run.pipeline.stop_reason is not None:  # a hook answered "continue": false
+        run.emit(Notice(level="warning", message=f"a hook stopped the run: {run.pipeline.stop_reason}", **stamp()))
+        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.first_turn,
+                          usage=run.metrics.usage, cost_usd=run.metrics.cost_usd, **stamp()))
+        return state.next_turn().finish("hook_stopped")
     run.transcript.save_turn_state(state.next_turn())
     return state.next_turn()
+
+
+async def _stop_blocked(run: Run, last_text: str) -> bool:
+    """Whether Stop (SubagentStop in a sub-agent) hooks sent the model back to work."""
+    event: HookEventName = "SubagentStop" if run.identity.depth > 0 else "Stop"
+    if run.hooks is None or not run.hooks.wants(event):
+        return False
+    verdict = await run.fire_hooks(event, {"stop_hook_active": run.stop_blocks > 0,
+                                           "last_assistant_message": last_text})
+    if not verdict.blocked or verdict.stop:
+        return False
+    if run.stop_blocks >= MAX_STOP_BLOCKS:
+        run.emit(Notice(level="warning", message=f"a {event} hook blocked stopping {MAX_STOP_BLOCKS} times in a "
+                        "row; the agent stops anyway", **run.stamp()))
+        return False
+    run.stop_blocks += 1
+    run.transcript.append(Message.user(f"{event} hook feedback (you are not done yet):\n{verdict.reason}",
+                                       stop_hook=True))
+    return True
 
 
 async def _call_model(run: Run) -> StreamCompleted | None:

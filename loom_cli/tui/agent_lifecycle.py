@@ -73,6 +73,7 @@ class AgentLifecycle:
         # When the saved history was read and first painted (for benchmarks and tests).
         self.history_loaded_at: float | None = None
         self.history_shown_at: float | None = None
+        self._start_source = "startup"  # what SessionStart hooks are told: startup | resume | clear
 
     async def start(self) -> None:
         """Start-up, in a worker once the first frame is painted."""
@@ -178,6 +179,8 @@ class AgentLifecycle:
             host.transcript.add_notice(f"⚠ {warning}", "warning")
         if mode == "bypass":
             host.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
+        # Before the first prompt goes: what SessionStart hooks print is context for it.
+        await self.session_hooks(agent, "session_started", "resume" if messages else self._start_source)
         host.loaded.set()
         host.send_queued()
 
@@ -185,6 +188,9 @@ class AgentLifecycle:
         """A new session (/clear) or another one (/resume): the old agent closes first."""
         host = self.host
         await host.wait_for_run_to_close()  # an interrupted run still closes its turn in the old session
+        clearing = not (options.resume_id or options.continue_session)
+        await self.session_hooks(host.agent, "session_ended", "clear" if clearing else "other")
+        self._start_source = "clear" if clearing else "resume"
         await close_agent(host.agent)
         await host.clear_session_view()
         host.agent = None
@@ -192,3 +198,20 @@ class AgentLifecycle:
         host.loaded.clear()
         host.status_bar.change(note="loading…")
         await self.load(options, announce=announce)
+
+    async def session_hooks(self, agent: Agent | None, method: str, argument: str, *, show: bool = True) -> None:
+        """SessionStart / SessionEnd hooks; one line for a hook that failed or blocked."""
+        run = getattr(agent, method, None)
+        if run is None:  # no agent, or a stand-in
+            return
+        from loom_engine.events import HookRan
+
+        try:
+            events = await run(argument)
+        except Exception as error:  # a hook must never keep the chat from starting or ending
+            events = ()
+            if show:
+                self.host.transcript.add_notice(f"⚠ session hooks failed: {error}", "warning")
+        for event in events if show else ():
+            if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
+                self.host.transcript.add_notice(f"⚠ {event.event} hook: {event.message}", "warning")

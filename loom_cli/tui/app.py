@@ -195,6 +195,7 @@ class LoomApp(App[int]):
     async def on_unmount(self) -> None:
         # The provider's connections belong to this event loop, which ends with the app.
         # (A run cut short by quitting still owns its stream; the process exit ends it.)
+        await self.lifecycle.session_hooks(self.agent, "session_ended", "prompt_input_exit", show=False)
         if not self.busy:
             await close_provider(self.agent)
         await close_mcp(self.agent)  # the MCP servers Loom started end with it

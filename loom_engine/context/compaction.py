@@ -8,14 +8,26 @@ the compacted one and reports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import AgentEvent, CompactionApplied, Notice
 from ..execution import CancelToken
 from ..metrics import RunMetrics
 from ..model_client import ModelClient
 from ..transcript import Transcript
+
+if TYPE_CHECKING:
+    from ..hooks.config import HookEventName
+    from ..hooks.outcome import HookVerdict
+
+
+class FireHooks(Protocol):
+    """Runs the user's hooks of an event (PreCompact, PostCompact)."""
+
+    def __call__(self, event: HookEventName, fields: Mapping[str, Any], *,
+                 names: tuple[str, ...] = ()) -> Awaitable[HookVerdict]: ...
+
 
 # Fewer messages than this hold nothing worth summarising.
 MIN_MESSAGES = 3
@@ -24,7 +36,7 @@ MIN_MESSAGES = 3
 async def compact_history(transcript: Transcript, client: ModelClient, metrics: RunMetrics, *,
                           cancel: CancelToken, emit: Callable[[AgentEvent], None],
                           stamp: Callable[[], Mapping[str, Any]], force: bool = False,
-                          reason: str = "auto", focus: str | None = None) -> bool:
+                          reason: str = "auto", focus: str | None = None, hooks: FireHooks | None = None) -> bool:
     """Compact when the context use passed the threshold (or ``force``); True if the
     history changed."""
     used, window = client.context_usage(transcript.messages)
@@ -32,6 +44,10 @@ async def compact_history(transcript: Transcript, client: ModelClient, metrics: 
         return False
     if len(transcript) < MIN_MESSAGES:
         return False
+    trigger = "manual" if reason == "manual" else "auto"
+    if hooks is not None:
+        # PreCompact hooks see the history before it is summarised (they may save it).
+        await hooks("PreCompact", {"trigger": trigger, "custom_instructions": focus or ""}, names=(trigger,))
     from .compressor import StructuredCompressor
 
     compressor = StructuredCompressor(client.provider, client.model, client.counter)
@@ -47,4 +63,7 @@ async def compact_history(transcript: Transcript, client: ModelClient, metrics: 
     metrics.compaction_tokens_saved += max(0, result.tokens_before - result.tokens_after)
     emit(CompactionApplied(tokens_before=result.tokens_before, tokens_after=result.tokens_after,
                            method=result.method, reason=reason, **stamp()))
+    if hooks is not None:
+        await hooks("PostCompact", {"trigger": trigger, "tokens_before": result.tokens_before,
+                                    "tokens_after": result.tokens_after}, names=(trigger,))
     return True

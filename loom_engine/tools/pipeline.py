@@ -1,8 +1,10 @@
 """The six stages every tool call goes through.
 
-discover -> validate -> authorize -> check cancel -> execute -> format.
+discover -> validate -> PreToolUse hooks -> authorize (PermissionRequest hooks, the
+user's answer) -> check cancel -> execute -> PostToolUse hooks -> format.
 Every failure becomes an error result the model reads; nothing here ends the run
-except an abort.
+except an abort (and a hook's ``"continue": false``, which the turn honours after the
+batch).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,15 +28,19 @@ from ..events import (
     ToolFinished,
 )
 from ..execution import Cancelled
+from ..hooks.config import HookEventName
+from ..hooks.engine import HookEngine
+from ..hooks.outcome import HookVerdict
+from ..hooks.payload import claude_tool_input, claude_tool_name, loom_tool_input, tool_fields
 from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
+from ..permissions.decision import PermissionDecision
 from ..redact import Redactor
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from ..permissions.decision import PermissionDecision
     from ..permissions.manager import PermissionManager
 
 MAX_RESULT_CHARS = 60_000
@@ -77,6 +83,17 @@ class ToolRun:
     images: tuple[ImagePart, ...] = ()
 
 
+@dataclass(frozen=True)
+class _Staged:
+    """Where a call got to: its output, the seconds spent on the user's answer, whether
+    the tool itself ran (PostToolUse hooks fire only then) and the arguments it ran with."""
+
+    output: ToolOutput
+    waited_s: float = 0.0
+    executed: bool = False
+    input: Mapping[str, Any] | None = None
+
+
 @dataclass
 class ToolPipeline:
     registry: ToolRegistry
@@ -91,6 +108,10 @@ class ToolPipeline:
     redact: bool = True
     redactor: Redactor = field(default_factory=Redactor)
     timeout_s: float = 600.0
+    # The user's hook commands (PreToolUse, PermissionRequest, PostToolUse...); None: none.
+    hooks: HookEngine | None = None
+    # Set when a hook answered "continue": false: the run stops after this batch of calls.
+    stop_reason: str | None = None
     # Asks are shown one at a time even when calls run in parallel.
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -101,7 +122,8 @@ class ToolPipeline:
     async def run(self, call: ToolUsePart) -> ToolRun:
         started = time.monotonic()
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
-        output, waited_s = await self._stages(call)
+        staged = await self._stages(call)
+        output, waited_s = staged.output, staged.waited_s
         content = output.content
         display = output.display
         if self.redact:
@@ -114,6 +136,8 @@ class ToolPipeline:
         # Output may carry lone surrogates (file names that are not UTF-8 decode to them);
         # the session file and the next request could not encode them.
         content = scrub_text(content)
+        if staged.executed and staged.input is not None:
+            content += await self._post_hooks(call, staged.input, content, output.is_error)
         # The call's own time: a question to the user is not the tool being slow.
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
@@ -121,26 +145,36 @@ class ToolPipeline:
                                duration_ms=duration_ms, display=display, **self.stamp()))
         return ToolRun(ToolResultPart(call.id, content, output.is_error), display, output.images)
 
-    async def _stages(self, call: ToolUsePart) -> tuple[ToolOutput, float]:
+    async def _stages(self, call: ToolUsePart) -> _Staged:
         """The call's output, and the seconds spent waiting for the user's answer."""
         # 1. discover
         tool = self.registry.get(call.name)
         if tool is None:
             available = ", ".join(self.registry.names) or "none"
-            return ToolOutput(f"Unknown tool '{call.name}'. Available tools: {available}.", is_error=True), 0.0
+            return _Staged(ToolOutput(f"Unknown tool '{call.name}'. Available tools: {available}.", is_error=True))
         # 2. validate
         if call.raw_input is not None:
-            return ToolOutput(
+            return _Staged(ToolOutput(
                 f"The arguments for {call.name} were not valid JSON (possibly cut off): "
-                f"{call.raw_input[:200]!r}. Send a complete JSON object.", is_error=True), 0.0
-        try:
-            args = tool.input_model.model_validate(dict(call.input))
-        except ValidationError as error:
-            return ToolOutput(format_validation_error(call.name, error), is_error=True), 0.0
-        except Exception as error:
-            return ToolOutput(f"Invalid arguments for {call.name}: {type(error).__name__}: {error}. "
-                              "Fix the arguments and call again.", is_error=True), 0.0
+                f"{call.raw_input[:200]!r}. Send a complete JSON object.", is_error=True))
+        arguments: Mapping[str, Any] = dict(call.input)
+        invalid = _validate(tool, call.name, arguments)
+        if isinstance(invalid, ToolOutput):
+            return _Staged(invalid)
+        args = invalid
         ctx = self.make_context(call.id)
+        # 2b. PreToolUse hooks: they may block the call, change its arguments (validated
+        # again) or answer the permission question (never over a deny rule).
+        hook = await self._pre_hooks(tool, call, arguments, ctx)
+        if isinstance(hook, ToolOutput):
+            return _Staged(hook)
+        if hook.updated_input is not None:
+            arguments = loom_tool_input(call.name, arguments, hook.updated_input)
+            checked = _validate(tool, call.name, arguments)
+            if isinstance(checked, ToolOutput):
+                return _Staged(ToolOutput("A PreToolUse hook changed the arguments and they are not valid, so "
+                                          f"the call was refused. {checked.content}", is_error=True))
+            args = checked
         if self.redact:
             # Progress lines leave for the UI and stream-json as they come: redact them
             # there, with one state per call so a key block spanning lines is known.
@@ -149,7 +183,7 @@ class ToolPipeline:
         # 3. authorize
         asked_at = time.monotonic()
         try:
-            denial = await self._authorize(tool, args, ctx, call)
+            denial = await self._authorize(tool, args, ctx, call, hook, arguments)
         except (asyncio.CancelledError, Cancelled):
             raise
         except ToolError as error:  # the tool found the arguments unusable while naming its target
@@ -160,12 +194,13 @@ class ToolPipeline:
                                 f"({type(error).__name__}: {error}). Fix them and call again.", is_error=True)
         waited_s = time.monotonic() - asked_at
         if denial is not None:
-            return denial, waited_s
+            return _Staged(denial, waited_s)
         # 4. check cancel
         if ctx.cancel.cancelled:
-            return ToolOutput("Interrupted by user before the tool ran.", is_error=True), waited_s
+            return _Staged(ToolOutput("Interrupted by user before the tool ran.", is_error=True), waited_s)
         # 5. execute
-        return await self._execute(tool, args, ctx, call), waited_s
+        return _Staged(await self._execute(tool, args, ctx, call), waited_s, executed=True,
+                       input=arguments)
 
     async def _execute(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart) -> ToolOutput:
         try:
@@ -183,18 +218,33 @@ class ToolPipeline:
             return ToolOutput(f"{call.name} failed: {type(error).__name__}: {error}", is_error=True)
 
     async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext,
-                         call: ToolUsePart) -> ToolOutput | None:
+                         call: ToolUsePart, hook: HookVerdict, arguments: Mapping[str, Any]) -> ToolOutput | None:
         if self.permissions is None:
-            return None
-        target = tool.permission_target(args, ctx)
-        # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
-        decision = await asyncio.to_thread(self.permissions.check, tool.name, target,
-                                           is_read_only=tool.is_read_only, cwd=ctx.cwd)
-        if decision.behavior == "allow":
-            return None
+            if hook.decision != "ask":
+                return None
+            decision = PermissionDecision("ask", hook.decision_reason or "a hook asks to confirm this call")
+        else:
+            target = tool.permission_target(args, ctx)
+            # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
+            decision = await asyncio.to_thread(self.permissions.check, tool.name, target,
+                                               is_read_only=tool.is_read_only, cwd=ctx.cwd)
         if decision.behavior == "deny":
+            # A deny rule stays a deny, whatever a hook answered.
             return ToolOutput(f"Permission denied: {decision.reason}. Do not retry this call unchanged.",
                               is_error=True)
+        if hook.decision == "allow" and decision.behavior == "ask":
+            return None  # the hook answered the question
+        if hook.decision == "ask" and decision.behavior == "allow":
+            why = hook.decision_reason or "a hook asks to confirm this call"
+            decision = PermissionDecision("ask", why, hint="a change to the PreToolUse hook that asks for confirmation")
+        if decision.behavior == "allow":
+            return None
+        # A PermissionRequest hook may answer the question in the user's place.
+        answered = await self._permission_hooks(call, arguments, ctx, decision)
+        if isinstance(answered, ToolOutput):
+            return answered
+        if answered == "allow":
+            return None
         if not self.interactive:
             hint = decision.hint or "a --allow rule"
             self.emit(Notice(level="warning",
@@ -207,10 +257,77 @@ class ToolPipeline:
         async with self._ask_lock:
             return await self._ask(tool, args, ctx, call, decision)
 
+    # --- hooks -------------------------------------------------------------------------
+
+    async def _fire(self, event: HookEventName, call: ToolUsePart, arguments: Mapping[str, Any],
+                    ctx: ToolContext, **extra: Any) -> HookVerdict:
+        hooks = self.hooks
+        if hooks is None or not hooks.wants(event, claude_tool_name(call.name), call.name):
+            return HookVerdict()
+        fields = {**tool_fields(call.name, arguments, call.id, hooks.root), **extra}
+        verdict = await hooks.fire(event, fields, names=(claude_tool_name(call.name), call.name),
+                                   call_id=call.id, cancel=ctx.cancel, emit=self.emit, stamp=self.stamp)
+        if verdict.stop and self.stop_reason is None:
+            self.stop_reason = verdict.stop_reason or f"a {event} hook stopped the run"
+        return verdict
+
+    async def _pre_hooks(self, tool: Tool, call: ToolUsePart, arguments: Mapping[str, Any],
+                         ctx: ToolContext) -> HookVerdict | ToolOutput:
+        verdict = await self._fire("PreToolUse", call, arguments, ctx)
+        if verdict.blocked or verdict.decision == "deny":
+            reason = verdict.reason or verdict.decision_reason or "a PreToolUse hook denied it"
+            return ToolOutput(f"Blocked by a PreToolUse hook: {reason}", is_error=True)
+        if verdict.stop:
+            return ToolOutput(f"A PreToolUse hook stopped the run: {self.stop_reason}", is_error=True)
+        return verdict
+
+    async def _permission_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], ctx: ToolContext,
+                                decision: PermissionDecision) -> ToolOutput | Literal["allow"] | None:
+        """A PermissionRequest hook's answer: a denial, "allow", or None (the user is
+        asked, or a headless run denies)."""
+        verdict = await self._fire("PermissionRequest", call, arguments, ctx,
+                                   permission_suggestions=list(decision.suggested_rules), reason=decision.reason)
+        if verdict.blocked or verdict.decision == "deny":
+            reason = verdict.reason or verdict.decision_reason or "a PermissionRequest hook denied it"
+            return ToolOutput(f"Permission denied by a hook: {reason}", is_error=True)
+        if verdict.decision == "allow":
+            return "allow"
+        return None
+
+    async def _notify(self, ctx: ToolContext, message: str) -> None:
+        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
+            await self.hooks.fire("Notification", {"message": message, "notification_type": "permission_prompt"},
+                                  names=("permission_prompt",), cancel=ctx.cancel, emit=self.emit,
+                                  stamp=self.stamp)
+
+    async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
+                          is_error: bool) -> str:
+        """What PostToolUse / PostToolUseFailure hooks add to the result for the model."""
+        if self.hooks is None:
+            return ""
+        event: HookEventName = "PostToolUseFailure" if is_error else "PostToolUse"
+        if is_error:
+            extra: dict[str, Any] = {"error": content}
+        else:
+            response: dict[str, Any] = {"content": content, "success": True}
+            path = claude_tool_input(call.name, arguments, self.hooks.root).get("file_path")
+            if path:
+                response["filePath"] = path
+            extra = {"tool_response": response}
+        verdict = await self._fire(event, call, arguments, self.make_context(call.id), **extra)
+        notes = []
+        if verdict.blocked:
+            notes.append(f"[{event} hook: {verdict.reason}]")
+        if verdict.context:
+            notes.append(f"[{event} hook context: {verdict.context}]")
+        if not notes:
+            return ""
+        text = "\n\n" + "\n\n".join(notes)
+        return scrub_text(self.redactor.redact(text) if self.redact else text)
+
     async def _ask(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
                    decision: PermissionDecision) -> ToolOutput | None:
         permissions = self.permissions
-        assert permissions is not None  # only a manager's decision asks
         try:
             preview = await tool.preview(args, ctx)
         except ToolError as error:
@@ -223,12 +340,21 @@ class ToolPipeline:
         self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
                                       input=dict(call.input), reason=decision.reason, preview=preview,
                                       suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
-        answer = await self.bus.request(request_id)
+        # Notification hooks (a desktop alert, say) run while the question waits.
+        notify = asyncio.ensure_future(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
+        try:
+            answer = await self.bus.request(request_id)
+        except BaseException:
+            notify.cancel()
+            raise
+        await notify
         if not isinstance(answer, PermissionAnswer):
             answer = PermissionAnswer("deny", note="invalid answer")
         self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,
                                      note=answer.note, **self.stamp()))
-        if answer.decision == "allow_session":
+        if permissions is None:
+            pass  # a hook asked: there is no rule to save
+        elif answer.decision == "allow_session":
             permissions.allow_for_session(decision.suggested_rules)
         elif answer.decision == "allow_project":
             try:
@@ -243,6 +369,16 @@ class ToolPipeline:
         if answer.note:
             message += f" Their note: {answer.note}"
         return ToolOutput(message, is_error=True)
+
+
+def _validate(tool: Tool, name: str, arguments: Mapping[str, Any]) -> BaseModel | ToolOutput:
+    try:
+        return tool.input_model.model_validate(dict(arguments))
+    except ValidationError as error:
+        return ToolOutput(format_validation_error(name, error), is_error=True)
+    except Exception as error:
+        return ToolOutput(f"Invalid arguments for {name}: {type(error).__name__}: {error}. "
+                          "Fix the arguments and call again.", is_error=True)
 
 
 def _summary(call: ToolUsePart) -> str:

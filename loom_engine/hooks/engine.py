@@ -1,0 +1,102 @@
+"""The hook engine an agent holds: builds the payload, runs the matching hooks in
+parallel, reports each run as a :class:`HookRan` event and combines their answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..events import AgentEvent, HookRan, Notice
+from ..execution import CancelToken
+from ..messages import Message
+from .config import HookCommand, HookEventName, HookSet
+from .outcome import HookVerdict, combine, describe, interpret
+from .runner import command_line, hook_environment, run_hook
+
+Emit = Callable[[AgentEvent], None]
+Stamp = Callable[[], Mapping[str, Any]]
+
+
+def hook_context_message(texts: Sequence[str]) -> Message:
+    """What hooks added for the model (SessionStart output, UserPromptSubmit context),
+    as a reminder after the prompt: never in the system prompt, whose cache it would break."""
+    return Message.user("<system-reminder>\nContext from the user's hooks, not typed by the user.\n"
+                        + "\n\n".join(texts) + "\n</system-reminder>", reminder=True, hook_context=True)
+
+
+@dataclass(frozen=True)
+class HookSession:
+    """What every payload says about where the hook runs."""
+
+    session_id: str = ""
+    transcript_path: str = ""
+    permission_mode: str = "default"
+
+
+@dataclass
+class HookEngine:
+    hooks: HookSet
+    root: Path
+    # Read at each event: the session may start, and the mode may change, mid-conversation.
+    session: Callable[[], HookSession] = field(default=HookSession)
+    agent_id: str | None = None  # set inside sub-agents
+    agent_type: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.hooks)
+
+    def wants(self, event: HookEventName, *names: str) -> bool:
+        """Whether any hook would run (a cheap check before building a payload)."""
+        return bool(self.hooks.for_event(event, *names))
+
+    def child(self, agent_id: str, agent_type: str) -> HookEngine:
+        return HookEngine(self.hooks, self.root, self.session, agent_id=agent_id, agent_type=agent_type)
+
+    async def fire(self, event: HookEventName, fields: Mapping[str, Any], *, names: tuple[str, ...] = (),
+                   call_id: str | None = None, cancel: CancelToken | None = None,
+                   emit: Emit, stamp: Stamp) -> HookVerdict:
+        """Run the hooks of ``event`` whose matcher accepts one of ``names``; an empty
+        verdict (nothing to do) when none match."""
+        # The same command from two files (.claude/settings.json and .loom/settings.toml,
+        # say) runs once, as in Claude Code.
+        first: dict[str, HookCommand] = {}
+        for hook in self.hooks.for_event(event, *names):
+            first.setdefault(command_line(hook), hook)
+        matching = tuple(first.values())
+        if not matching:
+            return HookVerdict()
+        session = self.session()
+        payload: dict[str, Any] = {
+            "session_id": session.session_id, "transcript_path": session.transcript_path, "cwd": str(self.root),
+            "permission_mode": session.permission_mode, "hook_event_name": event}
+        if self.agent_id is not None:
+            payload["agent_id"] = self.agent_id
+            payload["agent_type"] = self.agent_type or ""
+        payload.update(fields)
+        data = json.dumps(payload, default=str).encode("utf-8")
+        env = hook_environment(self.root)
+        raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=env, cancel=cancel) for h in matching))
+        results = [interpret(h, event, raw) for h, raw in zip(matching, raws, strict=True)]
+        for result in results:
+            emit(HookRan(event=event, command=command_line(result.hook), source=result.hook.source,
+                         outcome=result.outcome, duration_ms=result.duration_ms, message=result.message,
+                         call_id=call_id, **stamp()))
+            if result.system_message:
+                emit(Notice(level="info", message=f"hook {describe(result.hook)}: {result.system_message}",
+                            **stamp()))
+        return combine(results)
+
+    async def fire_alone(self, event: HookEventName, fields: Mapping[str, Any], name: str,
+                         stamp: Mapping[str, Any]) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
+        """Outside a run (SessionStart, SessionEnd, an idle notification): the verdict and
+        the events to show, collected instead of streamed."""
+        if not self.wants(event, name):
+            return HookVerdict(), ()
+        events: list[AgentEvent] = []
+        verdict = await self.fire(event, fields, names=(name,), cancel=CancelToken(), emit=events.append,
+                                  stamp=lambda: stamp)
+        return verdict, tuple(events)

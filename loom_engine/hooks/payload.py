@@ -1,0 +1,67 @@
+"""What a hook script reads on stdin: Claude Code's field names and tool names.
+
+Third-party hook scripts match ``tool_name`` against Claude Code's names (``Bash``,
+``Edit``...) and read ``tool_input.file_path``; Loom's tools are called ``bash``,
+``edit_file`` and take ``path``. This module is the one place that translates, both
+ways: a hook's ``updatedInput`` may use either spelling and is turned back into Loom's
+arguments before it is validated again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# Loom's tool name -> the name Claude Code's hook scripts match on. MCP tools are
+# already named mcp__server__tool; any other tool keeps Loom's name.
+CLAUDE_TOOL_NAMES: Mapping[str, str] = {
+    "bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
+    "multi_edit": "MultiEdit", "glob": "Glob", "grep": "Grep", "ls": "LS", "web_fetch": "WebFetch",
+    "task": "Task", "todo_write": "TodoWrite", "skill": "Skill",
+}
+
+# Per Loom tool: Loom's argument name -> Claude Code's. Arguments not listed keep their name.
+_KEY_NAMES: Mapping[str, Mapping[str, str]] = {
+    "read_file": {"path": "file_path"},
+    "write_file": {"path": "file_path"},
+    "edit_file": {"path": "file_path"},
+    "multi_edit": {"path": "file_path"},
+    "grep": {"case_insensitive": "-i", "context": "-C", "before": "-B", "after": "-A"},
+}
+# Claude Code's file_path is absolute; Loom's path may be relative to the workspace root.
+_ABSOLUTE_KEYS = frozenset({"file_path"})
+
+
+def claude_tool_name(loom_name: str) -> str:
+    return CLAUDE_TOOL_NAMES.get(loom_name, loom_name)
+
+
+def claude_tool_input(loom_name: str, loom_input: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    """The arguments with the keys hook scripts expect (``file_path`` absolute)."""
+    names = _KEY_NAMES.get(loom_name, {})
+    converted: dict[str, Any] = {}
+    for key, value in loom_input.items():
+        key = names.get(key, key)
+        if key in _ABSOLUTE_KEYS and isinstance(value, str) and value:
+            expanded = os.path.expanduser(value)
+            value = expanded if os.path.isabs(expanded) else os.path.join(root, expanded)
+        converted[key] = value
+    return converted
+
+
+def loom_tool_input(loom_name: str, original: Mapping[str, Any], updated: Mapping[str, Any]) -> dict[str, Any]:
+    """A hook's ``updatedInput`` as Loom's arguments: its keys (either spelling) over the
+    call's own, so a hook that changes one field need not repeat the others."""
+    back = {claude: loom for loom, claude in _KEY_NAMES.get(loom_name, {}).items()}
+    merged = dict(original)
+    for key, value in updated.items():
+        merged[back.get(key, key)] = value
+    return merged
+
+
+def tool_fields(loom_name: str, loom_input: Mapping[str, Any], call_id: str, root: Path) -> dict[str, Any]:
+    """The tool part of a PreToolUse / PostToolUse / PermissionRequest payload."""
+    return {"tool_name": claude_tool_name(loom_name), "tool_input": claude_tool_input(loom_name, loom_input, root),
+            "tool_use_id": call_id, "loom_tool_name": loom_name, "loom_tool_input": dict(loom_input)}

@@ -1,0 +1,133 @@
+"""Running one hook command: a shell process fed the payload on stdin.
+
+Like Claude Code, the command line goes through the shell (so ``$CLAUDE_PROJECT_DIR/x.sh``
+and pipes work), with ``args`` appended shell-quoted. The process gets its own process
+group, so a timeout or an abort kills everything it started, not just the shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..execution import CancelToken
+from .config import HookCommand
+
+MAX_OUTPUT_CHARS = 10_000
+_READ_CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """What the process did. ``exit_code`` is None when it did not finish by itself."""
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    aborted: bool = False
+    failure: str = ""  # could not be started
+    duration_ms: float = 0.0
+
+
+def command_line(hook: HookCommand) -> str:
+    if not hook.args:
+        return hook.command
+    return hook.command + " " + " ".join(shlex.quote(a) for a in hook.args)
+
+
+def hook_environment(root: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The user's environment, plus where the project is (both spellings scripts use)."""
+    env = dict(os.environ if base is None else base)
+    env["LOOM_PROJECT_DIR"] = str(root)
+    env["CLAUDE_PROJECT_DIR"] = str(root)
+    return env
+
+
+async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping[str, str],
+                   cancel: CancelToken | None = None) -> RawRun:
+    started = time.monotonic()
+
+    def elapsed() -> float:
+        return (time.monotonic() - started) * 1000
+
+    try:
+        proc = await asyncio.create_subprocess_shell(
+            command_line(hook), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
+            executable=shutil.which("bash") or None)
+    except OSError as error:
+        return RawRun(None, failure=f"could not start: {error}", duration_ms=elapsed())
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stdout: list[bytes] = []
+    stderr: list[bytes] = []
+    work = asyncio.ensure_future(asyncio.gather(
+        _feed(proc.stdin, payload), _read(proc.stdout, stdout), _read(proc.stderr, stderr), proc.wait()))
+    stop = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    timed_out = aborted = False
+    try:
+        waiting: set[asyncio.Future[Any]] = {work} if stop is None else {work, stop}
+        done, _ = await asyncio.wait(waiting, timeout=hook.timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if work not in done:
+            aborted = stop is not None and stop in done
+            timed_out = not aborted
+            _kill_group(proc)
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+    finally:
+        if stop is not None:
+            stop.cancel()
+        # A feed cut short leaves stdin open, and with it the process transport (which
+        # would then be closed by the garbage collector, perhaps after its loop ended).
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+        if not work.done():  # the caller was cancelled: leave nothing running
+            _kill_group(proc)
+            work.cancel()
+            # Reaped before the caller goes on, so the transport closes on this loop.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+    return RawRun(None if (timed_out or aborted) else proc.returncode, _text(stdout), _text(stderr),
+                  timed_out=timed_out, aborted=aborted, duration_ms=elapsed())
+
+
+async def _feed(stdin: asyncio.StreamWriter, payload: bytes) -> None:
+    # A hook that never reads its input (or exits first) is fine.
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(payload)
+        await stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.close()
+
+
+async def _read(stream: asyncio.StreamReader, into: list[bytes]) -> None:
+    """Keep the head of the output (enough for the cap) and drain the rest."""
+    kept = 0
+    while chunk := await stream.read(_READ_CHUNK):
+        if kept < 4 * MAX_OUTPUT_CHARS:
+            into.append(chunk)
+            kept += len(chunk)
+
+
+def _text(chunks: list[bytes]) -> str:
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS] + f"\n[... output cut at {MAX_OUTPUT_CHARS:,} characters]"
+    return text
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
