@@ -27,7 +27,7 @@ from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
 from .execution import Cancelled, CancelToken
 from .hooks.config import HookEventName, HookSet
-from .hooks.engine import HookEngine, HookSession, hook_context_message
+from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
 from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
@@ -326,13 +326,7 @@ class Agent:
         return await self._hook_engine.fire_alone(event, fields, name, stamp)
 
     def _hook_session(self) -> HookSession:
-        session = self.session
-        path = getattr(session, "path", None)
-        mode = self.permissions.mode if self.permissions is not None else "bypass"
-        # In Claude Code's words, which hook scripts compare against.
-        claude_mode = {"accept-edits": "acceptEdits", "bypass": "bypassPermissions"}.get(mode, mode)
-        return HookSession(session_id=session.id if session is not None else "",
-                           transcript_path=str(path) if path is not None else "", permission_mode=claude_mode)
+        return session_facts(self.session, self.permissions.mode if self.permissions is not None else "bypass")
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
@@ -497,24 +491,6 @@ class Agent:
 
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
-        """The child agent; a custom agent's body is its system prompt, its mode can only
-        narrow the parent's, and a model of another vendor gets that vendor's provider
-        (ProviderError when it is not configured)."""
-        from .context.prompts import SUBAGENT_INSTRUCTIONS
+        from .subagents.child import make_child
 
-        mode = definition.permission_mode if definition is not None else None
-        return Agent(config=config, provider=self._child_provider(config), tools=list(self.registry),
-                     workspace=self.workspace,
-                     permissions=self.permissions.child(mode) if self.permissions is not None else None,
-                     skills=self.skills, context=None,
-                     system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
-                     bus=self.bus, retry_policy=self.client.retry_policy, parent_tool_use_id=parent_call_id,
-                     turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                     make_provider=self.make_provider, checkpoints=self.checkpoints, hooks=self.hooks)
-
-    def _child_provider(self, config: AgentConfig) -> Provider:
-        if config.provider == self.config.provider:
-            return self.provider
-        if self.make_provider is None:
-            raise ValueError(f"the {config.provider} provider is not available here")
-        return self.make_provider(config.provider)
+        return make_child(self, config, parent_call_id, definition)

@@ -27,6 +27,8 @@ def hook_notice(event: HookRan) -> str | None:
     command = _cut(event.command, _COMMAND_ROOM)
     reason = _cut(event.message, _REASON_ROOM)
     match event.outcome:
+        case "blocked" if event.event == "UserPromptSubmit":
+            return None  # the engine's own notice says the prompt was not sent, and why
         case "blocked":
             text = f"⊘ {event.event} hook blocked ({command})" + (f": {reason}" if reason else "")
         case "error":

@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from ..permissions.rules import parse_rule
-from ..skills.catalog import _loom_tool_rule, _split_tool_list
+from ..skills.catalog import loom_tool_rule, split_tool_list
 
 COMMAND_SUFFIX = ".md"
 MAX_DESCRIPTION = 200  # the menu shows one line; the file keeps the rest
@@ -151,12 +151,12 @@ def _tool_rules(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        items = _split_tool_list(value)
+        items = split_tool_list(value)
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         items = [v.strip() for v in value if v.strip()]
     else:
         raise CommandError("'allowed-tools' must be a list of tool names or a comma-separated string")
-    return [_loom_tool_rule(item) for item in items]
+    return [loom_tool_rule(item) for item in items]
 
 
 def _first_line(body: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from ..events import AgentEvent, HookRan, Notice
 from ..execution import CancelToken
 from ..messages import Message
+from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode
 from .config import HookCommand, HookEventName, HookSet
 from .outcome import HookVerdict, combine, describe, interpret
 from .runner import command_line, hook_environment, run_hook
@@ -35,6 +36,15 @@ class HookSession:
     session_id: str = ""
     transcript_path: str = ""
     permission_mode: str = "default"
+
+
+def session_facts(session: object, mode: PermissionMode) -> HookSession:
+    """What the payloads say of the session: its id, its file, and the permission mode in
+    Claude Code's words (which hook scripts compare against)."""
+    path = getattr(session, "path", None)
+    return HookSession(session_id=str(getattr(session, "id", "") or ""),
+                       transcript_path=str(path) if path is not None else "",
+                       permission_mode=CLAUDE_MODE_NAMES[mode])
 
 
 @dataclass

@@ -26,6 +26,10 @@ from typing import Literal
 PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
 # In the order Shift+Tab cycles them.
 MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "plan", "bypass")
+# The same modes in Claude Code's words: agent files use them, and hook scripts compare
+# the payload's permission_mode against them.
+CLAUDE_MODE_NAMES: dict[PermissionMode, str] = {"default": "default", "accept-edits": "acceptEdits",
+                                                "plan": "plan", "bypass": "bypassPermissions"}
 # From the mode that lets least through to the one that lets most: a sub-agent's mode is
 # never wider than its parent's, and an untrusted project may only narrow the mode.
 _NARROW_TO_WIDE: tuple[PermissionMode, ...] = ("plan", "default", "accept-edits", "bypass")

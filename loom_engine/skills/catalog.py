@@ -217,15 +217,15 @@ def _allowed_tools(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        items = _split_tool_list(value)
+        items = split_tool_list(value)
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         items = [v.strip() for v in value if v.strip()]
     else:
         raise SkillError("'allowed-tools' must be a list of tool names or a comma-separated string")
-    return tuple(dict.fromkeys(_loom_tool_rule(item) for item in items))
+    return tuple(dict.fromkeys(loom_tool_rule(item) for item in items))
 
 
-def _split_tool_list(text: str) -> list[str]:
+def split_tool_list(text: str) -> list[str]:
     """Split on commas outside parentheses; with no commas, on spaces outside them."""
     separator_is_comma = "," in _outside_parens(text)
     items: list[str] = []
@@ -258,7 +258,7 @@ def _outside_parens(text: str) -> str:
     return "".join(out)
 
 
-def _loom_tool_rule(item: str) -> str:
+def loom_tool_rule(item: str) -> str:
     name, paren, rest = item.partition("(")
     loom_name = _TOOL_ALIASES.get(name.strip().lower().replace("_", ""), name.strip())
     return f"{loom_name}({rest}" if paren else loom_name

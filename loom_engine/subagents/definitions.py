@@ -38,8 +38,8 @@ from typing import Any
 
 import yaml
 
-from ..permissions.modes import PermissionMode, check_mode
-from ..skills.catalog import SkillError, _loom_tool_rule, _split_tool_list, split_front_matter
+from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
+from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
 
 AGENT_DIRS: tuple[tuple[str, str], ...] = ((".claude/agents", ".claude"), (".loom/agents", ".loom"))
 USER_SOURCE = "user"
@@ -51,7 +51,8 @@ KNOWN_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "mode
 # Claude Code's short model names; a model name of its own is used as written.
 MODEL_ALIASES = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-7", "haiku": "claude-haiku-4-5"}
 # Claude Code's permission modes, as Loom calls them.
-_MODE_ALIASES: dict[str, PermissionMode] = {"acceptEdits": "accept-edits", "bypassPermissions": "bypass"}
+_MODE_ALIASES: dict[str, PermissionMode] = {claude: mode for mode, claude in CLAUDE_MODE_NAMES.items()
+                                            if claude != mode}
 
 
 class AgentFileError(ValueError):
@@ -143,7 +144,7 @@ def _text(data: dict[Any, Any], key: str) -> str:
 
 def _items(value: Any, key: str) -> list[str]:
     if isinstance(value, str):
-        return _split_tool_list(value)
+        return split_tool_list(value)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return [v.strip() for v in value if v.strip()]
     raise AgentFileError(f"'{key}' must be a list of names or a comma-separated string")
@@ -155,7 +156,7 @@ def _tool_list(data: dict[Any, Any], key: str, warnings: list[str]) -> tuple[str
         return None
     names: list[str] = []
     for item in _items(value, key):
-        rule = _loom_tool_rule(item)
+        rule = loom_tool_rule(item)
         name, paren, _ = rule.partition("(")
         if paren:  # a sub-agent gets whole tools; what a call may do is for the rules
             warnings.append(f"{key}: {item!r} is taken as {name!r} (the part in brackets is not used)")
