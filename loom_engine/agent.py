@@ -113,7 +113,8 @@ class Agent:
         child = config.depth > 0
         self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
                                        agent_id=self.identity.agent_id if child else None,
-                                       agent_type=(config.agent_type or "general-purpose") if child else None)
+                                       agent_type=(config.agent_type or "general-purpose") if child else None,
+                                       redact=config.redactor.redact if config.redact_secrets else None)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
 

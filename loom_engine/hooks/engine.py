@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,9 @@ class HookEngine:
     session: Callable[[], HookSession] = field(default=HookSession)
     agent_id: str | None = None  # set inside sub-agents
     agent_type: str | None = None
+    # Applied to what a hook prints before anything of it reaches the model or the user:
+    # a hook that prints its environment must not send an API key in the next request.
+    redact: Callable[[str], str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.hooks)
@@ -64,7 +67,8 @@ class HookEngine:
         return bool(self.hooks.for_event(event, *names))
 
     def child(self, agent_id: str, agent_type: str) -> HookEngine:
-        return HookEngine(self.hooks, self.root, self.session, agent_id=agent_id, agent_type=agent_type)
+        return HookEngine(self.hooks, self.root, self.session, agent_id=agent_id, agent_type=agent_type,
+                          redact=self.redact)
 
     async def fire(self, event: HookEventName, fields: Mapping[str, Any], *, names: tuple[str, ...] = (),
                    call_id: str | None = None, cancel: CancelToken | None = None,
@@ -90,6 +94,9 @@ class HookEngine:
         data = json.dumps(payload, default=str).encode("utf-8")
         env = hook_environment(self.root)
         raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=env, cancel=cancel) for h in matching))
+        if self.redact is not None:
+            redact = self.redact
+            raws = [replace(raw, stdout=redact(raw.stdout), stderr=redact(raw.stderr)) for raw in raws]
         results = [interpret(h, event, raw) for h, raw in zip(matching, raws, strict=True)]
         for result in results:
             emit(HookRan(event=event, command=command_line(result.hook), source=result.hook.source,

@@ -167,3 +167,27 @@ async def test_hooks_fire_for_a_sub_agents_tool_calls(workspace: Path, fake_llm:
     runs = hook_runs(events)
     assert [(r.event, r.outcome, r.depth) for r in runs] == [("PreToolUse", "blocked", 1), ("SubagentStop", "ok", 1)]
     assert isinstance(events[-1], Finished)
+
+
+async def test_what_a_hook_prints_reaches_the_model_with_secrets_redacted(workspace: Path,
+                                                                          fake_llm: FakeLLMServer) -> None:
+    """A hook that prints its environment (a key in it) adds context the model reads:
+    the key must not leave in the request, as it would not from a tool's output."""
+    key = "sk-ant-api03-" + "Q" * 40
+    hook = script(workspace, "leak.sh", f'''#!/usr/bin/env bash
+read -r input
+echo "ANTHROPIC_API_KEY={key}"
+echo "key is in stderr too: {key}" >&2
+exit 2
+''')
+    fake_llm.enqueue(Reply.tool("bash", {"command": "echo hi"}), Reply.text("done"))
+    hook_set = hooks({**on("UserPromptSubmit", str(hook.with_name("context.sh"))), **on("PreToolUse", str(hook))})
+    script(workspace, "context.sh", f'''#!/usr/bin/env bash
+read -r input
+echo "ANTHROPIC_API_KEY={key}"
+''')
+    await collect(agent(workspace, fake_llm, hook_set), "go")
+    sent = json.dumps([r.body for r in fake_llm.requests])
+    assert key not in sent
+    assert "ANTHROPIC_API_KEY=[REDACTED" in sent  # the context still arrived, the key cut out
+    assert "key is in stderr too: [REDACTED" in sent  # and the block's reason
