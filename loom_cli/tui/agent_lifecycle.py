@@ -74,6 +74,7 @@ class AgentLifecycle:
         self.history_loaded_at: float | None = None
         self.history_shown_at: float | None = None
         self._start_source = "startup"  # what SessionStart hooks are told: startup | resume | clear
+        self._idle_wait: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Start-up, in a worker once the first frame is painted."""
@@ -198,6 +199,27 @@ class AgentLifecycle:
         host.loaded.clear()
         host.status_bar.change(note="loading…")
         await self.load(options, announce=announce)
+
+    # Claude Code's wait before its idle_prompt notification.
+    idle_prompt_s = 60.0
+
+    def arm_idle_notification(self) -> None:
+        """A run ended and the chat waits for the user: after ``idle_prompt_s`` without a
+        new prompt, the Notification hooks run for ``idle_prompt`` (once per wait)."""
+        self.cancel_idle_notification()
+        agent = self.host.agent
+        if agent is not None and getattr(agent, "hooks", None):
+            self._idle_wait = asyncio.get_running_loop().create_task(self._notify_when_idle(agent))
+
+    def cancel_idle_notification(self) -> None:
+        if self._idle_wait is not None:
+            self._idle_wait.cancel()
+            self._idle_wait = None
+
+    async def _notify_when_idle(self, agent: Agent) -> None:
+        await asyncio.sleep(self.idle_prompt_s)
+        if self.host.agent is agent and not agent.is_running:
+            await self.session_hooks(agent, "notify_idle", "Loom is waiting for your input")
 
     async def session_hooks(self, agent: Agent | None, method: str, argument: str, *, show: bool = True) -> None:
         """SessionStart / SessionEnd hooks; one line for a hook that failed or blocked."""

@@ -332,6 +332,7 @@ class LoomApp(App[int]):
         await self.submit(message.draft)
 
     async def submit(self, prompt: str | Draft) -> None:
+        self.lifecycle.cancel_idle_notification()
         draft = prompt if isinstance(prompt, Draft) else Draft(prompt)
         command = parse_command(draft.expanded)
         if command is not None:
@@ -402,6 +403,7 @@ class LoomApp(App[int]):
         self.run_view.finish()
         self.permission_queue.clear()
         self.refresh_context()
+        self.lifecycle.arm_idle_notification()
 
     def _settle_memory(self) -> None:
         if not self.running:  # a run started meanwhile: its objects are not settled yet

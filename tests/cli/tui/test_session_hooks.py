@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ class HookHarness(Harness):
         agent = super().factory(options)
         table = {"SessionStart": [{"hooks": [{"type": "command", "command": RECORD},
                                              {"type": "command", "command": CONTEXT}]}],
-                 "SessionEnd": [{"hooks": [{"type": "command", "command": RECORD}]}]}
+                 "SessionEnd": [{"hooks": [{"type": "command", "command": RECORD}]}],
+                 "Notification": [{"matcher": "idle_prompt", "hooks": [{"type": "command", "command": RECORD}]}]}
         hooks, problems = parse_hooks(table, source="test", in_project=False)
         assert not problems
         self.agents[-1] = Agent(config=agent.config, provider=agent.provider, tools=list(agent.registry),
@@ -57,3 +59,29 @@ async def test_session_hooks_at_start_clear_and_quit(repo: Path, tmp_path: Path)
         assert _logged(repo)[1:] == [("SessionEnd", "clear"), ("SessionStart", "clear")]
         assert not [n for n in app.transcript.query(Notice) if "hook" in str(n.render())]
     assert _logged(repo)[-1] == ("SessionEnd", "prompt_input_exit")
+
+
+async def test_a_minute_without_a_prompt_after_an_answer_runs_the_idle_notification(repo: Path,
+                                                                                  tmp_path: Path) -> None:
+    harness = HookHarness(repo, tmp_path / "data", [{"text": "First answer."}, {"text": "Second."}])
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None and app.loaded.is_set())
+        app.lifecycle.idle_prompt_s = 0.6
+        await pilot.press(*"hello")
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        await wait_for(pilot, lambda: ("Notification", None) in _logged(repo))
+        [idle] = [json.loads(line) for line in (repo / "hooks.log").read_text().splitlines()
+                  if json.loads(line)["hook_event_name"] == "Notification"]
+        assert idle["notification_type"] == "idle_prompt"
+        # Anything sent before the wait is over (here a command, which starts no run that
+        # would arm a new wait) ends that wait without a notification.
+        app.lifecycle.idle_prompt_s = 1.0
+        await pilot.press(*"again")
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        await pilot.press(*"/cost")
+        await pilot.press("enter")
+        await asyncio.sleep(1.6)
+        assert [e for e, _ in _logged(repo)].count("Notification") == 1
