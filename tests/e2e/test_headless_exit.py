@@ -44,7 +44,7 @@ def marker_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 
 def session_records(tmp_path: Path) -> list[dict]:
-    files = sorted((tmp_path / "data").rglob("*.jsonl"))
+    files = sorted((tmp_path / "data" / "sessions").rglob("*.jsonl"))
     assert len(files) == 1, files
     return [json.loads(line) for line in files[0].read_text().splitlines()]
 
