@@ -389,7 +389,8 @@ class Agent:
             return None
         message = prompt.message() if isinstance(prompt, UserPrompt) else Message.user(prompt)
         if self.checkpoints is not None and self.identity.depth == 0:
-            await self.checkpoints.before_prompt(self.session_id, message.id, typed)
+            shown = self.config.redactor.redact(typed) if self.config.redact_secrets else typed
+            await self.checkpoints.before_prompt(self.session_id, message.id, shown)  # its log names the prompt
         self.transcript.append(message)
         if isinstance(prompt, UserPrompt):
             for level, lines in prompt.notes():  # the user sees what the model got

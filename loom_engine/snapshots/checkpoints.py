@@ -248,7 +248,7 @@ class Checkpointer:
                 finally:
                     self._depth -= 1
                 return
-            self.repo.git_dir.mkdir(parents=True, exist_ok=True)
+            self.repo.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
             with open(self.repo.git_dir / "loom.lock", "a") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
                 self._depth = 1

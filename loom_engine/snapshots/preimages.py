@@ -130,7 +130,7 @@ class PreimageCheckpointer:
         return records
 
     def _append(self, record: dict[str, Any]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
         with open(self.folder / "log.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 

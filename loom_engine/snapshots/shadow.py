@@ -153,7 +153,7 @@ class ShadowRepo:
         if (self.git_dir / "HEAD").is_file():
             self._write_attributes()
             return
-        self.git_dir.mkdir(parents=True, exist_ok=True)
+        self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
         empty_template = self.git_dir / ".no-template"
         empty_template.mkdir(exist_ok=True)
         self.run(["init", "-q", f"--template={empty_template}"], cwd=self.git_dir)

@@ -134,3 +134,22 @@ async def test_a_workspace_with_too_many_files_turns_snapshots_off(tmp_path: Pat
     assert checkpointer.last_failure is not None and "30 files to look at" in checkpointer.last_failure.message
     await checkpointer.after_tool("bash", {})  # not tried again
     assert checkpointer.snapshots() == ()
+
+
+async def test_the_snapshot_log_never_holds_a_key_and_the_copies_are_private(tmp_path: Path) -> None:
+    """The snapshot log names each prompt: a key pasted into one is redacted there as in
+    the session file; and the shadow repository holds copies of the user's files, so only
+    the user may read it."""
+    import stat
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".env").write_text("TOKEN=abc\n")
+    checkpointer = Checkpointer(workspace, tmp_path / "snapshots")
+    key = "sk-ant-api03-" + "Z" * 40
+    agent = _agent(workspace, [{"text": "ok"}], checkpointer)
+    [e async for e in agent.run(f"use this key {key} for the test")]
+    logs = list((tmp_path / "snapshots").rglob("*.jsonl"))
+    assert logs and all(key not in log.read_text() for log in logs)
+    assert "use this key [REDACTED" in "".join(log.read_text() for log in logs)
+    assert stat.S_IMODE(checkpointer.repo.git_dir.stat().st_mode) == 0o700
