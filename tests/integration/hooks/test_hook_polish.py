@@ -1,0 +1,82 @@
+"""What a project's hooks may see of Loom's environment, a permission-prompt
+notification that does not hold the call up, Bash's timeout in Claude Code's unit, and
+the ``tool_response`` shapes PostToolUse scripts read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from loom_engine.events import AgentEvent, PermissionRequested, ToolFinished
+from loom_engine.hooks.config import HookSet, parse_hooks
+from loom_engine.permissions.answer import PermissionAnswer
+from loom_engine.permissions.manager import PermissionManager
+from loom_engine.workspace import Workspace
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, result_text, tool_results
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    lines = path.read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+async def test_a_project_hook_does_not_get_looms_credentials_a_user_hook_does(
+        workspace: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-for-the-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret-for-the-test")
+    monkeypatch.setenv("LOOM_DATA_DIR", str(workspace / "data"))
+    monkeypatch.setenv("HOOK_TEST_OWN_VAR", "kept")
+    entry = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "cat >/dev/null; env > {}"}]}]}
+    project = json.loads(json.dumps(entry).replace("{}", "project.env"))
+    user = json.loads(json.dumps(entry).replace("{}", "user.env"))
+    project_hooks, problems = parse_hooks(project, source=".claude/settings.json",
+                                          in_project=True)
+    user_hooks, user_problems = parse_hooks(user, source="user config (~/.config/loom/settings.toml)",
+                                            in_project=False)
+    assert not problems and not user_problems
+    fake_llm.enqueue(Reply.text("ok"))
+    await collect(agent(workspace, fake_llm, HookSet((*user_hooks, *project_hooks))), "hello")
+
+    in_project, own = _env_file(workspace / "project.env"), _env_file(workspace / "user.env")
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LOOM_DATA_DIR"):
+        assert name not in in_project
+        assert name in own
+    assert not [k for k in in_project if k.startswith("LOOM_") and k != "LOOM_PROJECT_DIR"]
+    for env in (in_project, own):
+        assert env["LOOM_PROJECT_DIR"] == env["CLAUDE_PROJECT_DIR"] == str(workspace)
+        assert env["HOOK_TEST_OWN_VAR"] == "kept" and env.get("PATH")
+
+
+async def test_a_slow_permission_notification_does_not_hold_the_call(workspace: Path,
+                                                                      fake_llm: FakeLLMServer) -> None:
+    table = {"Notification": [{"matcher": "permission_prompt", "hooks": [
+        {"type": "command", "command": "cat > notification.json; sleep 5", "timeout": 10}]}]}
+    fake_llm.enqueue(Reply.tool("bash", {"command": "touch ran.txt && echo ran"}), Reply.text("done"))
+    loom = agent(workspace, fake_llm, hooks(table), interactive=True,
+                 permissions=PermissionManager(Workspace.at(workspace)))
+    events: list[AgentEvent] = []
+    answered = finished = 0.0
+    async for event in loom.run("go"):
+        events.append(event)
+        if isinstance(event, PermissionRequested):
+            # Let the notification start before the answer, as when a person reads the question.
+            for _ in range(100):
+                if (workspace / "notification.json").exists():
+                    break
+                await asyncio.sleep(0.05)
+            answered = time.monotonic()
+            loom.answer_permission(event.request_id, PermissionAnswer("allow_once"))
+        elif isinstance(event, ToolFinished):
+            finished = time.monotonic()
+    assert answered and finished
+    assert finished - answered < 3.0, f"the call waited {finished - answered:.1f} s for the notification hook"
+    assert "ran" in result_text(tool_results(fake_llm.requests[1])[0])
+    # The notification still ran to its end, and the user sees that it did.
+    notification = [r for r in hook_runs(events) if r.event == "Notification"]
+    assert len(notification) == 1 and notification[0].outcome == "ok"
+    assert json.loads((workspace / "notification.json").read_text())["notification_type"] == "permission_prompt"
