@@ -114,6 +114,9 @@ class ToolPipeline:
     stop_reason: str | None = None
     # Asks are shown one at a time even when calls run in parallel.
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Permission-prompt notification hooks still running: the call goes on once the user
+    # answers, and :meth:`settle` waits for them at the run's end.
+    _notifying: set[asyncio.Task[None]] = field(default_factory=set)
 
     def is_concurrency_safe(self, call: ToolUsePart) -> bool:
         tool = self.registry.get(call.name)
@@ -295,10 +298,27 @@ class ToolPipeline:
         return None
 
     async def _notify(self, ctx: ToolContext, message: str) -> None:
-        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
+        if self.hooks is not None:
             await self.hooks.fire("Notification", {"message": message, "notification_type": "permission_prompt"},
                                   names=("permission_prompt",), cancel=ctx.cancel, emit=self.emit,
                                   stamp=self.stamp)
+
+    async def settle(self) -> None:
+        """At the run's end: wait for the notification hooks still running, so each is
+        reported and none outlives the run (their HookRan may come after the run's final
+        event). An abort has stopped them already (they hold the run's cancel token); if
+        this wait is itself cancelled, they are cancelled too."""
+        pending = set(self._notifying)
+        if not pending:
+            return
+        try:
+            await asyncio.gather(*pending, return_exceptions=True)
+        except BaseException:
+            for task in pending:
+                task.cancel()
+            # Their processes are killed and reaped by run_hook's own clean-up.
+            await asyncio.wait(pending, timeout=5)
+            raise
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
                           is_error: bool) -> str:
@@ -340,14 +360,13 @@ class ToolPipeline:
         self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
                                       input=dict(call.input), reason=decision.reason, preview=preview,
                                       suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
-        # Notification hooks (a desktop alert, say) run while the question waits.
-        notify = asyncio.ensure_future(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
-        try:
-            answer = await self.bus.request(request_id)
-        except BaseException:
-            notify.cancel()
-            raise
-        await notify
+        # Notification hooks (a desktop alert, say) run while the question waits, and
+        # never hold the call up once it is answered: settle() waits for them at the end.
+        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
+            notify = asyncio.create_task(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
+            self._notifying.add(notify)
+            notify.add_done_callback(self._notifying.discard)
+        answer = await self.bus.request(request_id)
         if not isinstance(answer, PermissionAnswer):
             answer = PermissionAnswer("deny", note="invalid answer")
         self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,

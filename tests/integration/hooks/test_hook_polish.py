@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.events import AgentEvent, PermissionRequested, ToolFinished
+from loom_engine.events import Aborted, AgentEvent, PermissionRequested, ToolFinished
 from loom_engine.hooks.config import HookSet, parse_hooks
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
@@ -80,3 +80,28 @@ async def test_a_slow_permission_notification_does_not_hold_the_call(workspace: 
     notification = [r for r in hook_runs(events) if r.event == "Notification"]
     assert len(notification) == 1 and notification[0].outcome == "ok"
     assert json.loads((workspace / "notification.json").read_text())["notification_type"] == "permission_prompt"
+
+
+async def test_an_abort_during_the_question_stops_the_notification_hook(workspace: Path,
+                                                                         fake_llm: FakeLLMServer) -> None:
+    table = {"Notification": [{"matcher": "permission_prompt", "hooks": [
+        {"type": "command", "command": "cat >/dev/null; touch started; sleep 30; touch finished", "timeout": 60}]}]}
+    fake_llm.enqueue(Reply.tool("bash", {"command": "touch ran.txt"}))
+    loom = agent(workspace, fake_llm, hooks(table), interactive=True,
+                 permissions=PermissionManager(Workspace.at(workspace)))
+    events: list[AgentEvent] = []
+
+    async def run() -> None:
+        async for event in loom.run("go"):
+            events.append(event)
+
+    task = asyncio.create_task(run())
+    deadline = time.monotonic() + 20
+    while not (workspace / "started").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    loom.abort()
+    await asyncio.wait_for(task, 10)
+    assert any(isinstance(e, Aborted) for e in events) and not (workspace / "ran.txt").exists()
+    assert [r.outcome for r in hook_runs(events) if r.event == "Notification"] == ["error"]  # stopped, and said so
+    await asyncio.sleep(0.5)
+    assert not (workspace / "finished").exists()
