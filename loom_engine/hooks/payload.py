@@ -4,7 +4,8 @@ Third-party hook scripts match ``tool_name`` against Claude Code's names (``Bash
 ``Edit``...) and read ``tool_input.file_path``; Loom's tools are called ``bash``,
 ``edit_file`` and take ``path``. This module is the one place that translates, both
 ways: a hook's ``updatedInput`` may use either spelling and is turned back into Loom's
-arguments before it is validated again.
+arguments before it is validated again. Units too: Bash's ``timeout`` is in milliseconds
+for the hook, in seconds for Loom.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ _KEY_NAMES: Mapping[str, Mapping[str, str]] = {
 }
 # Claude Code's file_path is absolute; Loom's path may be relative to the workspace root.
 _ABSOLUTE_KEYS = frozenset({"file_path"})
+# Per Loom tool: Loom's argument -> how many of Claude Code's units make one of Loom's.
+# Loom's bash timeout is in seconds; Claude Code's Bash timeout in milliseconds, which is
+# what hook scripts read, compare and send back in updatedInput (always read as ms).
+_UNIT_SCALES: Mapping[str, Mapping[str, int]] = {
+    "bash": {"timeout": 1000},
+}
 
 
 def claude_tool_name(loom_name: str) -> str:
@@ -41,8 +48,11 @@ def claude_tool_name(loom_name: str) -> str:
 def claude_tool_input(loom_name: str, loom_input: Mapping[str, Any], root: Path) -> dict[str, Any]:
     """The arguments with the keys hook scripts expect (``file_path`` absolute)."""
     names = _KEY_NAMES.get(loom_name, {})
+    scales = _UNIT_SCALES.get(loom_name, {})
     converted: dict[str, Any] = {}
     for key, value in loom_input.items():
+        if key in scales and _is_number(value):
+            value = _whole(value * scales[key])
         key = names.get(key, key)
         if key in _ABSOLUTE_KEYS and isinstance(value, str) and value:
             expanded = os.path.expanduser(value)
@@ -55,10 +65,23 @@ def loom_tool_input(loom_name: str, original: Mapping[str, Any], updated: Mappin
     """A hook's ``updatedInput`` as Loom's arguments: its keys (either spelling) over the
     call's own, so a hook that changes one field need not repeat the others."""
     back = {claude: loom for loom, claude in _KEY_NAMES.get(loom_name, {}).items()}
+    scales = _UNIT_SCALES.get(loom_name, {})
     merged = dict(original)
     for key, value in updated.items():
-        merged[back.get(key, key)] = value
+        key = back.get(key, key)
+        if key in scales and _is_number(value):
+            value = _whole(value / scales[key])
+        merged[key] = value  # anything else as sent: validation says what is wrong with it
     return merged
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(value: float) -> int | float:
+    """30.0 s -> 30000 ms, not 30000.0: scripts print and compare the number."""
+    return int(value) if float(value).is_integer() else value
 
 
 def tool_fields(loom_name: str, loom_input: Mapping[str, Any], call_id: str, root: Path) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, result_text, tool_results
+from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, on, result_text, script, tool_results
 
 
 def _env_file(path: Path) -> dict[str, str]:
@@ -105,3 +105,25 @@ async def test_an_abort_during_the_question_stops_the_notification_hook(workspac
     assert [r.outcome for r in hook_runs(events) if r.event == "Notification"] == ["error"]  # stopped, and said so
     await asyncio.sleep(0.5)
     assert not (workspace / "finished").exists()
+
+
+TIMEOUT_GUARD = r'''#!/usr/bin/env python3
+# As written for Claude Code: Bash's timeout is in milliseconds; cap it at one second.
+import json, sys
+data = json.load(sys.stdin)
+with open("seen_timeout.txt", "w") as seen:
+    seen.write(str(data["tool_input"].get("timeout")))
+if data["tool_input"].get("timeout", 120000) > 1000:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                             "updatedInput": {**data["tool_input"], "timeout": 1000}}}))
+'''
+
+
+async def test_a_hook_reads_and_sets_bash_timeout_in_milliseconds(workspace: Path, fake_llm: FakeLLMServer) -> None:
+    guard = script(workspace, "timeout_guard.py", TIMEOUT_GUARD)
+    fake_llm.enqueue(Reply.tool("bash", {"command": "sleep 20; touch late.txt", "timeout": 30}), Reply.text("ok"))
+    await collect(agent(workspace, fake_llm, hooks(on("PreToolUse", str(guard), "Bash"))), "go")
+    assert (workspace / "seen_timeout.txt").read_text() == "30000"
+    [block] = tool_results(fake_llm.requests[1])
+    assert "Timed out after 1 s" in result_text(block)
+    assert not (workspace / "late.txt").exists()
