@@ -31,7 +31,7 @@ from ..execution import Cancelled
 from ..hooks.config import HookEventName
 from ..hooks.engine import HookEngine
 from ..hooks.outcome import HookVerdict
-from ..hooks.payload import claude_tool_input, claude_tool_name, loom_tool_input, tool_fields
+from ..hooks.payload import claude_tool_name, claude_tool_response, loom_tool_input, tool_fields
 from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
@@ -140,7 +140,7 @@ class ToolPipeline:
         # the session file and the next request could not encode them.
         content = scrub_text(content)
         if staged.executed and staged.input is not None:
-            content += await self._post_hooks(call, staged.input, content, output.is_error)
+            content += await self._post_hooks(call, staged.input, content, output.is_error, display)
         # The call's own time: a question to the user is not the tool being slow.
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
@@ -321,7 +321,7 @@ class ToolPipeline:
             raise
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
-                          is_error: bool) -> str:
+                          is_error: bool, display: Mapping[str, Any] | None) -> str:
         """What PostToolUse / PostToolUseFailure hooks add to the result for the model."""
         if self.hooks is None:
             return ""
@@ -329,11 +329,9 @@ class ToolPipeline:
         if is_error:
             extra: dict[str, Any] = {"error": content}
         else:
-            response: dict[str, Any] = {"content": content, "success": True}
-            path = claude_tool_input(call.name, arguments, self.hooks.root).get("file_path")
-            if path:
-                response["filePath"] = path
-            extra = {"tool_response": response}
+            # Claude Code's shapes (see claude_tool_response), and Loom's text as the model reads it.
+            extra = {"tool_response": claude_tool_response(call.name, arguments, content, display, self.hooks.root),
+                     "loom_tool_response": content}
         verdict = await self._fire(event, call, arguments, self.make_context(call.id), **extra)
         notes = []
         if verdict.blocked:

@@ -127,3 +127,44 @@ async def test_a_hook_reads_and_sets_bash_timeout_in_milliseconds(workspace: Pat
     [block] = tool_results(fake_llm.requests[1])
     assert "Timed out after 1 s" in result_text(block)
     assert not (workspace / "late.txt").exists()
+
+
+RECORD_RESPONSE = r'''#!/usr/bin/env python3
+import json, sys
+data = json.load(sys.stdin)
+with open("responses.jsonl", "a") as log:
+    log.write(json.dumps({"tool": data["tool_name"], "response": data["tool_response"],
+                          "loom": data.get("loom_tool_response")}) + "\n")
+'''
+
+
+async def test_post_tool_use_gets_claude_codes_tool_response_shapes(workspace: Path,
+                                                                    fake_llm: FakeLLMServer) -> None:
+    record = script(workspace, "record.py", RECORD_RESPONSE)
+    (workspace / "three.txt").write_text("one\ntwo\nthree\n")
+    fake_llm.enqueue(
+        Reply.tool("bash", {"command": "echo to-out; echo to-err >&2"}),
+        Reply.tool("write_file", {"path": "new.txt", "content": "alpha\n"}),
+        Reply.tool("edit_file", {"path": "new.txt", "old_string": "alpha", "new_string": "beta"}),
+        Reply.tool("multi_edit", {"path": "new.txt", "edits": [{"old_string": "beta", "new_string": "gamma"}]}),
+        Reply.tool("read_file", {"path": "three.txt", "offset": 2}),
+        Reply.text("done"))
+    table = {"PostToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|Read",
+                              "hooks": [{"type": "command", "command": str(record)}]}]}
+    await collect(agent(workspace, fake_llm, hooks(table)), "go")
+    logged = [json.loads(line) for line in (workspace / "responses.jsonl").read_text().splitlines()]
+    by_tool = {entry["tool"]: entry for entry in logged}
+    assert list(by_tool) == ["Bash", "Write", "Edit", "MultiEdit", "Read"]
+
+    bash = by_tool["Bash"]
+    assert bash["response"] == {"stdout": "to-out\nto-err", "stderr": "", "interrupted": False, "isImage": False}
+    assert "Exit code: 0" in bash["loom"]  # Loom's own text, as the model read it
+    new = str(workspace / "new.txt")
+    assert by_tool["Write"]["response"] == {"type": "create", "filePath": new, "content": "alpha\n", "success": True}
+    assert by_tool["Edit"]["response"] == {"filePath": new, "oldString": "alpha", "newString": "beta",
+                                           "replaceAll": False, "success": True}
+    assert by_tool["MultiEdit"]["response"]["filePath"] == new
+    assert by_tool["MultiEdit"]["response"]["edits"][0]["new_string"] == "gamma"
+    assert by_tool["Read"]["response"] == {"type": "text", "file": {
+        "filePath": str(workspace / "three.txt"), "content": "two\nthree", "numLines": 2, "startLine": 2,
+        "totalLines": 3}}
