@@ -55,7 +55,7 @@ async def test_a_project_hook_does_not_get_looms_credentials_a_user_hook_does(
 async def test_a_slow_permission_notification_does_not_hold_the_call(workspace: Path,
                                                                       fake_llm: FakeLLMServer) -> None:
     table = {"Notification": [{"matcher": "permission_prompt", "hooks": [
-        {"type": "command", "command": "cat > notification.json; sleep 5", "timeout": 10}]}]}
+        {"type": "command", "command": "cat > notification.json; sleep 8", "timeout": 10}]}]}
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch ran.txt && echo ran"}), Reply.text("done"))
     loom = agent(workspace, fake_llm, hooks(table), interactive=True,
                  permissions=PermissionManager(Workspace.at(workspace)))
@@ -74,7 +74,7 @@ async def test_a_slow_permission_notification_does_not_hold_the_call(workspace: 
         elif isinstance(event, ToolFinished):
             finished = time.monotonic()
     assert answered and finished
-    assert finished - answered < 3.0, f"the call waited {finished - answered:.1f} s for the notification hook"
+    assert finished - answered < 4.0, f"the call waited {finished - answered:.1f} s for the notification hook"
     assert "ran" in result_text(tool_results(fake_llm.requests[1])[0])
     # The notification still ran to its end, and the user sees that it did.
     notification = [r for r in hook_runs(events) if r.event == "Notification"]
