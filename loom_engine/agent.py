@@ -430,6 +430,7 @@ class Agent:
                 self._close_crashed(run, error)
         finally:
             try:
+                await run.pipeline.settle()  # notification hooks still running end with the run
                 if self.checkpoints is not None and self.identity.depth == 0:
                     await self.checkpoints.after_run()
             finally:

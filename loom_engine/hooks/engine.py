@@ -92,8 +92,9 @@ class HookEngine:
             payload["agent_type"] = self.agent_type or ""
         payload.update(fields)
         data = json.dumps(payload, default=str).encode("utf-8")
-        env = hook_environment(self.root)
-        raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=env, cancel=cancel) for h in matching))
+        # Each hook its own environment: a project's hooks do not get Loom's credentials.
+        raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=hook_environment(self.root, h),
+                                               cancel=cancel) for h in matching))
         if self.redact is not None:
             redact = self.redact
             raws = [replace(raw, stdout=redact(raw.stdout), stderr=redact(raw.stderr)) for raw in raws]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..execution import CancelToken
+from ..providers.names import OWN_ENV_PREFIXES
 from .config import HookCommand
 
 MAX_OUTPUT_CHARS = 10_000
@@ -45,9 +46,18 @@ def command_line(hook: HookCommand) -> str:
     return hook.command + " " + " ".join(shlex.quote(a) for a in hook.args)
 
 
-def hook_environment(root: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The user's environment, plus where the project is (both spellings scripts use)."""
+def hook_environment(root: Path, hook: HookCommand | None = None,
+                     base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment ``hook`` runs in, plus where the project is (both spellings scripts use).
+
+    The user's own hooks (user config) are their own programs: they get the whole
+    environment. A project's hooks were written by whoever wrote the repository; trusting
+    them to run is not handing them Loom's credentials and settings (ANTHROPIC_API_KEY,
+    LOOM_*...), the rule Loom applies to MCP servers too.
+    """
     env = dict(os.environ if base is None else base)
+    if hook is not None and hook.in_project:
+        env = {k: v for k, v in env.items() if not k.startswith(OWN_ENV_PREFIXES)}
     env["LOOM_PROJECT_DIR"] = str(root)
     env["CLAUDE_PROJECT_DIR"] = str(root)
     return env

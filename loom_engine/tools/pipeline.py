@@ -31,7 +31,7 @@ from ..execution import Cancelled
 from ..hooks.config import HookEventName
 from ..hooks.engine import HookEngine
 from ..hooks.outcome import HookVerdict
-from ..hooks.payload import claude_tool_input, claude_tool_name, loom_tool_input, tool_fields
+from ..hooks.payload import claude_tool_name, claude_tool_response, loom_tool_input, tool_fields
 from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
@@ -114,6 +114,9 @@ class ToolPipeline:
     stop_reason: str | None = None
     # Asks are shown one at a time even when calls run in parallel.
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Permission-prompt notification hooks still running: the call goes on once the user
+    # answers, and :meth:`settle` waits for them at the run's end.
+    _notifying: set[asyncio.Task[None]] = field(default_factory=set)
 
     def is_concurrency_safe(self, call: ToolUsePart) -> bool:
         tool = self.registry.get(call.name)
@@ -137,7 +140,7 @@ class ToolPipeline:
         # the session file and the next request could not encode them.
         content = scrub_text(content)
         if staged.executed and staged.input is not None:
-            content += await self._post_hooks(call, staged.input, content, output.is_error)
+            content += await self._post_hooks(call, staged.input, content, output.is_error, display)
         # The call's own time: a question to the user is not the tool being slow.
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
@@ -295,13 +298,30 @@ class ToolPipeline:
         return None
 
     async def _notify(self, ctx: ToolContext, message: str) -> None:
-        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
+        if self.hooks is not None:
             await self.hooks.fire("Notification", {"message": message, "notification_type": "permission_prompt"},
                                   names=("permission_prompt",), cancel=ctx.cancel, emit=self.emit,
                                   stamp=self.stamp)
 
+    async def settle(self) -> None:
+        """At the run's end: wait for the notification hooks still running, so each is
+        reported and none outlives the run (their HookRan may come after the run's final
+        event). An abort has stopped them already (they hold the run's cancel token); if
+        this wait is itself cancelled, they are cancelled too."""
+        pending = set(self._notifying)
+        if not pending:
+            return
+        try:
+            await asyncio.gather(*pending, return_exceptions=True)
+        except BaseException:
+            for task in pending:
+                task.cancel()
+            # Their processes are killed and reaped by run_hook's own clean-up.
+            await asyncio.wait(pending, timeout=5)
+            raise
+
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
-                          is_error: bool) -> str:
+                          is_error: bool, display: Mapping[str, Any] | None) -> str:
         """What PostToolUse / PostToolUseFailure hooks add to the result for the model."""
         if self.hooks is None:
             return ""
@@ -309,11 +329,9 @@ class ToolPipeline:
         if is_error:
             extra: dict[str, Any] = {"error": content}
         else:
-            response: dict[str, Any] = {"content": content, "success": True}
-            path = claude_tool_input(call.name, arguments, self.hooks.root).get("file_path")
-            if path:
-                response["filePath"] = path
-            extra = {"tool_response": response}
+            # Claude Code's shapes (see claude_tool_response), and Loom's text as the model reads it.
+            extra = {"tool_response": claude_tool_response(call.name, arguments, content, display, self.hooks.root),
+                     "loom_tool_response": content}
         verdict = await self._fire(event, call, arguments, self.make_context(call.id), **extra)
         notes = []
         if verdict.blocked:
@@ -340,14 +358,13 @@ class ToolPipeline:
         self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
                                       input=dict(call.input), reason=decision.reason, preview=preview,
                                       suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
-        # Notification hooks (a desktop alert, say) run while the question waits.
-        notify = asyncio.ensure_future(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
-        try:
-            answer = await self.bus.request(request_id)
-        except BaseException:
-            notify.cancel()
-            raise
-        await notify
+        # Notification hooks (a desktop alert, say) run while the question waits, and
+        # never hold the call up once it is answered: settle() waits for them at the end.
+        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
+            notify = asyncio.create_task(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
+            self._notifying.add(notify)
+            notify.add_done_callback(self._notifying.discard)
+        answer = await self.bus.request(request_id)
         if not isinstance(answer, PermissionAnswer):
             answer = PermissionAnswer("deny", note="invalid answer")
         self.emit(PermissionAnswered(request_id=request_id, call_id=call.id, decision=answer.decision,
