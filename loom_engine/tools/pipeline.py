@@ -287,7 +287,9 @@ class ToolPipeline:
     async def _permission_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], ctx: ToolContext,
                                 decision: PermissionDecision) -> ToolOutput | Literal["allow"] | None:
         """A PermissionRequest hook's answer: a denial, "allow", or None (the user is
-        asked, or a headless run denies)."""
+        asked, or a headless run denies). An ``updatedInput`` given here is not applied:
+        the rules were checked against the arguments as they are, and a change after that
+        check would skip it (a PreToolUse hook may change them before the check)."""
         verdict = await self._fire("PermissionRequest", call, arguments, ctx,
                                    permission_suggestions=list(decision.suggested_rules), reason=decision.reason)
         if verdict.blocked or verdict.decision == "deny":
