@@ -35,22 +35,22 @@ def snapshot_notices(checkpoints: object, rewind: str = "/rewind") -> tuple[Snap
     notices: list[SnapshotNotice] = []
     if isinstance(checkpoints, PreimageCheckpointer):
         notices.append(SnapshotNotice(
-            "no_git", f"git is not installed, so only the files Loom's edit tools change are kept: {rewind} "
-            "can restore those (not what bash changed) and the conversation"))
+            "no_git", f"git is not installed: {rewind} can restore the conversation and only the files Loom's "
+            "edit tools changed (not bash's)"))
     caps = getattr(checkpoints, "caps", None)
     failure = getattr(checkpoints, "last_failure", None)
     if getattr(checkpoints, "too_many_files", False) is True:
         limit = getattr(caps, "max_files", None)
         over = f"more than {plural(limit, 'file')}" if isinstance(limit, int) else "too many files"
         notices.append(SnapshotNotice(
-            "too_many_files", f"snapshots of the files are off in this workspace: {over} "
-            f"([snapshots] max_files); {rewind} can rewind the conversation, not the files"))
+            "too_many_files", f"snapshots are off: {over} here ([snapshots] max_files); "
+            f"{rewind} can rewind only the conversation"))
     elif failure is not None:
         message = str(getattr(failure, "message", "") or "").strip()
         first = message.splitlines()[0] if message else "unknown error"
         if len(first) > _MESSAGE_CHARS:
             first = first[:_MESSAGE_CHARS - 1] + "…"
         notices.append(SnapshotNotice(
-            "failed", f"a snapshot of the files failed ({first}); {rewind} may not restore the files "
-            "to before that prompt, the conversation it can"))
+            "failed", f"a snapshot of the files failed ({first}); {rewind} can still rewind the conversation, "
+            "maybe not the files"))
     return tuple(notices)

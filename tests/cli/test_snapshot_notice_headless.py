@@ -21,8 +21,8 @@ def test_too_many_files_is_one_warning(tmp_path: Path, workspace: Path, fake_llm
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     assert _warnings(done.stderr, "snapshot") == [
-        "loom: warning: snapshots of the files are off in this workspace: more than 1 file ([snapshots] max_files);"
-        " loom rewind can rewind the conversation, not the files"]
+        "loom: warning: snapshots are off: more than 1 file here ([snapshots] max_files); loom rewind can rewind"
+        " only the conversation"]
 
 
 def test_without_git_one_warning_says_what_rewind_keeps(tmp_path: Path, workspace: Path,
@@ -33,8 +33,8 @@ def test_without_git_one_warning_says_what_rewind_keeps(tmp_path: Path, workspac
     done = loom(["run", "say hi"], workspace, env)
     assert done.returncode == 0, done.stderr
     assert _warnings(done.stderr, "git") == [
-        "loom: warning: git is not installed, so only the files Loom's edit tools change are kept: loom rewind"
-        " can restore those (not what bash changed) and the conversation"]
+        "loom: warning: git is not installed: loom rewind can restore the conversation and only the files Loom's"
+        " edit tools changed (not bash's)"]
 
 
 def test_a_workspace_where_snapshots_work_gets_no_warning(tmp_path: Path, workspace: Path,

@@ -47,8 +47,8 @@ async def test_too_many_files_is_said_once_after_the_first_prompt(repo: Path, tm
         await _prompt(pilot, app, "hello")
         await wait_for(pilot, lambda: notices(app, "snapshot") != [])
         [line] = notices(app, "snapshot")
-        assert line == ("⚠ snapshots of the files are off in this workspace: more than 2 files ([snapshots] "
-                        "max_files); /rewind can rewind the conversation, not the files")
+        assert line == "⚠ snapshots are off: more than 2 files here ([snapshots] max_files); /rewind can rewind only" \
+                       " the conversation"
         await _prompt(pilot, app, "again")
         assert len(notices(app, "snapshot")) == 1
         await _clear(pilot, app)
@@ -65,8 +65,8 @@ async def test_without_git_the_chat_says_at_start_what_rewind_keeps(repo: Path, 
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None and app.loaded.is_set())
         assert notices(app, "git is not installed") == [
-            "⚠ git is not installed, so only the files Loom's edit tools change are kept: /rewind can restore"
-            " those (not what bash changed) and the conversation"]
+            "⚠ git is not installed: /rewind can restore the conversation and only the files Loom's edit tools"
+            " changed (not bash's)"]
         await _prompt(pilot, app, "hello")
         assert len(notices(app, "git is not installed")) == 1
         await _clear(pilot, app)
@@ -84,7 +84,7 @@ async def test_a_failed_snapshot_is_said_once(repo: Path, tmp_path: Path, monkey
         await wait_for(pilot, lambda: notices(app, "snapshot") != [])
         [line] = notices(app, "snapshot")
         assert line.startswith("⚠ a snapshot of the files failed (")
-        assert line.endswith("); /rewind may not restore the files to before that prompt, the conversation it can")
+        assert line.endswith("); /rewind can still rewind the conversation, maybe not the files")
         await _prompt(pilot, app, "again")
         assert len(notices(app, "snapshot")) == 1
 
