@@ -35,8 +35,8 @@ def snapshot_notices(checkpoints: object, rewind: str = "/rewind") -> tuple[Snap
     notices: list[SnapshotNotice] = []
     if isinstance(checkpoints, PreimageCheckpointer):
         notices.append(SnapshotNotice(
-            "no_git", f"git is not installed: {rewind} can restore the conversation and only the files Loom's "
-            "edit tools changed (not bash's)"))
+            "no_git", f"git is not installed: {rewind} can restore the conversation, and only files Loom's "
+            "edit tools changed"))
     caps = getattr(checkpoints, "caps", None)
     failure = getattr(checkpoints, "last_failure", None)
     if getattr(checkpoints, "too_many_files", False) is True:

@@ -33,8 +33,8 @@ def test_without_git_one_warning_says_what_rewind_keeps(tmp_path: Path, workspac
     done = loom(["run", "say hi"], workspace, env)
     assert done.returncode == 0, done.stderr
     assert _warnings(done.stderr, "git") == [
-        "loom: warning: git is not installed: loom rewind can restore the conversation and only the files Loom's"
-        " edit tools changed (not bash's)"]
+        "loom: warning: git is not installed: loom rewind can restore the conversation, and only files Loom's"
+        " edit tools changed"]
 
 
 def test_a_workspace_where_snapshots_work_gets_no_warning(tmp_path: Path, workspace: Path,

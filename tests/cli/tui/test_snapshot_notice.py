@@ -65,8 +65,7 @@ async def test_without_git_the_chat_says_at_start_what_rewind_keeps(repo: Path, 
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None and app.loaded.is_set())
         assert notices(app, "git is not installed") == [
-            "⚠ git is not installed: /rewind can restore the conversation and only the files Loom's edit tools"
-            " changed (not bash's)"]
+            "⚠ git is not installed: /rewind can restore the conversation, and only files Loom's edit tools changed"]
         await _prompt(pilot, app, "hello")
         assert len(notices(app, "git is not installed")) == 1
         await _clear(pilot, app)
