@@ -1,5 +1,5 @@
-"""`loom agents`: the custom sub-agents Loom found, where each comes from, and the
-files it could not use with the reason."""
+"""`loom agents` and the chat's `/agents`: the custom sub-agents Loom found, where each
+comes from, and the files it could not use with the reason (one line builder for both)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,13 @@ from loom_engine.subagents.definitions import AgentCatalog, AgentDefinition
 _SOURCES = "the user config dir's agents/, .claude/agents/ and .loom/agents/ (a later one wins by name)"
 
 
-def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection[str]) -> list[str]:
+def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection[str] | None = None) -> list[str]:
     """What `loom agents` prints; ``known_tools`` are Loom's tool names (an agent file may
-    name a tool Loom does not have: it is left out, and said here)."""
+    name a tool Loom does not have: it is left out, and said here). None: the built-in tools."""
+    if known_tools is None:
+        from builtin_tools import default_tools
+
+        known_tools = [tool.name for tool in default_tools()]
     catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir)
     lines: list[str] = []
     if len(catalog):

@@ -65,7 +65,9 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
                 err.write(f"loom: {error}\n")
                 return EXIT_USAGE
         await _session_hooks(agent, "session_started", "resume" if getattr(agent, "messages", ()) else "startup", err)
-        return await _run(agent, prompt, output_format, out, err, mcp, invocation)
+        said: set[str] = set()  # each reason the snapshots are off is said once
+        _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
+        return await _run(agent, prompt, output_format, out, err, mcp, invocation, said)
     finally:
         await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
@@ -73,6 +75,16 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
         close = getattr(agent, "aclose", None)
         if close is not None:
             await close()  # the provider's connections belong to this event loop
+
+
+def _snapshot_warnings(agent: Agent, err: TextIO, said: set[str]) -> None:
+    """A line on stderr when rewind's snapshots are off or limited in this workspace."""
+    from .snapshot_notice import snapshot_notices
+
+    for notice in snapshot_notices(getattr(agent, "checkpoints", None), rewind="loom rewind"):
+        if notice.key not in said:
+            said.add(notice.key)
+            err.write(f"loom: warning: {notice.text}\n")
 
 
 async def _session_hooks(agent: Agent, method: str, argument: str, err: TextIO) -> None:
@@ -127,7 +139,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
 
 
 async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO,
-               mcp: McpManager | None = None, invocation: Invocation | None = None) -> int:
+               mcp: McpManager | None = None, invocation: Invocation | None = None,
+               snapshots_said: set[str] | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,
@@ -201,6 +214,9 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
+    # The prompt's snapshot was tried by now (the stream ends after it): a failure is said
+    # before the result's line.
+    _snapshot_warnings(agent, err, snapshots_said if snapshots_said is not None else set())
     metrics = agent.metrics
     match final:
         case Finished():

@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("permissions", "the permission rules by layer: add and remove"),
     ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
     ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
+    ("agents", "the custom sub-agents: source, tools; agent files not used"),
     ("exit", "quit Loom"),
 )
 # Their names (and the alias /quit): a custom command or skill never takes one.

@@ -6,6 +6,10 @@ agent, nor the provider SDKs the agent imports), then the trust question when th
 project's settings ask for more, then the agent is built in a thread. When it cannot
 be built the chat stays usable: the first-run setup text when the provider's key is
 missing, one error line otherwise.
+
+Start-up warnings (a broken agent file, a shadowed command, untrusted hooks) and the
+line saying rewind's snapshots are off are shown once per chat: /clear and /resume
+build a new agent, and the same warning again would only bury the conversation.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..snapshot_notice import snapshot_notices
 from ..wording import plural
 from .first_run import missing_key, setup_text, setup_title, welcome_text
 from .markdown_stream import warm_up_highlighting
@@ -75,6 +80,7 @@ class AgentLifecycle:
         self.history_shown_at: float | None = None
         self._start_source = "startup"  # what SessionStart hooks are told: startup | resume | clear
         self._idle_wait: asyncio.Task[None] | None = None
+        self._warned: set[str] = set()  # the warnings this chat has shown (each only once)
 
     async def start(self) -> None:
         """Start-up, in a worker once the first frame is painted."""
@@ -177,7 +183,8 @@ class AgentLifecycle:
         if announce:
             host.transcript.add_notice(announce, "info")
         for warning in warnings:
-            host.transcript.add_notice(f"⚠ {warning}", "warning")
+            self._warn_once(warning, warning)
+        self.show_snapshot_notices()  # git missing is known now; the others after a prompt
         if mode == "bypass":
             host.transcript.add_notice("⚠ bypass mode: every tool call runs without asking", "warning")
         # Before the first prompt goes: what SessionStart hooks print is context for it.
@@ -199,6 +206,17 @@ class AgentLifecycle:
         host.loaded.clear()
         host.status_bar.change(note="loading…")
         await self.load(options, announce=announce)
+
+    def _warn_once(self, key: str, text: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.host.transcript.add_notice(f"⚠ {text}", "warning")
+
+    def show_snapshot_notices(self) -> None:
+        """One line when rewind's snapshots are off or limited here, once per reason per
+        chat; called at start and when a run ends (its snapshots were tried by then)."""
+        for notice in snapshot_notices(getattr(self.host.agent, "checkpoints", None)):
+            self._warn_once(f"snapshots: {notice.key}", notice.text)
 
     # Claude Code's wait before its idle_prompt notification.
     idle_prompt_s = 60.0

@@ -382,6 +382,7 @@ class LoomApp(App[int]):
             self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
         if self.running:
             self.end_run()
+        self.lifecycle.show_snapshot_notices()  # the run's snapshots were tried by now
         self._give_back_unsent()
         self.send_queued()
 

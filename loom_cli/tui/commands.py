@@ -45,6 +45,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "quit": ("/quit", 0),
     "mcp": ("/mcp", 0),
     "hooks": ("/hooks", 0),
+    "agents": ("/agents", 0),
 }
 
 KEYS_HELP = (
@@ -254,6 +255,9 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
     if name == "hooks":  # read from the files: it needs no agent
         hooks_command(app)
         return
+    if name == "agents":  # the same: read from the agent files now, as `loom agents` does
+        agents_command(app)
+        return
     agent = app.agent
     if agent is None:
         app.output(not_ready(app))
@@ -327,6 +331,15 @@ def hooks_command(app: LoomApp) -> None:
         app.output("the hooks cannot be listed: a settings file is not valid (see the error at start)")
         return
     app.push_screen(HooksScreen(plan))
+
+
+def agents_command(app: LoomApp) -> None:
+    """/agents: what `loom agents` prints, in the transcript."""
+    from loom_engine.paths import config_dir
+
+    from ..agents_command import agents_lines
+
+    app.output("\n".join(agents_lines(app.workspace_root, config_dir())))
 
 
 def prompt_command(app: LoomApp, command: ParsedCommand) -> None:

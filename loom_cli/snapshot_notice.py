@@ -1,0 +1,56 @@
+"""The one line that says rewind's snapshots of the files are off or limited here, and
+what rewind can still do: for the chat's transcript and `loom run`'s stderr.
+
+Each reason is said once (the caller keeps the keys it has said): git missing is known
+when the agent is built, too many files and a failed snapshot only after a prompt's
+snapshot was tried, so callers ask again when a run ends. Kept free of Textual.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .wording import plural
+
+SnapshotProblem = Literal["no_git", "too_many_files", "failed"]
+
+# A failure's message can be a git error several lines long: its first line, cut.
+_MESSAGE_CHARS = 120
+
+
+@dataclass(frozen=True)
+class SnapshotNotice:
+    key: SnapshotProblem  # said once per chat (or run) each
+    text: str
+
+
+def snapshot_notices(checkpoints: object, rewind: str = "/rewind") -> tuple[SnapshotNotice, ...]:
+    """Why the agent's snapshots (``agent.checkpoints``) are limited or off, if they are;
+    ``rewind`` names the command in the line (`loom run` says ``loom rewind``)."""
+    if checkpoints is None:  # turned off in the settings: the user's choice, nothing to say
+        return ()
+    from loom_engine.snapshots.preimages import PreimageCheckpointer
+
+    notices: list[SnapshotNotice] = []
+    if isinstance(checkpoints, PreimageCheckpointer):
+        notices.append(SnapshotNotice(
+            "no_git", f"git is not installed: {rewind} can restore the conversation, and only files Loom's "
+            "edit tools changed"))
+    caps = getattr(checkpoints, "caps", None)
+    failure = getattr(checkpoints, "last_failure", None)
+    if getattr(checkpoints, "too_many_files", False) is True:
+        limit = getattr(caps, "max_files", None)
+        over = f"more than {plural(limit, 'file')}" if isinstance(limit, int) else "too many files"
+        notices.append(SnapshotNotice(
+            "too_many_files", f"snapshots are off: {over} here ([snapshots] max_files); "
+            f"{rewind} can rewind only the conversation"))
+    elif failure is not None:
+        message = str(getattr(failure, "message", "") or "").strip()
+        first = message.splitlines()[0] if message else "unknown error"
+        if len(first) > _MESSAGE_CHARS:
+            first = first[:_MESSAGE_CHARS - 1] + "…"
+        notices.append(SnapshotNotice(
+            "failed", f"a snapshot of the files failed ({first}); {rewind} can still rewind the conversation, "
+            "maybe not the files"))
+    return tuple(notices)
