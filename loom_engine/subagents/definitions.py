@@ -31,13 +31,14 @@ parent's, and its mode is always the narrower of the two (see :mod:`.spawn`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..catalog import LastWins, NamedCatalog, distinct_folders, markdown_files
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
 from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
 
@@ -204,15 +205,17 @@ def _max_turns(value: Any) -> int | None:
     return value
 
 
-class AgentCatalog:
+class AgentCatalog(NamedCatalog[AgentDefinition]):
     """The custom sub-agents found, by name (sorted), with the files skipped or remarked on."""
 
     def __init__(self, agents: Iterable[AgentDefinition] = (), problems: Iterable[AgentFileProblem] = (),
                  overridden: Iterable[AgentDefinition] = ()) -> None:
-        by_name = {agent.name: agent for agent in agents}
-        self._agents = dict(sorted(by_name.items()))
+        super().__init__(agents, overridden)
         self.problems: tuple[AgentFileProblem, ...] = tuple(problems)
-        self.overridden: tuple[AgentDefinition, ...] = tuple(overridden)
+
+    @staticmethod
+    def fold(name: str) -> str:
+        return name.strip()  # the task tool's argument, as the model wrote it
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None) -> AgentCatalog:
@@ -221,19 +224,10 @@ class AgentCatalog:
         if user_config_dir is not None:
             places.append((Path(user_config_dir) / "agents", USER_SOURCE))
         places += [(root / folder, source) for folder, source in AGENT_DIRS]
-        found: dict[str, AgentDefinition] = {}
-        overridden: list[AgentDefinition] = []
+        found: LastWins[AgentDefinition] = LastWins(cls.fold)
         problems: list[AgentFileProblem] = []
-        seen: set[Path] = set()
-        for folder, source in places:
-            try:
-                resolved = folder.resolve()
-            except OSError:
-                continue
-            if resolved in seen or not folder.is_dir():
-                continue
-            seen.add(resolved)
-            for path in sorted(folder.glob("*.md")):
+        for folder, source in distinct_folders(places):
+            for path in markdown_files(folder):
                 if not path.is_file():
                     continue
                 try:
@@ -242,25 +236,8 @@ class AgentCatalog:
                     problems.append(AgentFileProblem(path, str(error)))
                     continue
                 problems += [AgentFileProblem(path, warning, skipped=False) for warning in warnings]
-                if agent.name in found:
-                    overridden.append(found[agent.name])
-                found[agent.name] = agent
-        return cls(found.values(), problems, overridden)
-
-    def __len__(self) -> int:
-        return len(self._agents)
-
-    def __iter__(self) -> Iterator[AgentDefinition]:
-        return iter(self._agents.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._agents
-
-    def names(self) -> list[str]:
-        return list(self._agents)
-
-    def get(self, name: str) -> AgentDefinition | None:
-        return self._agents.get(name.strip())
+                found.add(agent)
+        return cls(found.items(), problems, found.overridden)
 
     @property
     def warnings(self) -> list[str]:
