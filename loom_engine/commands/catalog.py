@@ -12,7 +12,7 @@ The file is optional YAML front matter between ``---`` lines, then the prompt::
     description: Fix an issue by its number
     argument-hint: [issue-number]
     allowed-tools: Bash(git status:*), Read
-    model: claude-haiku-4-5
+    model: claude-haiku-4-5           # or Claude Code's sonnet / opus / haiku
     ---
     Fix issue #$ARGUMENTS. First look at !`git status` ...
 
@@ -34,6 +34,7 @@ import yaml
 
 from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files
 from ..permissions.rules import parse_rule
+from ..providers.models import full_model_name
 from ..skills.catalog import loom_tool_rule, split_tool_list
 
 COMMAND_SUFFIX = MARKDOWN_SUFFIX
@@ -143,7 +144,7 @@ def parse_command(path: Path, name: str, source: str) -> tuple[CustomCommand, li
         allowed.append(rule)
     command = CustomCommand(name=name, description=description, path=path, source=source,
                             argument_hint=str(hint or "").strip(), allowed_tools=tuple(dict.fromkeys(allowed)),
-                            model=model.strip() if isinstance(model, str) else None)
+                            model=full_model_name(model.strip()) if isinstance(model, str) else None)
     return command, warnings
 
 

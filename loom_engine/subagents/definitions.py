@@ -40,6 +40,7 @@ import yaml
 
 from ..catalog import LastWins, NamedCatalog, distinct_folders, markdown_files
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
+from ..providers.models import full_model_name
 from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
 
 AGENT_DIRS: tuple[tuple[str, str], ...] = ((".claude/agents", ".claude"), (".loom/agents", ".loom"))
@@ -49,8 +50,6 @@ MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 KNOWN_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "model", "permissionMode",
                         "maxTurns", "skills", "mcpServers", "color"})
-# Claude Code's short model names; a model name of its own is used as written.
-MODEL_ALIASES = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-7", "haiku": "claude-haiku-4-5"}
 # Claude Code's permission modes, as Loom calls them.
 _MODE_ALIASES: dict[str, PermissionMode] = {claude: mode for mode, claude in CLAUDE_MODE_NAMES.items()
                                             if claude != mode}
@@ -182,7 +181,7 @@ def _model(value: Any) -> str | None:
     model = value.strip()
     if model == "inherit":
         return None
-    return MODEL_ALIASES.get(model, model)
+    return full_model_name(model)
 
 
 def _mode(data: dict[Any, Any], warnings: list[str]) -> PermissionMode | None:
