@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+
+import yaml
 
 
 class Named(Protocol):
@@ -70,6 +72,31 @@ class LastWins(Generic[T]):
 
     def items(self) -> list[T]:
         return list(self.found.values())
+
+
+def read_markdown(path: Path, error: type[ValueError]) -> str:
+    """The file's text; ``error`` (the catalog's own) says why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise error("not valid UTF-8 text") from None
+    except OSError as problem:
+        raise error(f"cannot be read ({problem.strerror or problem})") from None
+
+
+def front_matter_mapping(front: str, error: type[ValueError]) -> dict[Any, Any]:
+    """The YAML front matter of a skill or agent file, which must name it and say what
+    it is for; ``error`` says what is wrong (with the file's line for a YAML error)."""
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError as problem:
+        mark = getattr(problem, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""  # + the '---' line, 1-based
+        what = getattr(problem, "problem", None) or str(problem).splitlines()[0]
+        raise error(f"invalid YAML front matter{where}: {what}") from None
+    if not isinstance(data, dict):
+        raise error("the front matter must be a YAML mapping with name and description")
+    return data
 
 
 def distinct_folders(places: Iterable[tuple[Path, S]]) -> list[tuple[Path, S]]:

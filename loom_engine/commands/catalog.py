@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files
+from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files, read_markdown
 from ..permissions.rules import parse_rule
 from ..providers.models import full_model_name
 from ..skills.catalog import loom_tool_rule, split_tool_list
@@ -67,12 +67,7 @@ class CustomCommand:
 
 def parse_file(path: Path) -> tuple[dict[str, Any], str]:
     """(front matter, body) of a command file; CommandError says what is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError:
-        raise CommandError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise CommandError(f"cannot be read ({error.strerror or error})") from None
+    text = read_markdown(path, CommandError).lstrip("\ufeff")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return {}, text.strip()

@@ -52,10 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import paths
-from ..catalog import LastWins, NamedCatalog, distinct_folders
+from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, read_markdown
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
@@ -148,22 +146,8 @@ def parse_skill(path: Path, source: str, warnings: list[str] | None = None) -> S
 
     Problems that do not stop the skill from loading are added to ``warnings``.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SkillError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise SkillError(f"cannot be read ({error.strerror or error})") from None
-    front, body = split_front_matter(text)
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise SkillError(f"invalid YAML front matter{where}: {problem}") from None
-    if not isinstance(data, dict):
-        raise SkillError("the front matter must be a YAML mapping with name and description")
+    front, body = split_front_matter(read_markdown(path, SkillError))
+    data = front_matter_mapping(front, SkillError)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise SkillError("missing 'name'")

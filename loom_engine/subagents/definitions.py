@@ -36,9 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..catalog import LastWins, NamedCatalog, distinct_folders, markdown_files
+from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, markdown_files, read_markdown
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
 from ..providers.models import full_model_name
 from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
@@ -96,25 +94,12 @@ class AgentFileProblem:
 
 def parse_agent_file(path: Path, source: str) -> tuple[AgentDefinition, list[str]]:
     """One agent and the warnings about it; AgentFileError when it cannot be used."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AgentFileError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise AgentFileError(f"cannot be read ({error.strerror or error})") from None
+    text = read_markdown(path, AgentFileError)
     try:
         front, body = split_front_matter(text)
     except SkillError as error:
         raise AgentFileError(str(error)) from None
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise AgentFileError(f"invalid YAML front matter{where}: {problem}") from None
-    if not isinstance(data, dict):
-        raise AgentFileError("the front matter must be a YAML mapping with name and description")
+    data = front_matter_mapping(front, AgentFileError)
     warnings = [f"unknown field {key!r} ignored" for key in data if key not in KNOWN_KEYS]
     name = _text(data, "name")
     if len(name) > MAX_NAME or not _NAME.match(name):
