@@ -34,6 +34,7 @@ from .metrics import RunMetrics
 from .model_client import ModelClient
 from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
+from .relay import DONE, relay
 from .run import AgentIdentity, Run
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from .permissions.manager import PermissionManager
     from .providers.retry import RetryPolicy
     from .skills.catalog import SkillCatalog
-
-_DONE = object()
 
 
 @dataclass(frozen=True)
@@ -253,7 +252,7 @@ class Agent:
                 run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
                                **run.stamp()))
             finally:
-                queue.put_nowait(_DONE)
+                queue.put_nowait(DONE)
 
         async with aclosing(self._relay(queue, asyncio.create_task(work()), run.cancel)) as events:
             async for event in events:
@@ -261,17 +260,14 @@ class Agent:
 
     async def _relay(self, queue: asyncio.Queue[Any], task: asyncio.Task[None], cancel: CancelToken
                      ) -> AsyncGenerator[AgentEvent, None]:
-        """The events ``task`` puts on ``queue`` until it is done; the agent is free after."""
+        """The events ``task`` puts on ``queue``; a consumer that stops listening ends the
+        run through its cancel token (the turn is closed cleanly). The agent is free after."""
         try:
-            while True:
-                event = await queue.get()
-                if event is _DONE:
-                    break
-                yield event
+            async with aclosing(relay(queue, task, lambda: cancel.cancel("the event consumer stopped listening"))
+                                ) as events:
+                async for event in events:
+                    yield event
         finally:
-            if not task.done():
-                cancel.cancel("the event consumer stopped listening")
-                await asyncio.gather(task, return_exceptions=True)
             self._running = False
 
     async def compact(self, focus: str | None = None) -> AsyncIterator[AgentEvent]:
@@ -434,7 +430,7 @@ class Agent:
                 if self.checkpoints is not None and self.identity.depth == 0:
                     await self.checkpoints.after_run()
             finally:
-                queue.put_nowait(_DONE)
+                queue.put_nowait(DONE)
 
     def _take_back(self, prompt_id: str, text: str, errors: list[Error]) -> None:
         """A request that failed before any answer (401, 529 after retries...) leaves the

@@ -14,7 +14,6 @@ found in the files.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .mcp_screens import _box_css
+from .question_box import Question, QuestionBox, box_css
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -70,47 +69,33 @@ def hooks_text(hooks: Sequence[HookCommand], plan: HookPlan | None = None) -> Te
     return text
 
 
-class HookTrustScreen(ModalScreen[bool]):
+class HookTrustScreen(QuestionBox[bool]):
     """Run this project's hooks? True: trust these entries; False: not this session."""
 
-    DEFAULT_CSS = _box_css("HookTrustScreen", "$warning")
+    DEFAULT_CSS = box_css("HookTrustScreen", "$warning")
 
     def __init__(self, hooks: Sequence[HookCommand], *, guard_s: float = 1.0) -> None:
-        super().__init__()
+        super().__init__({"y": True, "n": False, "escape": False}, guard_s=guard_s)
         self.hooks = tuple(hooks)
-        # Letters typed for the prompt just as the screen opens must not answer it.
-        self._opened = time.monotonic()
-        self._guard_s = guard_s
 
-    def compose(self) -> ComposeResult:
+    def question(self) -> Question:
         one = len(self.hooks) == 1
-        with Vertical():
-            yield Static("Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
-                         classes="title")
-            yield Static(("This command" if one else "These commands") + " would run on your machine, with "
-                         "your permissions, each time " + ("its" if one else "their") + " event fires:")
-            with VerticalScroll():
-                yield Static(hooks_text(self.hooks))
-            yield Static("A repository you cloned can ship these files: say yes only if you know where they "
-                         "come from. Your answer is remembered until an entry changes.", classes="note")
-            yield Static(Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
-                                       ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
-                                       + ("it" if one else "them")))
-
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        if time.monotonic() - self._opened < self._guard_s:
-            return
-        if event.key == "y":
-            self.dismiss(True)
-        elif event.key in ("n", "escape"):
-            self.dismiss(False)
+        return Question(
+            title="Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
+            lead=("This command" if one else "These commands") + " would run on your machine, with "
+            "your permissions, each time " + ("its" if one else "their") + " event fires:",
+            listed=hooks_text(self.hooks),
+            note="A repository you cloned can ship these files: say yes only if you know where they "
+            "come from. Your answer is remembered until an entry changes.",
+            keys=Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
+                               ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
+                               + ("it" if one else "them")))
 
 
 class HooksScreen(ModalScreen[None]):
     """`/hooks`: every hook, where it comes from and whether it runs; the files' problems."""
 
-    DEFAULT_CSS = _box_css("HooksScreen", "$primary") + """
+    DEFAULT_CSS = box_css("HooksScreen", "$primary") + """
     HooksScreen .problems {
         color: $text-error;
         margin-top: 1;

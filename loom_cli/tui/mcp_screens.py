@@ -12,7 +12,6 @@ disabled) and what it offers; ``r`` reconnects the chosen server, ``l`` logs in 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .question_box import Question, QuestionBox, box_css
+
 if TYPE_CHECKING:
     from loom_engine.mcp.config import ServerConfig
     from loom_engine.mcp.manager import McpManager, ServerStatus
@@ -32,33 +33,6 @@ _STATE_STYLE = {"connected": "bold green", "connecting": "yellow", "failed": "bo
 _STATE_WORDS = {"connected": "connected", "connecting": "connecting…", "failed": "failed",
                 "needs_login": "needs login", "disabled": "disabled"}
 _SHOWN_NAMES = 12  # tools, prompts or resources listed by name per server; more are counted
-
-
-def _box_css(name: str, colour: str) -> str:
-    return f"""
-    {name} {{
-        align: center middle;
-        background: $background 60%;
-    }}
-    {name} > Vertical {{
-        width: 100%;
-        max-width: 110;
-        height: auto;
-        max-height: 90%;
-        border: round {colour};
-        background: $surface;
-        padding: 0 1;
-        margin: 0 1;
-    }}
-    {name} .title {{
-        text-style: bold;
-    }}
-    {name} VerticalScroll {{
-        height: auto;
-        max-height: 30;
-        margin: 1 0;
-    }}
-    """
 
 
 def pending_text(servers: Sequence[ServerConfig]) -> Text:
@@ -75,40 +49,26 @@ def pending_text(servers: Sequence[ServerConfig]) -> Text:
     return text
 
 
-class McpTrustScreen(ModalScreen[bool | None]):
-    DEFAULT_CSS = _box_css("McpTrustScreen", "$warning")
+class McpTrustScreen(QuestionBox[bool | None]):
+    """Start the project's MCP servers? True: approve; False: refuse; None: not now."""
+
+    DEFAULT_CSS = box_css("McpTrustScreen", "$warning")
 
     def __init__(self, servers: Sequence[ServerConfig], *, guard_s: float = 1.0) -> None:
-        super().__init__()
+        super().__init__({"y": True, "n": False, "escape": None}, guard_s=guard_s)
         self.servers = tuple(servers)
-        # Letters typed for the prompt just as the screen opens must not answer it.
-        self._opened = time.monotonic()
-        self._guard_s = guard_s
 
-    def compose(self) -> ComposeResult:
+    def question(self) -> Question:
         one = len(self.servers) == 1
-        with Vertical():
-            yield Static("Start this project's MCP server?" if one else "Start this project's MCP servers?",
-                         classes="title")
-            yield Static("The project's .mcp.json would start " + ("this program" if one else "these programs")
-                         + " on your machine, with your permissions:")
-            with VerticalScroll():
-                yield Static(pending_text(self.servers))
-            yield Static("A repository you cloned can ship this file: say yes only if you know where it "
-                         "comes from. Your answer is remembered until the entry changes.", classes="note")
-            yield Static(Text.assemble(("y", "bold green"), " yes, start " + ("it" if one else "them") + "   ",
-                                       ("n", "bold red"), " no   ", ("Esc", "bold"), " not now"))
-
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        if time.monotonic() - self._opened < self._guard_s:
-            return
-        if event.key == "y":
-            self.dismiss(True)
-        elif event.key == "n":
-            self.dismiss(False)
-        elif event.key == "escape":
-            self.dismiss(None)
+        return Question(
+            title="Start this project's MCP server?" if one else "Start this project's MCP servers?",
+            lead="The project's .mcp.json would start " + ("this program" if one else "these programs")
+            + " on your machine, with your permissions:",
+            listed=pending_text(self.servers),
+            note="A repository you cloned can ship this file: say yes only if you know where it "
+            "comes from. Your answer is remembered until the entry changes.",
+            keys=Text.assemble(("y", "bold green"), " yes, start " + ("it" if one else "them") + "   ",
+                               ("n", "bold red"), " no   ", ("Esc", "bold"), " not now"))
 
 
 def _names(title: str, names: Sequence[str]) -> Text:
@@ -162,7 +122,7 @@ def servers_text(statuses: Sequence[ServerStatus], selected: int,
 class McpScreen(ModalScreen[None]):
     """`/mcp`: the servers, live (it follows the manager's changes)."""
 
-    DEFAULT_CSS = _box_css("McpScreen", "$primary") + """
+    DEFAULT_CSS = box_css("McpScreen", "$primary") + """
     McpScreen #mcp-message {
         color: $text-warning;
     }

@@ -12,7 +12,7 @@ The file is optional YAML front matter between ``---`` lines, then the prompt::
     description: Fix an issue by its number
     argument-hint: [issue-number]
     allowed-tools: Bash(git status:*), Read
-    model: claude-haiku-4-5
+    model: claude-haiku-4-5           # or Claude Code's sonnet / opus / haiku
     ---
     Fix issue #$ARGUMENTS. First look at !`git status` ...
 
@@ -24,19 +24,20 @@ command already has (the built-in wins).
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files, read_markdown
 from ..permissions.rules import parse_rule
+from ..providers.models import full_model_name
 from ..skills.catalog import loom_tool_rule, split_tool_list
 
-COMMAND_SUFFIX = ".md"
+COMMAND_SUFFIX = MARKDOWN_SUFFIX
 MAX_DESCRIPTION = 200  # the menu shows one line; the file keeps the rest
 PROJECT_COMMAND_DIRS = (".claude/commands", ".loom/commands")
 # Names the MCP servers' prompts use (/mcp__server__prompt): never a file's.
@@ -66,12 +67,7 @@ class CustomCommand:
 
 def parse_file(path: Path) -> tuple[dict[str, Any], str]:
     """(front matter, body) of a command file; CommandError says what is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError:
-        raise CommandError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise CommandError(f"cannot be read ({error.strerror or error})") from None
+    text = read_markdown(path, CommandError).lstrip("\ufeff")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return {}, text.strip()
@@ -143,7 +139,7 @@ def parse_command(path: Path, name: str, source: str) -> tuple[CustomCommand, li
         allowed.append(rule)
     command = CustomCommand(name=name, description=description, path=path, source=source,
                             argument_hint=str(hint or "").strip(), allowed_tools=tuple(dict.fromkeys(allowed)),
-                            model=model.strip() if isinstance(model, str) else None)
+                            model=full_model_name(model.strip()) if isinstance(model, str) else None)
     return command, warnings
 
 
@@ -175,10 +171,15 @@ def command_name(relative: Path) -> str | None:
     return ":".join(parts)
 
 
-class CommandCatalog:
-    def __init__(self, commands: Iterable[CustomCommand] = (), warnings: Iterable[str] = ()) -> None:
-        self._commands = {c.name.lower(): c for c in sorted(commands, key=lambda c: c.name.lower())}
+class CommandCatalog(NamedCatalog[CustomCommand]):
+    def __init__(self, commands: Iterable[CustomCommand] = (), warnings: Iterable[str] = (),
+                 overridden: Iterable[CustomCommand] = ()) -> None:
+        super().__init__(commands, overridden)
         self.warnings: tuple[str, ...] = tuple(warnings)
+
+    @staticmethod
+    def fold(name: str) -> str:
+        return name.lower()  # names are matched without regard to case
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None = None,
@@ -187,10 +188,10 @@ class CommandCatalog:
         built-in commands' names, which a file cannot take."""
         places = command_places(workspace_root, user_config_dir)
         taken = {name.lower() for name in reserved}
-        found: dict[str, CustomCommand] = {}
+        found: LastWins[CustomCommand] = LastWins(cls.fold)
         warnings: list[str] = []
         for folder, source in places:
-            for path in _markdown_files(folder):
+            for path in markdown_files(folder, recursive=True):
                 name = command_name(path.relative_to(folder))
                 if name is None:
                     warnings.append(f"{path}: skipped: a command name has letters, digits, '-', '_' and '.'")
@@ -205,20 +206,8 @@ class CommandCatalog:
                     warnings.append(f"{path}: skipped: {error}")
                     continue
                 warnings += problems
-                found[name.lower()] = command
-        return cls(found.values(), warnings)
-
-    def __len__(self) -> int:
-        return len(self._commands)
-
-    def __iter__(self) -> Iterator[CustomCommand]:
-        return iter(self._commands.values())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._commands
-
-    def get(self, name: str) -> CustomCommand | None:
-        return self._commands.get(name.lower())
+                found.add(command)
+        return cls(found.items(), warnings, found.overridden)
 
 
 def command_places(workspace_root: Path | str, user_config_dir: Path | str | None = None) -> list[tuple[Path, str]]:
@@ -228,28 +217,7 @@ def command_places(workspace_root: Path | str, user_config_dir: Path | str | Non
     root = Path(workspace_root)
     config = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
     places = [(config / "commands", "user")] + [(root / folder, "project") for folder in PROJECT_COMMAND_DIRS]
-    out: list[tuple[Path, str]] = []
-    seen: set[Path] = set()
-    for folder, source in places:
-        try:
-            resolved = folder.resolve()
-        except OSError:
-            continue
-        if resolved not in seen:
-            seen.add(resolved)
-            out.append((folder, source))
-    return out
-
-
-def _markdown_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    found: list[Path] = []
-    for current, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [Path(current) / n for n in sorted(names)
-                  if n.endswith(COMMAND_SUFFIX) and not n.startswith(".")]
-    return found
+    return distinct_folders(places)
 
 
 def signature(places: Iterable[tuple[Path, str]]) -> tuple[tuple[str, int], ...]:
@@ -257,7 +225,7 @@ def signature(places: Iterable[tuple[Path, str]]) -> tuple[tuple[str, int], ...]
     modification time (cheap: the menu asks on each key)."""
     out: list[tuple[str, int]] = []
     for folder, _ in places:
-        for path in _markdown_files(folder):
+        for path in markdown_files(folder, recursive=True):
             try:
                 out.append((str(path), path.stat().st_mtime_ns))
             except OSError:

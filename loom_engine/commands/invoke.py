@@ -28,6 +28,7 @@ from ..attachments import UserPrompt
 from ..events import Aborted, AgentEvent, Notice, ToolProgress
 from ..messages import Message, TextPart
 from ..permissions.layers import RuleLayer
+from ..relay import DONE, relay
 from ..tools.base import ToolContext, ToolSessionState
 from ..tools.pipeline import ToolPipeline
 from .catalog import CommandCatalog, CommandError, CustomCommand
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 SHELL_TOOL = "bash"
-_DONE = object()
 
 
 @dataclass(frozen=True)
@@ -284,19 +284,15 @@ async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str
             for command in commands:
                 outputs.append(await _one(pipeline, command, cancel.cancelled))
         finally:
-            queue.put_nowait(_DONE)
+            queue.put_nowait(DONE)
 
     task = asyncio.create_task(work())
     try:
-        while True:
-            event = await queue.get()
-            if event is _DONE:
-                break
-            yield event
+        # A line not run yet is left out at once: its output would reach no one.
+        async with aclosing(relay(queue, task, task.cancel)) as events:
+            async for event in events:
+                yield event
     finally:
-        if not task.done():
-            task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
         while len(outputs) < len(commands):
             outputs.append(f"[`{commands[len(outputs)]}` was not run: interrupted]")
 

@@ -9,6 +9,7 @@ safe defaults: a 128k window, zero cost, ``known=False`` (the UI can say so).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..usage import Usage
@@ -80,6 +81,16 @@ _MODELS: tuple[ModelInfo, ...] = (
 )
 
 _BY_NAME: dict[str, ModelInfo] = {m.name: m for m in _MODELS}
+
+# Claude Code's short model names, as its sub-agent and command files write them
+# (``model: haiku``); the one place they are mapped to the models above.
+MODEL_ALIASES: Mapping[str, str] = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-7",
+                                    "haiku": "claude-haiku-4-5"}
+
+
+def full_model_name(model: str) -> str:
+    """The model a short name (``haiku``) stands for; any other name as written."""
+    return MODEL_ALIASES.get(model, model)
 
 
 def known_models() -> tuple[ModelInfo, ...]:

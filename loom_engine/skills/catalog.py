@@ -16,7 +16,8 @@ Public API
 ``catalog.load(name) -> (body, files)``  level 2: the instructions and the other files
     of the skill's folder (relative paths, sorted); ``SkillNotFound`` names the
     available skills.
-``catalog.get(name)``, ``names()``, ``restricted(names)``, ``len``, iteration, ``in``.
+``catalog.get(name)``, ``names()``, ``restricted(names)``, ``len``, iteration, ``in``
+    (the lookup of :class:`loom_engine.catalog.NamedCatalog`).
 
 SKILL.md
 --------
@@ -46,14 +47,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import paths
+from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, read_markdown
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
@@ -146,22 +146,8 @@ def parse_skill(path: Path, source: str, warnings: list[str] | None = None) -> S
 
     Problems that do not stop the skill from loading are added to ``warnings``.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SkillError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise SkillError(f"cannot be read ({error.strerror or error})") from None
-    front, body = split_front_matter(text)
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise SkillError(f"invalid YAML front matter{where}: {problem}") from None
-    if not isinstance(data, dict):
-        raise SkillError("the front matter must be a YAML mapping with name and description")
+    front, body = split_front_matter(read_markdown(path, SkillError))
+    data = front_matter_mapping(front, SkillError)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise SkillError("missing 'name'")
@@ -264,15 +250,11 @@ def loom_tool_rule(item: str) -> str:
     return f"{loom_name}({rest}" if paren else loom_name
 
 
-class SkillCatalog:
+class SkillCatalog(NamedCatalog[Skill]):
     def __init__(self, skills: Iterable[Skill] = (), warnings: Iterable[str] = (),
                  overridden: Iterable[Skill] = ()) -> None:
-        by_name: dict[str, Skill] = {}
-        for skill in skills:
-            by_name[skill.name] = skill
-        self._skills = dict(sorted(by_name.items()))
+        super().__init__(skills, overridden)
         self.warnings: tuple[str, ...] = tuple(warnings)
-        self.overridden: tuple[Skill, ...] = tuple(overridden)
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None = None,
@@ -282,18 +264,9 @@ class SkillCatalog:
         builtin = Path(builtin_dir) if builtin_dir is not None else paths.builtin_skills_dir()
         places: list[tuple[Path, str]] = [(builtin, "builtin"), (config / "skills", "user")]
         places += [(root / folder, "project") for folder in PROJECT_SKILL_DIRS]
-        found: dict[str, Skill] = {}
-        overridden: list[Skill] = []
+        found: LastWins[Skill] = LastWins()
         warnings: list[str] = []
-        seen_folders: set[Path] = set()
-        for folder, source in places:
-            try:
-                resolved = folder.resolve()
-            except OSError:
-                continue
-            if resolved in seen_folders or not folder.is_dir():
-                continue
-            seen_folders.add(resolved)
+        for folder, source in distinct_folders(places):
             for skill_dir in sorted(folder.iterdir()):
                 if not skill_dir.is_dir() or skill_dir.name.startswith((".", "_")):
                     continue
@@ -304,31 +277,10 @@ class SkillCatalog:
                         warnings.append(f"{skill_dir / near[0]}: skipped: the file must be named {SKILL_FILE}")
                     continue
                 try:
-                    skill = parse_skill(skill_file, source, warnings)
+                    found.add(parse_skill(skill_file, source, warnings))
                 except SkillError as error:
                     warnings.append(f"{skill_file}: skipped: {error}")
-                    continue
-                if skill.name in found:
-                    overridden.append(found[skill.name])
-                found[skill.name] = skill
-        return cls(found.values(), warnings, overridden)
-
-    # --- lookup ------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._skills)
-
-    def __iter__(self) -> Iterator[Skill]:
-        return iter(self._skills.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._skills
-
-    def names(self) -> list[str]:
-        return list(self._skills)
-
-    def get(self, name: str) -> Skill | None:
-        return self._skills.get(name)
+        return cls(found.items(), warnings, found.overridden)
 
     def restricted(self, names: Iterable[str] | None) -> SkillCatalog:
         """Only the named skills (for a sub-agent's configuration); all when None."""
@@ -341,7 +293,7 @@ class SkillCatalog:
 
     def index_text(self) -> str:
         """Level 1: what each skill is for, one line each; the bodies stay on disk."""
-        if not self._skills:
+        if not self._items:
             return ""
         lines = ["# Skills",
                  "Skills hold instructions for particular tasks. When a request matches a skill's "
@@ -355,7 +307,7 @@ class SkillCatalog:
 
     def load(self, name: str) -> tuple[str, list[str]]:
         """Level 2: the skill's instructions and the other files in its folder."""
-        skill = self._skills.get(name.strip())
+        skill = self.get(name.strip())
         if skill is None or not skill.model_invocable:
             # One the user alone runs (disable-model-invocation) is not the model's to load.
             raise SkillNotFound(name, [s.name for s in self if s.model_invocable])

@@ -31,14 +31,14 @@ parent's, and its mode is always the narrower of the two (see :mod:`.spawn`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, markdown_files, read_markdown
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
+from ..providers.models import full_model_name
 from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
 
 AGENT_DIRS: tuple[tuple[str, str], ...] = ((".claude/agents", ".claude"), (".loom/agents", ".loom"))
@@ -48,8 +48,6 @@ MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 KNOWN_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "model", "permissionMode",
                         "maxTurns", "skills", "mcpServers", "color"})
-# Claude Code's short model names; a model name of its own is used as written.
-MODEL_ALIASES = {"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-7", "haiku": "claude-haiku-4-5"}
 # Claude Code's permission modes, as Loom calls them.
 _MODE_ALIASES: dict[str, PermissionMode] = {claude: mode for mode, claude in CLAUDE_MODE_NAMES.items()
                                             if claude != mode}
@@ -96,25 +94,12 @@ class AgentFileProblem:
 
 def parse_agent_file(path: Path, source: str) -> tuple[AgentDefinition, list[str]]:
     """One agent and the warnings about it; AgentFileError when it cannot be used."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AgentFileError("not valid UTF-8 text") from None
-    except OSError as error:
-        raise AgentFileError(f"cannot be read ({error.strerror or error})") from None
+    text = read_markdown(path, AgentFileError)
     try:
         front, body = split_front_matter(text)
     except SkillError as error:
         raise AgentFileError(str(error)) from None
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise AgentFileError(f"invalid YAML front matter{where}: {problem}") from None
-    if not isinstance(data, dict):
-        raise AgentFileError("the front matter must be a YAML mapping with name and description")
+    data = front_matter_mapping(front, AgentFileError)
     warnings = [f"unknown field {key!r} ignored" for key in data if key not in KNOWN_KEYS]
     name = _text(data, "name")
     if len(name) > MAX_NAME or not _NAME.match(name):
@@ -181,7 +166,7 @@ def _model(value: Any) -> str | None:
     model = value.strip()
     if model == "inherit":
         return None
-    return MODEL_ALIASES.get(model, model)
+    return full_model_name(model)
 
 
 def _mode(data: dict[Any, Any], warnings: list[str]) -> PermissionMode | None:
@@ -204,15 +189,17 @@ def _max_turns(value: Any) -> int | None:
     return value
 
 
-class AgentCatalog:
+class AgentCatalog(NamedCatalog[AgentDefinition]):
     """The custom sub-agents found, by name (sorted), with the files skipped or remarked on."""
 
     def __init__(self, agents: Iterable[AgentDefinition] = (), problems: Iterable[AgentFileProblem] = (),
                  overridden: Iterable[AgentDefinition] = ()) -> None:
-        by_name = {agent.name: agent for agent in agents}
-        self._agents = dict(sorted(by_name.items()))
+        super().__init__(agents, overridden)
         self.problems: tuple[AgentFileProblem, ...] = tuple(problems)
-        self.overridden: tuple[AgentDefinition, ...] = tuple(overridden)
+
+    @staticmethod
+    def fold(name: str) -> str:
+        return name.strip()  # the task tool's argument, as the model wrote it
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None) -> AgentCatalog:
@@ -221,19 +208,10 @@ class AgentCatalog:
         if user_config_dir is not None:
             places.append((Path(user_config_dir) / "agents", USER_SOURCE))
         places += [(root / folder, source) for folder, source in AGENT_DIRS]
-        found: dict[str, AgentDefinition] = {}
-        overridden: list[AgentDefinition] = []
+        found: LastWins[AgentDefinition] = LastWins(cls.fold)
         problems: list[AgentFileProblem] = []
-        seen: set[Path] = set()
-        for folder, source in places:
-            try:
-                resolved = folder.resolve()
-            except OSError:
-                continue
-            if resolved in seen or not folder.is_dir():
-                continue
-            seen.add(resolved)
-            for path in sorted(folder.glob("*.md")):
+        for folder, source in distinct_folders(places):
+            for path in markdown_files(folder):
                 if not path.is_file():
                     continue
                 try:
@@ -242,25 +220,8 @@ class AgentCatalog:
                     problems.append(AgentFileProblem(path, str(error)))
                     continue
                 problems += [AgentFileProblem(path, warning, skipped=False) for warning in warnings]
-                if agent.name in found:
-                    overridden.append(found[agent.name])
-                found[agent.name] = agent
-        return cls(found.values(), problems, overridden)
-
-    def __len__(self) -> int:
-        return len(self._agents)
-
-    def __iter__(self) -> Iterator[AgentDefinition]:
-        return iter(self._agents.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._agents
-
-    def names(self) -> list[str]:
-        return list(self._agents)
-
-    def get(self, name: str) -> AgentDefinition | None:
-        return self._agents.get(name.strip())
+                found.add(agent)
+        return cls(found.items(), problems, found.overridden)
 
     @property
     def warnings(self) -> list[str]:

@@ -184,13 +184,13 @@ async def test_the_user_is_told_what_the_command_allows_and_of_an_unknown_model(
                                                                                  fake_llm: FakeLLMServer) -> None:
     from loom_engine.events import Notice
 
-    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt), Read\nmodel: haiku\n---\nMake it.\n",
+    _command(workspace, "mk.md", "---\nallowed-tools: Bash(touch made.txt), Read\nmodel: llama-7b\n---\nMake it.\n",
              user=True)
     fake_llm.enqueue(Reply.text("ok"))
     agent = _agent(workspace, fake_llm)
     notices = [(e.level, e.message) for e in await _run(agent, "/mk") if isinstance(e, Notice)]
     assert ("info", "/mk allows for this turn: bash(touch made.txt), read_file") in notices
-    assert ("warning", "/mk uses haiku for this turn (a model Loom does not know: the request may fail)") in notices
+    assert ("warning", "/mk uses llama-7b for this turn (a model Loom does not know: the request may fail)") in notices
     assert agent.config.model == "claude-sonnet-4-6"
 
 
