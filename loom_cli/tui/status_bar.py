@@ -52,32 +52,48 @@ class StatusInfo:
         return replace(self, usage=self.usage + usage, cost_usd=self.cost_usd + cost_usd)
 
 
-def status_text(info: StatusInfo) -> Text:
-    text = Text(no_wrap=True, overflow="ellipsis")
+# The parts a narrow bar gives up first, in order: the key hint, the cache rate, the
+# token counts, the MCP state. The model, the mode, the context and the cost always stay.
+_DROP_ORDER = ("hint", "cache", "tokens", "mcp")
+
+
+def status_text(info: StatusInfo, width: int | None = None) -> Text:
+    """The bar's text; with ``width``, parts are left out (see ``_DROP_ORDER``) until
+    it fits, so the cost is never the part a narrow terminal cuts off."""
+    parts = _status_parts(info)
+    for name in (None, *_DROP_ORDER):
+        if name is not None:
+            parts = [(key, piece) for key, piece in parts if key != name]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for _key, piece in parts:
+            text.append_text(piece)
+        if width is None or text.cell_len <= width:
+            return text
+    return text
+
+
+def _status_parts(info: StatusInfo) -> list[tuple[str, Text]]:
+    parts: list[tuple[str, Text]] = []
     if info.note:
-        text.append(info.note, style="italic")
-        text.append("  ")
+        parts.append(("note", Text.assemble((info.note, "italic"), "  ")))
     if not info.model:
-        return text
-    text.append(info.model, style="bold")
-    text.append(" · ")
+        return parts
     mode = info.mode or "…"
-    text.append(f" {mode} " if mode == "bypass" else mode, style=MODE_STYLES.get(mode, "bold"))
-    text.append(" (shift+tab)", style="dim")
+    parts.append(("model", Text.assemble((info.model, "bold"), " · ",
+                                         (f" {mode} " if mode == "bypass" else mode, MODE_STYLES.get(mode, "bold")))))
+    parts.append(("hint", Text(" (shift+tab)", style="dim")))
     if info.mcp:
-        text.append(" · ")
-        text.append(info.mcp, style="red" if "failed" in info.mcp else "")
+        parts.append(("mcp", Text.assemble(" · ", (info.mcp, "red" if "failed" in info.mcp else ""))))
     if info.context_window:
         pct = info.context_percent
         style = "red" if pct >= 85 else "yellow" if pct >= 60 else ""
-        text.append(" · ctx ")
-        text.append(f"{pct:.0f}%", style=style)
+        parts.append(("context", Text.assemble(" · ctx ", (f"{pct:.0f}%", style))))
     usage = info.usage
-    text.append(f" · ↑{human_tokens(usage.prompt_tokens)} ↓{human_tokens(usage.output_tokens)}")
-    text.append(f" · ${info.cost_usd:.4f}" if info.cost_usd < 1 else f" · ${info.cost_usd:.2f}")
+    parts.append(("tokens", Text(f" · ↑{human_tokens(usage.prompt_tokens)} ↓{human_tokens(usage.output_tokens)}")))
+    parts.append(("cost", Text(f" · ${info.cost_usd:.4f}" if info.cost_usd < 1 else f" · ${info.cost_usd:.2f}")))
     if usage.prompt_tokens:
-        text.append(f" · cache {info.cache_hit_rate * 100:.0f}%")
-    return text
+        parts.append(("cache", Text(f" · cache {info.cache_hit_rate * 100:.0f}%")))
+    return parts
 
 
 class StatusBar(Static):
@@ -95,12 +111,19 @@ class StatusBar(Static):
         self.info = info or StatusInfo()
 
     def on_mount(self) -> None:
-        self.update(status_text(self.info))
+        self._render_info()
+
+    def on_resize(self) -> None:
+        self._render_info()
 
     def set_info(self, info: StatusInfo) -> None:
         if info != self.info:
             self.info = info
-            self.update(status_text(info))
+            self._render_info()
+
+    def _render_info(self) -> None:
+        width = self.content_size.width  # 0 before the first layout: no fitting yet
+        self.update(status_text(self.info, width or None))
 
     def change(self, **changes: Any) -> None:
         """Some fields of what is shown (the others stay)."""
