@@ -8,11 +8,12 @@ path (relative to the workspace root) and the sha256 of its content.
 
 The files an entry refers to are found word by word: ``command`` is split with shell rules
 (``;``, ``&&``, ``|`` separate words too; a word with spaces in it, such as ``bash -c '...'``'s
-script, is split again), ``args`` are words as they are, and ``$CLAUDE_PROJECT_DIR`` /
-``$LOOM_PROJECT_DIR`` (with or without braces) stand for the workspace root. A word counts when,
-resolved against the workspace root (hooks run there) with symlinks followed, it is an existing
-regular file inside the workspace. Only whole words count (``--config=path`` does not), and a
-word after an output redirection (``> log``) does not: the hook writes that file. A command
+script, is split again), ``args`` are words as they are, and ``$CLAUDE_PROJECT_DIR``,
+``$LOOM_PROJECT_DIR`` and ``$PWD`` (with or without braces) stand for the workspace root. A
+word counts when, resolved against the workspace root (hooks run there) with symlinks
+followed, it is an existing regular file inside the workspace. Only whole words count
+(``--config=path`` does not), and a word after an output redirection (``> log``) does not:
+the hook writes that file. A command
 that cannot be split refers to nothing more than its entry. A referenced file that cannot be
 read leaves the hook without a key: it cannot be trusted (fail closed).
 
@@ -33,7 +34,9 @@ from pathlib import Path
 
 from loom_engine.hooks.config import HookCommand
 
-_ROOT_VARIABLE = re.compile(r"\$(?:\{(?:CLAUDE|LOOM)_PROJECT_DIR\}|(?:CLAUDE|LOOM)_PROJECT_DIR(?![A-Za-z0-9_]))")
+# The workspace root, as a hook's command can name it ($PWD too: hooks run there).
+_ROOT_NAME = r"(?:CLAUDE_PROJECT_DIR|LOOM_PROJECT_DIR|PWD)"
+_ROOT_VARIABLE = re.compile(rf"\$(?:\{{{_ROOT_NAME}\}}|{_ROOT_NAME}(?![A-Za-z0-9_]))")
 _OPERATOR = re.compile(r"[;&|()<>]+")
 _MAX_DEPTH = 3  # words inside words (bash -c "..."): deep enough for real hooks, bounded
 

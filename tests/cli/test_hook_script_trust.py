@@ -115,6 +115,7 @@ def test_editing_an_unrelated_file_keeps_the_hook_trusted(env: Path, tmp_path: P
     ("python3 .claude/hooks/x.py", (), ".claude/hooks/x.py"),
     ("python3", (".claude/hooks/x.py",), ".claude/hooks/x.py"),
     ("./x.sh", (), "x.sh"),
+    ("sh ${PWD}/x.sh", (), "x.sh"),
     ("cd . && ./x.sh | tee /dev/null", (), "x.sh"),
     ("bash -c './x.sh --fix'", (), "x.sh"),
 ])
@@ -149,6 +150,16 @@ def test_a_symlink_out_of_the_workspace_is_not_a_workspace_file_but_the_entry_ne
     _say_yes(env, tmp_path)
     outside.write_text("echo two\n")  # not the workspace's: not part of the key
     assert _trusted(env, tmp_path)
+
+
+def test_a_symlink_inside_the_workspace_covers_the_file_it_points_to(env: Path, tmp_path: Path) -> None:
+    real = _write(env / ".claude" / "hooks" / "real.sh", "echo one\n")
+    (env / "hook.sh").symlink_to(real)
+    _settings(env, "./hook.sh")
+    plan = _say_yes(env, tmp_path)
+    assert plan.trust[plan.found[0]].files == (".claude/hooks/real.sh",)
+    real.write_text("echo two\n")
+    assert not _trusted(env, tmp_path)
 
 
 def test_a_script_that_cannot_be_read_is_never_trusted(env: Path, tmp_path: Path,
