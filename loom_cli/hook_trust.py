@@ -13,9 +13,9 @@ script, is split again), ``args`` are words as they are, and ``$CLAUDE_PROJECT_D
 word counts when, resolved against the workspace root (hooks run there) with symlinks
 followed, it is an existing regular file inside the workspace. Only whole words count
 (``--config=path`` does not), and a word after an output redirection (``> log``) does not:
-the hook writes that file. A command
-that cannot be split refers to nothing more than its entry. A referenced file that cannot be
-read leaves the hook without a key: it cannot be trusted (fail closed).
+the hook writes that file. A command that cannot be split refers to nothing more than its
+entry. A referenced file that cannot be read leaves the hook without a key: it cannot be
+trusted (fail closed).
 
 An entry that refers to no workspace file keeps its entry hash as its key, so what was trusted
 before scripts were covered still holds for it; an entry that runs a script is asked about again.
