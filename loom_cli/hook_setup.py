@@ -8,10 +8,10 @@ Files, in the order their hooks run in (every file's hooks count; none overrides
   read as they are, so an existing setup runs unchanged).
 
 The last four sit in the workspace, so a cloned repository can ship any of them (the
-``.local`` ones too): their hooks run only once the user trusted that exact entry
-(recorded outside the workspace by :attr:`HookCommand.entry_hash`, see
-:class:`~loom_cli.workspace_records.WorkspaceRecords`), or for one headless run with
-``--trust-project-hooks``. Nothing inside the workspace can mark a hook trusted. A broken
+``.local`` ones too): their hooks run only once the user trusted that exact entry and
+the workspace files it runs (recorded outside the workspace by the key of
+:func:`~loom_cli.hook_trust.hook_trust`, see :class:`~loom_cli.workspace_records.WorkspaceRecords`),
+or for one headless run with ``--trust-project-hooks``. Nothing inside the workspace can mark a hook trusted. A broken
 JSON file is one problem line and skipped; an entry with a problem is skipped, the rest
 of its file still counts.
 """
@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from loom_engine.hooks.config import HookCommand, HookSet, parse_hooks
 
+from .hook_trust import HookTrust, hook_trust
 from .settings import HOOKS_KEY, SettingsFile, read_settings_files
 from .workspace_records import WorkspaceRecords
 
@@ -43,11 +44,19 @@ class HookPlan:
     use: HookSet = field(default_factory=HookSet)  # the user's, and the project's trusted ones
     untrusted: tuple[HookCommand, ...] = ()  # project hooks left out: not trusted (yet)
     problems: tuple[str, ...] = ()  # one line each, naming the file and the entry
+    # Each project hook's trust key and the workspace files it covers (see loom_cli.hook_trust).
+    trust: Mapping[HookCommand, HookTrust] = field(default_factory=dict)
 
     def state(self, hook: HookCommand) -> TrustState:
         if not hook.in_project:
             return "user"
         return "not trusted" if hook in self.untrusted else "trusted"
+
+    def trust_keys(self, hooks: Sequence[HookCommand]) -> list[str]:
+        """What to record when the user trusts ``hooks``: their keys as they were shown (a
+        hook whose script cannot be read has none, so it stays off)."""
+        keys = [trust.key for hook in hooks if (trust := self.trust.get(hook)) is not None]
+        return [key for key in dict.fromkeys(keys) if key is not None]
 
     def skipped_line(self) -> str | None:
         """For a headless run's stderr: the project hooks left out, how many, and the flag."""
@@ -94,18 +103,20 @@ def _read_json(path: Path, name: str) -> tuple[Mapping[str, Any] | None, str | N
 
 def plan_hooks(workspace_root: Path, settings_files: Sequence[SettingsFile], trusted: Collection[str], *,
                trust_project: bool = False) -> HookPlan:
-    """The hooks of every file; a project hook is used when its entry hash is in ``trusted``
-    (the user's records) or ``trust_project`` (the flag, for one run)."""
+    """The hooks of every file; a project hook is used when its trust key (the entry and the
+    workspace files it runs) is in ``trusted`` (the user's records) or ``trust_project`` (the
+    flag, for one run)."""
     tables, problems = read_hook_tables(workspace_root, settings_files)
     found: list[HookCommand] = []
     for table, source, in_project in tables:
         hooks, file_problems = parse_hooks(table, source=source, in_project=in_project)
         found.extend(hooks)
         problems.extend(file_problems)
-    untrusted = [hook for hook in found
-                 if hook.in_project and not trust_project and hook.entry_hash not in trusted]
+    trust = {hook: hook_trust(hook, workspace_root) for hook in dict.fromkeys(found) if hook.in_project}
+    untrusted = [hook for hook in found if hook.in_project and not trust_project
+                 and (trust[hook].key is None or trust[hook].key not in trusted)]
     use = HookSet(tuple(hook for hook in found if hook not in untrusted))
-    return HookPlan(tuple(found), use, tuple(untrusted), tuple(problems))
+    return HookPlan(tuple(found), use, tuple(untrusted), tuple(problems), trust)
 
 
 def read_hook_plan(workspace_root: Path, user_config_file: Path, records: WorkspaceRecords, *,

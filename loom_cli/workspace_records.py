@@ -7,9 +7,10 @@ One JSON file, ``workspaces.json``, keyed by the workspace's real path:
 * ``mcp_servers`` — the user's answer about each project MCP server (``.mcp.json``),
   keyed by :attr:`loom_engine.mcp.config.ServerConfig.entry_hash`: ``true`` approved,
   ``false`` refused. A changed entry has a new hash, so Loom asks again.
-* ``trusted_hooks`` — the project hook entries the user trusted, by
-  :attr:`loom_engine.hooks.config.HookCommand.entry_hash` (the entry with its file): a
-  new or changed entry is not in the list, so Loom asks again. Only "yes" is recorded:
+* ``trusted_hooks`` — the project hook entries the user trusted, by the key of
+  :func:`loom_cli.hook_trust.hook_trust` (the entry with its file, and the content of the
+  workspace scripts it runs): a new or changed entry or script is not in the list, so Loom
+  asks again. Only "yes" is recorded:
   "no" holds for the session it was given in.
 * ``allow`` — the rules the user saved with "allow always in this project". They are the
   user's own answers, so they live here rather than in ``.loom/settings.local.toml``,
@@ -74,7 +75,7 @@ class WorkspaceRecords:
         return value if isinstance(value, bool) else None
 
     def trusted_hooks(self, workspace: Path) -> frozenset[str]:
-        """The entry hashes of the project hooks the user trusted in this workspace."""
+        """The trust keys of the project hooks the user trusted in this workspace."""
         hashes = self._entry(workspace).get("trusted_hooks")
         if not isinstance(hashes, list):
             return frozenset()
@@ -95,7 +96,7 @@ class WorkspaceRecords:
                 decisions = entry["mcp_servers"] = {}
             decisions[entry_hash] = approved
 
-    def trust_hooks(self, workspace: Path, entry_hashes: Sequence[str]) -> None:
+    def trust_hooks(self, workspace: Path, entry_hashes: Sequence[str]) -> None:  # trust keys
         """Record that the user trusted these project hook entries."""
         if not entry_hashes:
             return

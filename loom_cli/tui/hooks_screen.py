@@ -3,8 +3,9 @@
 A repository can ship hooks (``.loom/settings*.toml``, ``.claude/settings*.json``): each
 is a command that would run on the user's machine whenever its event fires. Before the
 agent is built, the chat lists the project hooks the user has not trusted yet, each with
-its event, matcher, command and file. ``y`` trusts exactly these entries (recorded by
-each entry's hash outside the workspace: a changed entry asks again); ``n`` or Esc
+its event, matcher, command and file, and the workspace scripts it runs. ``y`` trusts
+exactly these entries and scripts (recorded by a hash of each entry and its scripts'
+content outside the workspace: a changed entry or script asks again); ``n`` or Esc
 starts without them, for this session (asked again at the next start).
 
 `/hooks` lists every hook with the same details and its trust state, and the problems
@@ -14,7 +15,7 @@ found in the files.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from loom_cli.hook_setup import HookPlan
+    from loom_cli.hook_trust import HookTrust
     from loom_engine.hooks.config import HookCommand
 
     from .options import TuiOptions
@@ -38,8 +40,9 @@ if TYPE_CHECKING:
 _STATE_STYLE = {"user": "dim", "trusted": "green", "not trusted": "bold red"}
 
 
-def hook_text(hook: HookCommand, state: str | None = None) -> Text:
-    """One hook: event and matcher, the command, its file (and trust state)."""
+def hook_text(hook: HookCommand, state: str | None = None, trust: HookTrust | None = None) -> Text:
+    """One hook: event and matcher, the command, its file (and trust state, the workspace
+    scripts its trust covers)."""
     from loom_cli.hook_setup import describe_command, describe_matcher
     from loom_engine.hooks.config import DEFAULT_TIMEOUT_S
 
@@ -57,15 +60,31 @@ def hook_text(hook: HookCommand, state: str | None = None) -> Text:
     if hook.fail_closed:
         details.append("fail closed")
     text.append("\n    " + " · ".join(details), style="dim")
+    if trust is not None and trust.files:
+        text.append_text(_scripts_text(trust))
     return text
 
 
-def hooks_text(hooks: Sequence[HookCommand], plan: HookPlan | None = None) -> Text:
+def _scripts_text(trust: HookTrust) -> Text:
+    readable = [name for name in trust.files if name not in trust.unreadable]
+    text = Text()
+    if readable:
+        text.append(f"\n    runs {', '.join(readable)} ", style="bold")
+        text.append("(its content is remembered)" if len(readable) == 1 else "(their content is remembered)",
+                    style="dim")
+    if trust.unreadable:
+        text.append(f"\n    cannot read {', '.join(trust.unreadable)}: this hook stays off", style="bold red")
+    return text
+
+
+def hooks_text(hooks: Sequence[HookCommand], plan: HookPlan | None = None,
+               trust: Mapping[HookCommand, HookTrust] | None = None) -> Text:
     text = Text()
     for index, hook in enumerate(hooks):
         if index:
             text.append("\n")
-        text.append_text(hook_text(hook, plan.state(hook) if plan is not None else None))
+        text.append_text(hook_text(hook, plan.state(hook) if plan is not None else None,
+                                   trust.get(hook) if trust is not None else None))
     return text
 
 
@@ -74,19 +93,23 @@ class HookTrustScreen(QuestionBox[bool]):
 
     DEFAULT_CSS = box_css("HookTrustScreen", "$warning")
 
-    def __init__(self, hooks: Sequence[HookCommand], *, guard_s: float = 1.0) -> None:
+    def __init__(self, hooks: Sequence[HookCommand], *, guard_s: float = 1.0,
+                 trust: Mapping[HookCommand, HookTrust] | None = None) -> None:
         super().__init__({"y": True, "n": False, "escape": False}, guard_s=guard_s)
         self.hooks = tuple(hooks)
+        self.trust = trust or {}  # the scripts each hook runs, named in the question
 
     def question(self) -> Question:
         one = len(self.hooks) == 1
+        scripts = any(trust.files for hook in self.hooks if (trust := self.trust.get(hook)) is not None)
         return Question(
             title="Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
             lead=("This command" if one else "These commands") + " would run on your machine, with "
             "your permissions, each time " + ("its" if one else "their") + " event fires:",
-            listed=hooks_text(self.hooks),
+            listed=hooks_text(self.hooks, trust=self.trust),
             note="A repository you cloned can ship these files: say yes only if you know where they "
-            "come from. Your answer is remembered until an entry changes.",
+            "come from. Your answer is remembered until an entry " + ("or a script it runs " if scripts else "")
+            + "changes.",
             keys=Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
                                ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
                                + ("it" if one else "them")))
@@ -151,14 +174,15 @@ def current_plan(workspace: Path) -> HookPlan | None:
         return None
 
 
-def remember_hooks(workspace: Path, hooks: Sequence[HookCommand]) -> str | None:
-    """Record the trust; a one-line reason when it could not be written."""
+def remember_hooks(workspace: Path, keys: Sequence[str]) -> str | None:
+    """Record the trust (the keys of the hooks as they were shown, see
+    :meth:`HookPlan.trust_keys`); a one-line reason when it could not be written."""
     from loom_cli.workspace_records import WorkspaceRecords
     from loom_engine.paths import data_dir
     from loom_engine.workspace import find_workspace_root
 
     try:
-        WorkspaceRecords(data_dir()).trust_hooks(find_workspace_root(workspace), [h.entry_hash for h in hooks])
+        WorkspaceRecords(data_dir()).trust_hooks(find_workspace_root(workspace), keys)
     except OSError as error:
         return f"could not remember the trust in these hooks ({error.strerror or error}): they stay off"
     return None
@@ -174,8 +198,9 @@ async def settle_hook_trust(app: App[int], options: TuiOptions) -> TuiOptions:
         plan = None
     if plan is None or not plan.untrusted:
         return options
-    if await app.push_screen_wait(HookTrustScreen(plan.untrusted, guard_s=options.permission_guard_s)):
-        problem = await asyncio.to_thread(remember_hooks, options.workspace, plan.untrusted)
+    if await app.push_screen_wait(HookTrustScreen(plan.untrusted, guard_s=options.permission_guard_s,
+                                                  trust=plan.trust)):
+        problem = await asyncio.to_thread(remember_hooks, options.workspace, plan.trust_keys(plan.untrusted))
         if problem:
             app.notify(problem, severity="warning")
     return options
