@@ -115,7 +115,9 @@ def plan_hooks(workspace_root: Path, settings_files: Sequence[SettingsFile], tru
     trust = {hook: hook_trust(hook, workspace_root) for hook in dict.fromkeys(found) if hook.in_project}
     untrusted = [hook for hook in found if hook.in_project and not trust_project
                  and (trust[hook].key is None or trust[hook].key not in trusted)]
-    use = HookSet(tuple(hook for hook in found if hook not in untrusted))
+    # A project hook runs pinned to the scripts it was trusted with (see HookCommand.pinned).
+    use = HookSet(tuple(trust[hook].pinned(hook, workspace_root) if hook.in_project else hook
+                        for hook in found if hook not in untrusted))
     return HookPlan(tuple(found), use, tuple(untrusted), tuple(problems), trust)
 
 

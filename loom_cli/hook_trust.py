@@ -29,7 +29,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from loom_engine.hooks.config import HookCommand
@@ -48,6 +48,12 @@ class HookTrust:
     key: str | None  # None: a referenced file cannot be read, so the hook cannot be trusted
     files: tuple[str, ...] = ()  # relative to the workspace root, in the order the entry names them
     unreadable: tuple[str, ...] = ()  # among ``files``
+    digests: tuple[tuple[str, str], ...] = ()  # (file, sha256) of each file, as read now
+
+    def pinned(self, hook: HookCommand, workspace_root: Path) -> HookCommand:
+        """``hook`` carrying the content it was trusted with, checked again before each run."""
+        root = Path(os.path.realpath(workspace_root))
+        return replace(hook, pinned=tuple((str(root / name), digest) for name, digest in self.digests))
 
 
 def hook_trust(hook: HookCommand, workspace_root: Path) -> HookTrust:
@@ -67,7 +73,7 @@ def hook_trust(hook: HookCommand, workspace_root: Path) -> HookTrust:
     if unreadable:
         return HookTrust(None, files, tuple(unreadable))
     canonical = json.dumps([hook.entry_hash, digests], separators=(",", ":"))
-    return HookTrust(hashlib.sha256(canonical.encode("utf-8")).hexdigest(), files)
+    return HookTrust(hashlib.sha256(canonical.encode("utf-8")).hexdigest(), files, digests=tuple(digests))
 
 
 def referenced_files(hook: HookCommand, workspace_root: Path) -> tuple[str, ...]:

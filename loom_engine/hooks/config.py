@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 HookEventName = Literal[
@@ -46,6 +46,10 @@ class HookCommand:
     fail_closed: bool = False
     source: str = ""  # how its file is named to the user: "user config (~/...)", ".claude/settings.json"
     in_project: bool = False  # from a file inside the workspace: runs only once trusted
+    # The workspace files the hook runs, as the user trusted them: (absolute path, sha256).
+    # A file changed since (by a pull, or by an edit in this session) keeps the hook from
+    # running until the user is asked again. Not part of the entry: set by whoever trusts.
+    pinned: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def entry_hash(self) -> str:

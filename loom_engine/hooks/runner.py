@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import shlex
 import shutil
@@ -63,6 +64,21 @@ def hook_environment(root: Path, hook: HookCommand | None = None,
     return env
 
 
+def changed_since_trusted(hook: HookCommand) -> str | None:
+    """The first file the hook was trusted with that is no longer as it was (changed,
+    gone, unreadable), or None. A script the model edited in this session, or a pull
+    changed, must not run on the strength of the user's earlier yes."""
+    for path, digest in hook.pinned:
+        try:
+            with open(path, "rb") as handle:
+                current = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            return path
+        if current != digest:
+            return path
+    return None
+
+
 async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping[str, str],
                    cancel: CancelToken | None = None) -> RawRun:
     started = time.monotonic()
@@ -70,6 +86,10 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping
     def elapsed() -> float:
         return (time.monotonic() - started) * 1000
 
+    changed = changed_since_trusted(hook)
+    if changed is not None:
+        return RawRun(None, failure=f"not run: {changed} changed since you trusted this hook (Loom asks again at "
+                                    "its next start)", duration_ms=elapsed())
     try:
         proc = await asyncio.create_subprocess_shell(
             command_line(hook), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
