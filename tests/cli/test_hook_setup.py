@@ -22,6 +22,7 @@ from loom_cli.hook_setup import read_hook_plan
 from loom_cli.settings import load_settings
 from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.hooks.config import HookCommand
+from tests.doubles.loom_command import isolate_loom
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
@@ -44,14 +45,7 @@ FORMAT_JSON = {"permissions": {"allow": ["Bash(npm test)"]},
 
 @pytest.fixture
 def env(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "done"}]))
-    monkeypatch.setenv("LOOM_SCRIPT", str(script))
+    isolate_loom(monkeypatch, tmp_path, script=[{"text": "done"}])
     return workspace
 
 

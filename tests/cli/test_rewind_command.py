@@ -21,17 +21,14 @@ from loom_engine.sessions.store import SessionStore
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RewindMode
 from loom_engine.workspace import Workspace, find_workspace_root
+from tests.doubles.loom_command import isolate_loom
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    isolate_loom(monkeypatch, tmp_path)
     root = tmp_path / "repo"
     root.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)

@@ -14,15 +14,12 @@ from loom_engine.messages import Message, TextPart
 from loom_engine.paths import sessions_dir
 from loom_engine.sessions.store import SessionStore
 from loom_engine.workspace import find_workspace_root
+from tests.doubles.loom_command import isolate_loom
 
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    isolate_loom(monkeypatch, tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)

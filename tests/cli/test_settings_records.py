@@ -13,17 +13,14 @@ import pytest
 
 from loom_cli.bootstrap import RunOptions, build_agent
 from loom_cli.workspace_records import WorkspaceRecords
+from tests.doubles.loom_command import isolate_loom
 
 LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @pytest.fixture
 def env(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    isolate_loom(monkeypatch, tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     return workspace
 

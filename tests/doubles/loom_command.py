@@ -6,10 +6,15 @@ server with a throwaway data and config folder (and none of the caller's own key
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer
 
@@ -31,3 +36,19 @@ def loom(args: list[str], cwd: Path, env: dict[str, str], *, stdin: bytes | None
     done = subprocess.run(LOOM + args, cwd=cwd, env=env, input=stdin, capture_output=True, timeout=timeout)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
                                        done.stderr.decode(errors="replace"))
+
+
+def isolate_loom(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *,
+                 script: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Loom in this test process reads none of the caller's keys, settings or data: its data
+    and config folders are ``tmp_path/data`` and ``tmp_path/config``; with ``script``, the
+    scripted provider gives those answers (``LOOM_SCRIPT``)."""
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    if script is not None:
+        path = tmp_path / "script.json"
+        path.write_text(json.dumps(list(script)))
+        monkeypatch.setenv("LOOM_SCRIPT", str(path))

@@ -4,7 +4,6 @@ sees is what the real start-up reads from the workspace, the config dir and the 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,17 +12,14 @@ import pytest
 
 from loom_cli.tui.app import LoomApp
 from tests.cli.tui.helpers import Harness
+from tests.doubles.loom_command import isolate_loom
 
 
 def real_bootstrap(monkeypatch: pytest.MonkeyPatch, workspace: Path, tmp_path: Path,
                    script: Sequence[dict[str, Any]] = ({"text": "hi"},)) -> Harness:
     """Settings read from ``tmp_path/config``, data in ``tmp_path/data``, answers from ``script``
     (every agent built, after /clear too, reads the script from its start)."""
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    isolate_loom(monkeypatch, tmp_path)
     (tmp_path / "config").mkdir(exist_ok=True)
     path = tmp_path / "script.json"
     path.write_text(json.dumps(list(script)))

@@ -7,7 +7,6 @@ loom_cli.bootstrap (scripted provider).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from loom_cli.tui.app import LoomApp
 from loom_cli.tui.hooks_screen import HookTrustScreen
 from tests.cli.tui.helpers import Harness, screen_text, wait_for
+from tests.doubles.loom_command import isolate_loom
 
 GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}]}]}}
@@ -24,14 +24,7 @@ NAMED = "runs .claude/hooks/guard.sh (its content is remembered)"
 
 @pytest.fixture
 def real(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Harness:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "hi"}]))
-    monkeypatch.setenv("LOOM_SCRIPT", str(script))
+    isolate_loom(monkeypatch, tmp_path, script=[{"text": "hi"}])
     (repo / ".claude" / "hooks").mkdir(parents=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps(GUARD))
     (repo / ".claude" / "hooks" / "guard.sh").write_text("#!/bin/sh\nexit 0\n")

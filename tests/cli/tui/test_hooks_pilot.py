@@ -10,7 +10,6 @@ tests feed HookRan events to the chat from a stand-in agent, as the engine would
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from loom_cli.tui.trust_screen import TrustScreen
 from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.events import AgentEvent, HookRan, TextDelta, ToolCallStarted, ToolFinished
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.doubles.loom_command import isolate_loom
 
 GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "timeout": 5}]}]}}
@@ -40,14 +40,7 @@ command = "ruff format"
 
 @pytest.fixture
 def real(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Harness:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "hi"}]))
-    monkeypatch.setenv("LOOM_SCRIPT", str(script))
+    isolate_loom(monkeypatch, tmp_path, script=[{"text": "hi"}])
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps(GUARD))
     (repo / ".loom").mkdir()
