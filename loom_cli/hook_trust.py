@@ -124,11 +124,8 @@ def _workspace_file(word: str, root: Path) -> str | None:
 
 
 def _digest(path: Path) -> str | None:
-    digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 16), b""):
-                digest.update(block)
+            return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return None
-    return digest.hexdigest()
