@@ -16,13 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-# Loom's tool name -> the name Claude Code's hook scripts match on. MCP tools are
-# already named mcp__server__tool; any other tool keeps Loom's name.
-CLAUDE_TOOL_NAMES: Mapping[str, str] = {
-    "bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
-    "multi_edit": "MultiEdit", "glob": "Glob", "grep": "Grep", "ls": "LS", "web_fetch": "WebFetch",
-    "task": "Task", "todo_write": "TodoWrite", "skill": "Skill",
-}
+from ..tool_names import CLAUDE_TOOL_NAMES
 
 # Per Loom tool: Loom's argument name -> Claude Code's. Arguments not listed keep their name.
 _KEY_NAMES: Mapping[str, Mapping[str, str]] = {

@@ -54,6 +54,7 @@ from typing import Any
 
 from .. import paths
 from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, read_markdown
+from ..tool_names import LOOM_TOOL_NAMES
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
@@ -66,13 +67,6 @@ _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git"})
 PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills", ".loom/skills")
 
 # Claude Code's tool names, as skills written for it use them.
-_TOOL_ALIASES = {
-    "read": "read_file", "write": "write_file", "edit": "edit_file", "multiedit": "multi_edit",
-    "glob": "glob", "grep": "grep", "ls": "ls", "bash": "bash", "todowrite": "todo_write",
-    "task": "task", "skill": "skill", "webfetch": "web_fetch",
-}
-
-
 class SkillNotFound(KeyError):
     def __init__(self, name: str, available: Iterable[str]) -> None:
         names = ", ".join(sorted(available)) or "none"
@@ -246,7 +240,7 @@ def _outside_parens(text: str) -> str:
 
 def loom_tool_rule(item: str) -> str:
     name, paren, rest = item.partition("(")
-    loom_name = _TOOL_ALIASES.get(name.strip().lower().replace("_", ""), name.strip())
+    loom_name = LOOM_TOOL_NAMES.get(name.strip().lower().replace("_", ""), name.strip())
     return f"{loom_name}({rest}" if paren else loom_name
 
 

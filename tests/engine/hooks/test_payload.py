@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from builtin_tools import default_tools
-from loom_engine.hooks.payload import CLAUDE_TOOL_NAMES, claude_tool_input, loom_tool_input, tool_fields
+from loom_engine.hooks.payload import claude_tool_input, loom_tool_input, tool_fields
+from loom_engine.tool_names import CLAUDE_TOOL_NAMES
 
 
 def test_every_mapped_name_is_a_builtin_tool() -> None:
