@@ -38,6 +38,7 @@ dropped whole when too little of it would remain):
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import re
 import subprocess
@@ -306,7 +307,9 @@ class ContextAssembler:
                  f"- Platform: {platform.system()} {platform.release()} ({platform.machine()})",
                  f"- Date: {now.strftime('%Y-%m-%d')}"]
         status = _git_status(self.workspace.root)
-        if status is None:
+        if isinstance(status, str):
+            lines.append(f"- Git status not read: {status}")
+        elif status is None:
             lines.append("- Not a git repository")
         else:
             branch, changes = status
@@ -315,12 +318,29 @@ class ContextAssembler:
         return "\n".join(lines)
 
 
-def _git_status(root: Path) -> tuple[str, list[str]] | None:
-    """(branch line, changed paths) from one ``git status --short --branch``; None outside git."""
+def _git_status(root: Path) -> tuple[str, list[str]] | str | None:
+    """(branch line, changed paths) from one ``git status --short --branch``; None outside
+    git; why it was not read when the repository's own config could make git run a
+    program (a hostile clone's ``core.fsmonitor`` or clean filter would run the moment
+    Loom opens, before the user was asked anything)."""
+    import shutil
+
+    from ..permissions.git_config import git_environment, repository_doubt
+
+    git = shutil.which("git")
+    if git is None:
+        return None
+    real_root = root.resolve()
+    try:
+        doubt = repository_doubt(git, root, lambda path: path.resolve().is_relative_to(real_root))
+    except (OSError, subprocess.SubprocessError) as error:
+        doubt = f"its config could not be checked ({error})"
+    if doubt:
+        return doubt
     try:
         # --no-optional-locks: reading the status must not rewrite the user's index (a stat refresh).
-        out = subprocess.run(["git", "--no-optional-locks", "-c", "core.quotepath=off", "status", "--short",
-                              "--branch"], cwd=root,
+        out = subprocess.run([git, "--no-optional-locks", "-c", "core.quotepath=off", "status", "--short",
+                              "--branch"], cwd=root, env=git_environment(os.environ),
                              capture_output=True, text=True, timeout=3, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
