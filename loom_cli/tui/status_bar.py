@@ -52,34 +52,38 @@ class StatusInfo:
         return replace(self, usage=self.usage + usage, cost_usd=self.cost_usd + cost_usd)
 
 
-# The parts a narrow bar gives up first, in order: the key hint, the cache rate, the
-# token counts, the MCP state. The model, the mode, the context and the cost always stay.
-_DROP_ORDER = ("hint", "cache", "tokens", "mcp")
+# What a narrow bar gives up first, in order: the key hint, the cache rate, the token
+# counts, the model's vendor prefix ("claude-"), the MCP state. The model, the mode, the
+# context and the cost always stay.
+_DROP_ORDER = ("hint", "cache", "tokens", "vendor", "mcp")
 
 
 def status_text(info: StatusInfo, width: int | None = None) -> Text:
-    """The bar's text; with ``width``, parts are left out (see ``_DROP_ORDER``) until
-    it fits, so the cost is never the part a narrow terminal cuts off."""
-    parts = _status_parts(info)
+    """The bar's text; with ``width``, parts are given up (see ``_DROP_ORDER``) until it
+    fits, so the cost is never the part a narrow terminal cuts off."""
+    dropped: set[str] = set()
+    text = Text()
     for name in (None, *_DROP_ORDER):
         if name is not None:
-            parts = [(key, piece) for key, piece in parts if key != name]
+            dropped.add(name)
         text = Text(no_wrap=True, overflow="ellipsis")
-        for _key, piece in parts:
-            text.append_text(piece)
+        for key, piece in _status_parts(info, short_model="vendor" in dropped):
+            if key not in dropped:
+                text.append_text(piece)
         if width is None or text.cell_len <= width:
-            return text
+            break
     return text
 
 
-def _status_parts(info: StatusInfo) -> list[tuple[str, Text]]:
+def _status_parts(info: StatusInfo, *, short_model: bool = False) -> list[tuple[str, Text]]:
     parts: list[tuple[str, Text]] = []
     if info.note:
         parts.append(("note", Text.assemble((info.note, "italic"), "  ")))
     if not info.model:
         return parts
     mode = info.mode or "…"
-    parts.append(("model", Text.assemble((info.model, "bold"), " · ",
+    model = info.model.removeprefix("claude-") if short_model else info.model
+    parts.append(("model", Text.assemble((model, "bold"), " · ",
                                          (f" {mode} " if mode == "bypass" else mode, MODE_STYLES.get(mode, "bold")))))
     parts.append(("hint", Text(" (shift+tab)", style="dim")))
     if info.mcp:

@@ -19,12 +19,12 @@ def test_wide_enough_shows_everything() -> None:
                     "cache 3%")
 
 
-def test_narrow_drops_the_hint_then_cache_then_tokens_then_mcp() -> None:
-    widths = {width: status_text(INFO, width).plain for width in (80, 70, 64, 40)}
+def test_narrow_drops_the_hint_then_cache_then_tokens_then_the_vendor_then_mcp() -> None:
+    widths = {width: status_text(INFO, width).plain for width in (80, 70, 58, 40)}
     assert widths[80] == "claude-sonnet-4-5 · default · 2 MCP servers · ctx 0% · ↑29.8k ↓60 · $0.0873"
     assert widths[70] == "claude-sonnet-4-5 · default · 2 MCP servers · ctx 0% · $0.0873"
-    assert widths[64] == "claude-sonnet-4-5 · default · 2 MCP servers · ctx 0% · $0.0873"
-    assert widths[40] == "claude-sonnet-4-5 · default · ctx 0% · $0.0873"
+    assert widths[58] == "sonnet-4-5 · default · 2 MCP servers · ctx 0% · $0.0873"
+    assert widths[40] == "sonnet-4-5 · default · ctx 0% · $0.0873"
 
 
 class _Bar(App[None]):
