@@ -10,7 +10,7 @@ a git hook.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from .paths import PathPattern, compile_path_pattern
 from .rules import Behavior, Rule, parse_rule
 
 __all__ = ["DEFAULT_LAYER", "SOURCE_DEFAULTS", "SOURCE_SAVED", "SOURCE_SESSION",
-           "CompiledRule", "RuleLayer", "RuleStore"]
+           "CompiledRule", "RuleLayer", "RuleStore", "protected_layer"]
 
 SOURCE_DEFAULTS = "defaults"
 # "Allow always in this project" answers (where they are kept is the saver's business).
@@ -43,6 +43,25 @@ DEFAULT_LAYER = RuleLayer(
     SOURCE_DEFAULTS,
     ask=("edit(**/.git)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
 )
+
+
+def protected_layer(source: str, paths: Iterable[Path]) -> RuleLayer:
+    """Ask rules for every edit of these absolute paths (a folder: everything in it).
+
+    For places the application knows must never change unasked, in any mode (ask rules
+    hold in bypass too): Loom's own config, data and trust files, the folders of trusted
+    project hook scripts. ``source`` says why, in the reason the user is shown.
+    """
+    rules: list[str] = []
+    for path in paths:
+        text = _escape_glob(Path(path).as_posix().rstrip("/") or "/")
+        rules += [f"edit({text})", f"edit({text}/**)"]
+    return RuleLayer(source, ask=tuple(dict.fromkeys(rules)))
+
+
+def _escape_glob(text: str) -> str:
+    """A literal path as a rule pattern: glob characters stand for themselves."""
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
 @dataclass(frozen=True)
