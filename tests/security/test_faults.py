@@ -62,12 +62,13 @@ def test_14_a_server_that_never_answers_is_retried_after_the_configured_timeout(
         repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     write_config(tmp_path, "stream_first_byte_timeout = 0.5\nstream_idle_timeout = 0.5\n")
     fake_llm.enqueue(Reply.silent(), Reply.text("answered at last"))
-    started = time.monotonic()
     done = loom(["run", "hi"], repo, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "answered at last"
     assert "did not answer within 0.5 s" in done.stderr and "retrying" in done.stderr
-    assert time.monotonic() - started < 30 and len(fake_llm.requests) == 2
+    # The message names the configured 0.5 s (the default is a minute): no wall-clock
+    # bound, which a loaded machine's slow start would break.
+    assert len(fake_llm.requests) == 2
 
 
 def test_14_a_stream_that_stalls_mid_answer_is_retried_and_its_partial_text_dropped(
