@@ -52,8 +52,9 @@ HEAD = OptionTable.of(
     "c:n:qvz0123456789",
     f"bytes= lines= quiet silent>quiet verbose zero-terminated -presume-input-pipe {_HELP}")
 
+# tail's obsolete `-5l`/`-b` forms are not taken: they ask.
 TAIL = OptionTable.of(
-    "bc:fFln:qs:vz0123456789",
+    "c:fFn:qs:vz0123456789",
     "bytes= follow? lines= max-unchanged-stats= pid= quiet silent>quiet retry sleep-interval= "
     f"verbose zero-terminated -disable-inotify -presume-input-pipe {_HELP}")
 

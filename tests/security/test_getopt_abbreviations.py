@@ -12,63 +12,21 @@ secret outside, then asserts that Loom no longer runs it without asking.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.manager import PermissionManager
-from loom_engine.permissions.targets import CommandRun
-from loom_engine.workspace import Workspace
-
-SECRET = "s3cret-outside-the-workspace"
-MODES = ("default", "accept-edits", "plan")
-
-
-@dataclass
-class Lab:
-    """A workspace holding a symlink to a folder outside, a folder pair for diff whose
-    left side links outside, and a NUL-separated list naming the outside file."""
-
-    root: Path
-    outside: Path
-
-    def behavior(self, command: str, mode: str) -> str:
-        pm = PermissionManager(Workspace.at(self.root), mode=mode)  # type: ignore[arg-type]
-        return pm.check("bash", CommandRun(command, str(self.root)), is_read_only=False).behavior
-
-    def run(self, command: str) -> str:
-        """What the real program prints when run in the workspace."""
-        done = subprocess.run(["bash", "-c", command], cwd=self.root, capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL, timeout=60,
-                              env={**os.environ, "LC_ALL": "C"})
-        return done.stdout
+from .getopt_lab import MODES, SECRET, Lab, make_lab
 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Lab:
-    root = tmp_path / "ws"
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text(f"{SECRET}\n")
-    root.mkdir()
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("print('hi')\n")
-    (root / "link_out").symlink_to(outside, target_is_directory=True)
-    (root / "file_out").symlink_to(outside / "secret.txt")
-    (root / "a").mkdir()
-    (root / "a" / "link").symlink_to(outside, target_is_directory=True)
-    (root / "b").mkdir()
-    (root / "names").write_text(f"{outside / 'secret.txt'}\0")
-    return Lab(root, outside)
+    return make_lab(tmp_path)
 
 
 def leaks(lab: Lab, command: str) -> bool:
-    out = lab.run(command)
-    return SECRET in out or "secret.txt" in out
+    return lab.leaks(["bash", "-c", command])
 
 
 def installed(command: str) -> None:
