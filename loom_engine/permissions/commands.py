@@ -160,7 +160,8 @@ class ReadOnlyCheck:
     # It walks folders and follows the symlinks it meets there (`grep -R`, `find -L`):
     # the trees it enters must be checked for symlinks that lead out of the workspace.
     follows: bool = False
-    # The words (among ``paths``) naming the trees it walks; none: the working directory.
+    # The words (among ``paths``) naming the trees it walks: its file operands, never a
+    # pattern or another option's value; none: the working directory.
     walks: tuple[str, ...] = ()
 
 
@@ -199,7 +200,8 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
     trees = [t for _, t in operands]
     if reader.first_operand_pattern and not parsed.keys() & reader.pattern_options:
         trees = trees[1:]
-    walks = tuple(t for t in trees + [t for _, t in values] if t)
+    trees += [g.value for g in parsed.given if g.key in reader.tree_options and g.value]
+    walks = tuple(t for t in trees if t)
     return ReadOnlyCheck(tuple(paths), reads_cwd=True,
                          follows=bool(parsed.keys() & reader.follows), walks=walks)
 

@@ -28,13 +28,15 @@ class Reader:
     ``follows``: the options that make it follow symlinks met inside the folders it
     walks. ``refused``: the options that make it write, run a program, or read a list of
     file names from a file (names no check sees). ``first_operand_pattern``: its first
-    operand is a pattern unless one of ``pattern_options`` is given."""
+    operand is a pattern unless one of ``pattern_options`` is given. ``tree_options``:
+    options whose value names a folder it walks like an operand."""
 
     options: OptionTable | None
     follows: frozenset[str] = frozenset()
     refused: frozenset[str] = frozenset()
     first_operand_pattern: bool = False
     pattern_options: frozenset[str] = frozenset()
+    tree_options: frozenset[str] = frozenset()
 
     def parse(self, args: Sequence[str]) -> ParsedArguments:
         if self.options is None:
@@ -148,7 +150,8 @@ READERS: dict[str, Reader] = {
                    first_operand_pattern=True,
                    pattern_options=frozenset({"-e", "--regexp", "-f", "--file"})),
     # diff follows the symlinks it meets while comparing folders unless told not to.
-    "diff": Reader(DIFF, follows=frozenset({"-r", "--recursive"})),
+    "diff": Reader(DIFF, follows=frozenset({"-r", "--recursive"}),
+                   tree_options=frozenset({"--from-file", "--to-file"})),
     "find": Reader(None, follows=FIND_FOLLOWS, refused=FIND_REFUSED),
     "ls": Reader(LS, follows=frozenset({"-L", "--dereference"})),
     "du": Reader(DU, follows=frozenset({"-L", "--dereference"}), refused=_NAME_LIST),

@@ -82,6 +82,16 @@ def test_a_glued_value_names_the_file_it_reads(lab: Lab) -> None:
     assert lab.behavior("grep -fpatterns src/app.py", "default") == "allow"
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_pattern_given_by_an_option_is_not_the_tree_walked(lab: Lab, mode: str) -> None:
+    # With no file operand `grep -R` walks `.` (and link_out); `src` is a second pattern,
+    # not a folder to walk, even though a folder of that name exists.
+    command = f"grep -R -e {SECRET} -e src"
+    installed(command)
+    assert leaks(lab, command)
+    assert lab.behavior(command, mode) != "allow"
+
+
 @pytest.mark.parametrize("command", [
     "rg -iz x",         # -z in a cluster: decompressors found on PATH run
     "rg -zi x",
