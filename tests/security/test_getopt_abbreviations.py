@@ -62,7 +62,7 @@ MORE_FORMS = [
     f"grep -n {SECRET} . --dereference-r",
     "diff a b -N --recu",
     "diff -N a --recur b",
-    f"grep -ffile_out {SECRET} src link_out",  # -f's value glued: patterns read outside
+    f"grep -ffile_out {SECRET} src",  # -f's value glued: patterns read outside
     "du -a --files0-fro=names",
 ]
 
