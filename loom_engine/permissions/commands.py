@@ -2,8 +2,10 @@
 checks, kept apart from the syntax (:mod:`.shell` says which simple commands a line runs;
 this module says what each of them reads, runs or changes).
 
-Wrappers (``timeout``, ``sudo``, ``xargs``...), the built-in read-only commands and their
-unsafe options, commands that run code the analysis cannot see, and ``cd`` targets.
+Wrappers (``timeout``, ``sudo``, ``xargs``...), the built-in read-only commands (their
+arguments read the way the program's own parser reads them: :mod:`.getopt` for the rule,
+:mod:`.option_tables` for every option they take, :mod:`.find_args` for find), commands
+that run code the analysis cannot see, and ``cd`` targets.
 """
 
 from __future__ import annotations

@@ -30,7 +30,10 @@ import pytest
 
 from loom_engine.permissions.find_args import PRIMARIES
 from loom_engine.permissions.getopt import OptionTable, resolve_long
+from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.option_tables import READERS
+from loom_engine.permissions.targets import CommandRun
+from loom_engine.workspace import Workspace
 
 from .getopt_lab import MODES, SECRET, Lab, make_lab
 
@@ -356,4 +359,44 @@ def test_whenever_the_program_reads_outside_loom_asks(lab: Lab, name: str) -> No
                 failures.append(f"`{' '.join([name, *quoted])}` reads only the workspace, yet Loom asks")
     print(f"{name}: {tried} commands run, {leaked} read outside, Loom asked for {asked}")
     assert leaked > 0, f"no option of {name} read outside: the trap is broken"
+    assert not failures, "\n".join(failures)
+
+
+def test_git_options_that_write_or_run_are_refused_in_every_spelling(tmp_path: Path) -> None:
+    """git has no table in Loom (hundreds of options per subcommand): any long option
+    that could abbreviate `--output` or `--ext-diff` is refused. Run for real, git takes
+    `--output` (and writes the file); whether it takes a prefix depends on its version."""
+    git = program_path("git")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@b"}
+
+    def git_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([git, *args], cwd=repo, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=60)
+
+    (repo / "f.txt").write_text("one\n")
+    git_run("init", "-q")
+    git_run("add", "f.txt")
+    git_run("commit", "-qm", "one")
+    (repo / "f.txt").write_text("two\n")
+    taken: list[str] = []
+    failures: list[str] = []
+    for option in ("output", "ext-diff"):
+        for k in range(1, len(option) + 1):
+            for sub in ("diff", "log", "show"):
+                out = repo / f"out-{sub}-{option}-{k}"
+                word = f"--{option[:k]}=out-{sub}-{option}-{k}" if option == "output" else f"--{option[:k]}"
+                done = git_run(sub, word)
+                if out.exists() or (option == "ext-diff" and done.returncode == 0):
+                    taken.append(f"git {sub} {word}")
+                for mode in MODES:
+                    pm = PermissionManager(Workspace.at(repo), mode=mode)  # type: ignore[arg-type]
+                    decision = pm.check("bash", CommandRun(f"git {sub} {word}", str(repo)), is_read_only=False)
+                    if decision.behavior == "allow":
+                        failures.append(f"`git {sub} {word}` is allowed in {mode} mode")
+    print(f"git took {len(taken)} spellings: {taken}")
+    assert "git diff --output=out-diff-output-6" in taken, "git no longer writes --output: the test is stale"
     assert not failures, "\n".join(failures)
