@@ -252,8 +252,8 @@ class CommandCheck:
                 verdicts.append(self._host.check_path("read_file", set(self._host.tool_facts.rule_tools(write=False)),
                                                  str(resolved), False, base))
             if check.follows:
-                # The trees it walks: the files it names, or the working directory when
-                # none of its words (after a grep pattern) names an existing file.
+                # The trees it walks: its file operands, or the working directory when
+                # none of them exists.
                 named = [resolved_reads[_user_path(p)] for p in check.walks]
                 tops = [p for p in named if os.path.lexists(p)]
                 if not tops and check.reads_cwd:

@@ -6,11 +6,13 @@ Two comparisons, per read-only command of the knowledge table:
   given to the real program, which says through glibc's getopt messages what it made of
   it: ambiguous, unrecognized, or the full option name and whether it takes a value.
   Loom must resolve the prefix the same way. Every short letter is probed likewise.
-* **Behaviour.** Every spelling of the options that make a command follow symlinks or
-  read a list of names (abbreviations, ``=value`` and next-word values, before and after
-  the operands, in a short cluster, after ``--``) is run for real in a workspace with a
-  symlink and a name list leading outside. Whenever the program shows the outside file,
-  Loom must not allow the command, in default, accept-edits and plan mode.
+* **Behaviour.** Every option of every command is run for real in a workspace where a
+  symlink and a name list lead outside, before and after the operands (and, when it
+  reads outside, in every other spelling: each abbreviation, ``=value`` and next-word
+  values, a short cluster, a glued value). Whenever the program shows what only
+  reading outside shows, Loom must not allow the command, in default, accept-edits and
+  plan mode; and after ``--`` the same words, now file names, stay allowed. git, which
+  Loom holds no table for, is checked for its writing and running options.
 
 A program that is not installed, or not the GNU one, is skipped with the reason.
 """
