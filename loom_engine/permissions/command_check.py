@@ -234,7 +234,7 @@ class CommandCheck:
             check = read_only_command(expanded)
             if check is None:
                 return None  # what it expands to is not read-only (a file named -delete...)
-            paths = [os.path.expanduser(p) if p.startswith("~") else p for p in check.paths]
+            paths = [_user_path(p) for p in check.paths]
             if not cwd_known and (check.reads_cwd or listed or
                                   any(not p.startswith("/") for p in paths)):
                 return Verdict("ask", f"`{shown}` reads relative paths after a change of "
@@ -252,9 +252,9 @@ class CommandCheck:
                 verdicts.append(self._host.check_path("read_file", set(self._host.tool_facts.rule_tools(write=False)),
                                                  str(resolved), False, base))
             if check.follows:
-                # The trees it walks: the files it names, or the working directory when
-                # none of its words (after a grep pattern) names an existing file.
-                named = [resolved_reads[p] for p in paths[1 if check.pattern_first else 0:]]
+                # The trees it walks: its file operands, or the working directory when
+                # none of them exists.
+                named = [resolved_reads[_user_path(p)] for p in check.walks]
                 tops = [p for p in named if os.path.lexists(p)]
                 if not tops and check.reads_cwd:
                     tops = [resolved_reads[str(base)]]
@@ -429,6 +429,13 @@ def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], l
         else:
             out.extend(Word(text=m, raw=m) for m in result.words)
     return tuple(out), listed
+
+
+def _user_path(word: str) -> str:
+    """A path word with a leading '~' read as the home directory: what is left of one
+    after bash's expansion is an option's value (``--file=~/x``), which bash or the
+    program may still expand."""
+    return os.path.expanduser(word) if word.startswith("~") else word
 
 
 def find_program(name: str, cwd: Path) -> Path | None:

@@ -2,8 +2,10 @@
 checks, kept apart from the syntax (:mod:`.shell` says which simple commands a line runs;
 this module says what each of them reads, runs or changes).
 
-Wrappers (``timeout``, ``sudo``, ``xargs``...), the built-in read-only commands and their
-unsafe options, commands that run code the analysis cannot see, and ``cd`` targets.
+Wrappers (``timeout``, ``sudo``, ``xargs``...), the built-in read-only commands (their
+arguments read the way the program's own parser reads them: :mod:`.getopt` for the rule,
+:mod:`.option_tables` for every option they take, :mod:`.find_args` for find), commands
+that run code the analysis cannot see, and ``cd`` targets.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .getopt import could_abbreviate
+from .option_tables import READERS
 from .shell_words import ASSIGNMENT, ShellDoubt, Word
 
 # Looked through when matching allow rules: they change how, not what, runs.
@@ -27,6 +31,7 @@ _DENY_LOOK_THROUGH = frozenset({
 # Commands that run a string or file of shell code the analysis cannot see into.
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"})
 _DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")
+_PROCSUB_PATH = "/dev/fd/63"
 
 
 def strip_wrappers(words: Sequence[Word]) -> tuple[Word, ...]:
@@ -141,20 +146,11 @@ def _arithmetic_runs_code(name: str, text: str) -> bool:
 
 # -- the built-in read-only commands --------------------------------------------------
 
-_PATH_READERS = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "diff",
-                           "stat", "du"})
 _NON_READERS = frozenset({"pwd", "echo", "which"})
-_FIND_FORBIDDEN = re.compile(r"-(exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)")
 _GIT_READ_ONLY = frozenset({"status", "diff", "log", "show"})
-_RG_FORBIDDEN = ("--pre", "--hostname-bin", "--search-zip", "-z")
-# Read a list of file names from a file: the names inside cannot be checked.
-_NAME_LIST_OPTIONS = ("--files0-from", "-files0-from")
-# Options (long, or letters of a short cluster) that make a recursive command follow the
-# symlinks it finds inside the folders it walks.
-_FOLLOW_LONG = {"grep": ("--dereference-recursive",), "rg": ("--follow",),
-                "ls": ("--dereference",), "du": ("--dereference",), "diff": ("--recursive",),
-                "find": ("-follow",)}
-_FOLLOW_SHORT = {"grep": "R", "rg": "L", "ls": "L", "du": "L", "diff": "r", "find": "L"}
+# git options that write a file or run a program. git holds hundreds of options per
+# subcommand, so instead of a table any long option that could abbreviate one is refused.
+_GIT_REFUSED = ("output", "ext-diff")
 
 
 @dataclass(frozen=True)
@@ -166,13 +162,15 @@ class ReadOnlyCheck:
     # It walks folders and follows the symlinks it meets there (`grep -R`, `find -L`):
     # the trees it enters must be checked for symlinks that lead out of the workspace.
     follows: bool = False
-    # Its first positional word is a pattern, not a file (grep, rg).
-    pattern_first: bool = False
+    # The words (among ``paths``) naming the trees it walks: its file operands, never a
+    # pattern or another option's value; none: the working directory.
+    walks: tuple[str, ...] = ()
 
 
 def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
     """The paths a read-only built-in command reads, or None when the command is not one
-    (or is used with an option that writes or runs something)."""
+    (or is used with an option that writes or runs something, or one this check cannot
+    read the way the program will)."""
     if not words or not all(w.literal or w.procsub for w in words):
         return None
     if any(w.brace for w in words):
@@ -185,50 +183,49 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
         # They read no files, but a glob still lists a directory.
         return ReadOnlyCheck(tuple(w.text for w in words[1:] if w.glob), reads_cwd=False)
     if name == "git":
-        k = 1
-        while k < len(texts) and texts[k] in ("--no-pager", "-P"):
-            k += 1
-        if k >= len(texts) or texts[k] not in _GIT_READ_ONLY:
-            return None
-        args = words[k + 1:]
-        if any(a.text.startswith(("--output", "--ext-diff")) for a in args):
-            return None
-        return ReadOnlyCheck(_path_arguments(args), reads_cwd=True)
-    if name not in _PATH_READERS:
-        return None
+        return _git_read_only(words)
     args = words[1:]
-    if name == "find" and any(_FIND_FORBIDDEN.fullmatch(a.text) for a in args):
+    # What the program sees for a <(...) word: a /dev/fd path, an operand like any file.
+    seen = [_PROCSUB_PATH if w.procsub else w.text for w in args]
+    reader = READERS.get(name)
+    if reader is None:
         return None
-    if name == "rg" and any(a.text.startswith(_RG_FORBIDDEN) and not a.procsub for a in args):
+    parsed = reader.parse(seen)
+    if parsed.doubt or parsed.keys() & reader.refused:
         return None
-    if any(a.text.startswith(_NAME_LIST_OPTIONS) for a in args):
+    keep = [not w.procsub for w in args]
+    operands = [(k, t) for k, t in parsed.operands if keep[k]]
+    values = [(k, t) for k, t in parsed.values() if keep[k]]
+    late = [(k, t) for k, t in parsed.late_options if keep[k]]
+    # Every word that may name a file, in the order written.
+    paths = [t for _, t in sorted(operands + values + late, key=lambda kt: kt[0]) if t]
+    trees = [t for _, t in operands]
+    if reader.first_operand_pattern and not parsed.keys() & reader.pattern_options:
+        trees = trees[1:]
+    trees += [g.value for g in parsed.given if g.key in reader.tree_options and g.value]
+    walks = tuple(t for t in trees if t)
+    return ReadOnlyCheck(tuple(paths), reads_cwd=True,
+                         follows=bool(parsed.keys() & reader.follows), walks=walks)
+
+
+def _git_read_only(words: Sequence[Word]) -> ReadOnlyCheck | None:
+    texts = [w.text for w in words]
+    k = 1
+    while k < len(texts) and texts[k] in ("--no-pager", "-P"):
+        k += 1
+    if k >= len(texts) or texts[k] not in _GIT_READ_ONLY:
         return None
-    return ReadOnlyCheck(_path_arguments(args), reads_cwd=True, follows=_follows(name, args),
-                         pattern_first=name in ("grep", "rg"))
+    args = words[k + 1:]
+    if any(a.text.startswith("--") and could_abbreviate(a.text[2:], _GIT_REFUSED) for a in args):
+        return None
+    return ReadOnlyCheck(_git_path_arguments(args), reads_cwd=True)
 
 
-def _follows(name: str, args: Sequence[Word]) -> bool:
-    """Whether ``name`` with ``args`` follows symlinks met while walking folders. A short
-    cluster is searched for the letter as a whole (``-eR`` is ``-e R``): asking about a
-    command that does not follow only costs a question."""
-    long = _FOLLOW_LONG.get(name, ())
-    short = _FOLLOW_SHORT.get(name, "")
-    for word in args:
-        t = word.text
-        if t == "--":
-            break
-        if t in long or (name == "find" and t == "-L"):
-            return True
-        if short and t.startswith("-") and not t.startswith("--") and name != "find" \
-                and short in t[1:]:
-            return True
-    return False
-
-
-def _path_arguments(args: Sequence[Word]) -> tuple[str, ...]:
-    """Every argument that might name a file: positional words, values after '=' and
-    paths glued to short options (``-f../x``). Non-paths (patterns, numbers) resolve to
-    harmless names inside the working directory, so checking them too only errs safe."""
+def _git_path_arguments(args: Sequence[Word]) -> tuple[str, ...]:
+    """Every git argument that might name a file: positional words, values after '=' and
+    whatever follows the letter of a short option (``-O../order``). Non-paths
+    (revisions, numbers) resolve to harmless names inside the working directory, so
+    checking them too only errs safe."""
     out: list[str] = []
     options_done = False
     for word in args:
@@ -242,16 +239,16 @@ def _path_arguments(args: Sequence[Word]) -> tuple[str, ...]:
         if t == "--":
             options_done = True
             continue
-        if "=" in t:
-            value = t.split("=", 1)[1]
-            if value:
-                out.append(value)
+        if t.startswith("--"):
+            out.append(t.partition("=")[2])
             continue
-        if not t.startswith("--"):
-            m = re.search(r"[/~.]", t)
-            if m:
-                out.append(t[m.start():])
-    return tuple(out)
+        # Which letter of a cluster takes a value is not known: the rest after the first
+        # letter, and from the first character that starts a path.
+        out.append(t[2:])
+        m = re.search(r"[/~.]", t)
+        if m and m.start() > 2:
+            out.append(t[m.start():])
+    return tuple(p for p in out if p)
 
 
 def cd_target(words: Sequence[Word]) -> str | None:

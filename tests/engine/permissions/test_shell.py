@@ -205,6 +205,12 @@ def test_hidden_code() -> None:
     ("find . -name '*.py' -type f", (".", "*.py", "f")),
     ("echo *", ("*",)),
     ("echo hi", ()),
+    # option values, glued or not, and options after operands (file names for a program
+    # run with POSIXLY_CORRECT), in the order written
+    ("grep -e pat -fpats src", ("pat", "pats", "src")),
+    ("grep x . --color", ("x", ".", "--color")),
+    ("wc -- --files0-from=x", ("--files0-from=x",)),
+    ("git log -O../order", ("../order",)),
 ])
 def test_read_only_commands_and_their_paths(line: str, paths: tuple[str, ...]) -> None:
     check = read_only_command(words(line))
@@ -220,6 +226,11 @@ def test_read_only_commands_and_their_paths(line: str, paths: tuple[str, ...]) -
     "sort x", "./cat x", "'ls'",
     # the file names inside the list cannot be checked
     "wc --files0-from=/etc/list", "du --files0-from=list", "find -files0-from list",
+    # ... however the option is spelled
+    "wc --files0=list", "wc --files0 list", "du -a --files0-fr=list",
+    # an option the program would reject or read otherwise
+    "grep --d x", "grep --count=2 x", "cat -Y x", "find src -L", "find . -fol", "head -n",
+    "rg -iz x", "rg --fol x", "git diff --outp=x", "git log --ext",
 ])
 def test_not_read_only(line: str) -> None:
     assert read_only_command(words(line)) is None
