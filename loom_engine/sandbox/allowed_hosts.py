@@ -106,12 +106,14 @@ class AllowedHosts:
 
 
 def _parse_address(text: str) -> IPAddress | None:
-    if "%" in text:  # a zone index names an interface of this machine
-        raise HostError(f"{_shown(text)} has a zone index; only plain addresses are accepted")
     try:
-        return ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+        # A zone index names an interface of this machine.
+        raise HostError(f"{_shown(text)} has a zone index; only plain addresses are accepted")
+    return address
 
 
 def _normalise_name(text: str) -> str:

@@ -46,6 +46,9 @@ DEFAULT_PORTS: frozenset[int] = frozenset({80, 443})
 _SETTING = "[sandbox] allowed_domains"
 _CHUNK = 64 * 1024
 _SOCKET_NAME = "proxy.sock"
+# After an error reply: how long, and how much, to read what the client still sends.
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 1 << 20
 _MAX_UNIX_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
 # A fatal TLS alert, unrecognized_name: what a client sees when its tunnel is refused.
 _TLS_REFUSAL = bytes([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 112])
@@ -263,9 +266,9 @@ class DomainProxy:
         except Rejected as rejection:
             if rejection.status == 403:
                 self._refused(rejection.message)
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, TimeoutError):
                 writer.write(_reply(rejection.status, rejection.message))
-                await writer.drain()
+                await _linger(reader, writer)
         except (OSError, asyncio.IncompleteReadError, TimeoutError):
             pass  # a side went away or went quiet: nothing left to tell it
         finally:
@@ -381,6 +384,21 @@ class _Activity:
         loop = asyncio.get_running_loop()
         while (left := self.last + idle_timeout - loop.time()) > 0:
             await asyncio.sleep(left)
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Send what is written, then read what the client still sends until it closes (briefly).
+
+    Closing a socket with unread bytes in it resets the connection, and a reset can
+    overtake the reply: the client would see "connection reset" instead of why.
+    """
+    if writer.can_write_eof():
+        writer.write_eof()
+    await writer.drain()
+    async with asyncio.timeout(_LINGER_SECONDS):
+        discarded = 0
+        while discarded < _LINGER_BYTES and (chunk := await reader.read(_CHUNK)):
+            discarded += len(chunk)
 
 
 def _reply(status: int, message: str) -> bytes:
