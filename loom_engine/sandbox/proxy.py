@@ -33,7 +33,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -41,6 +41,7 @@ from typing import Protocol
 from . import client_hello
 from .allowed_hosts import AllowedHosts, HostError, IPAddress, parse_host
 from .proxy_request import ProxyRequest, Rejected, parse_request
+from .relay import DEFAULT_PORT, proxy_environment, relay_argv
 
 DEFAULT_PORTS: frozenset[int] = frozenset({80, 443})
 _SETTING = "[sandbox] allowed_domains"
@@ -67,6 +68,15 @@ class ProxyLimits:
     connect_timeout: float = 15.0
     # A connection with no bytes either way for this long is closed.
     idle_timeout: float = 300.0
+
+
+@dataclass(frozen=True)
+class RelayLaunch:
+    """How to start one command behind the relay: ``argv`` before it, ``environment`` added, ``pass_fds`` passed."""
+
+    argv: tuple[str, ...]
+    environment: Mapping[str, str]
+    pass_fds: tuple[int, ...]
 
 
 class Resolver(Protocol):
@@ -139,6 +149,11 @@ class DomainProxy:
     def connection_count(self) -> int:
         return len(self._connections)
 
+    @property
+    def channel_count(self) -> int:
+        """Channels still open: one per running command started by :meth:`relay_for_command`."""
+        return len(self._channels)
+
     async def __aenter__(self) -> DomainProxy:
         await self.start()
         return self
@@ -193,6 +208,23 @@ class DomainProxy:
         self._channels[near.fileno()] = near
         asyncio.get_running_loop().add_reader(near.fileno(), self._receive, near)
         return far
+
+    @contextlib.contextmanager
+    def relay_for_command(self, port: int = DEFAULT_PORT) -> Iterator[RelayLaunch]:
+        """One command's way out, over a channel; start the command inside the ``with``::
+
+            with proxy.relay_for_command() as relay:
+                await asyncio.create_subprocess_exec(*bwrap, "--", *relay.argv, "bash", "-c", command,
+                                                     env={**env, **relay.environment}, pass_fds=relay.pass_fds)
+
+        Leaving the block closes Loom's copy of the channel, so it ends with the relay.
+        """
+        channel = self.open_channel()
+        try:
+            yield RelayLaunch(tuple(relay_argv(port, channel_fd=channel.fileno())), proxy_environment(port),
+                              (channel.fileno(),))
+        finally:
+            channel.close()
 
     def _receive(self, near: socket.socket) -> None:
         try:

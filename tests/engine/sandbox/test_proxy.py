@@ -269,8 +269,9 @@ async def test_an_idle_tunnel_is_closed(https_origin: Origin) -> None:
                            resolver=StaticResolver(["allowed.test"]), limits=limits) as proxy:
         reader, writer, _ = await open_tunnel(proxy, f"allowed.test:{https_origin.port}")
         writer.write(a_client_hello_for("allowed.test"))  # accepted, then the client says nothing more
-        # The server's first flight comes back, then the proxy ends the quiet tunnel (EOF).
-        assert (await asyncio.wait_for(reader.read(), PATIENCE)).startswith(b"\x16\x03")
+        # The proxy ends the quiet tunnel: EOF, after the server's first flight if it came in time.
+        rest = await asyncio.wait_for(reader.read(), PATIENCE)
+        assert rest == b"" or rest.startswith(b"\x16\x03")
         writer.close()
 
 

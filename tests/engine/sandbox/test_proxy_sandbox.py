@@ -112,8 +112,13 @@ async def in_sandbox(proxy: DomainProxy, transport: str, script: str, tls_files:
         argv += ["--ro-bind", str(proxy.socket_folder), str(proxy.socket_folder), "--",
                  *relay_argv(socket_path=proxy.socket_path)]
         return await run([*argv, "sh", "-c", script])
-    channel = proxy.open_channel()
-    return await run([*argv, "--", *relay_argv(channel_fd=channel.fileno()), "sh", "-c", script], channel)
+    with proxy.relay_for_command() as relay:
+        process = await asyncio.create_subprocess_exec(
+            *argv, "--", *relay.argv, "sh", "-c", script, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, pass_fds=relay.pass_fds, env={**os.environ, **relay.environment})
+    out, err = await asyncio.wait_for(process.communicate(), PATIENCE)
+    assert process.returncode is not None
+    return Ran(process.returncode, out.decode(), err.decode())
 
 
 @needs_bwrap
@@ -195,6 +200,15 @@ async def test_no_direct_connection_is_possible_from_inside(
     assert json.loads(first)["name lookup"].startswith("gaierror: ")
     assert second == "curl without the proxy: 6"  # could not resolve
     assert https_origin.seen == []
+
+
+@needs_bwrap
+async def test_a_commands_channel_is_released_when_it_ends(proxy: DomainProxy, tls_files: TlsFiles) -> None:
+    ran = await in_sandbox(proxy, "channel", "true", tls_files)
+    assert ran.code == 0
+    async with asyncio.timeout(PATIENCE):  # the proxy sees the relay's end of the channel close
+        while proxy.channel_count:
+            await asyncio.sleep(0.01)
 
 
 @needs_bwrap
