@@ -1,11 +1,11 @@
 """The sandbox's end of Loom's proxy: a relay on 127.0.0.1 inside, and how to start it.
 
 Under ``network = "allowlist"`` a command runs in a network namespace with only its own
-loopback, so it cannot reach the proxy in Loom's process. This module, run as a script
-in front of the command::
+loopback, so it cannot reach the proxy in Loom's process. This module, run in front of
+the command (:func:`relay_argv` builds the line; ``python -I -S relay.py`` works too)::
 
-    python -I -S relay.py --port 3128 --connect /tmp/loom-proxy-x/proxy.sock -- bash -c CMD
-    python -I -S relay.py --port 3128 --pass-fd 3 -- bash -c CMD
+    relay --port 3128 --connect /tmp/loom-proxy-x/proxy.sock -- bash -c CMD
+    relay --port 3128 --pass-fd 3 -- bash -c CMD
 
 binds 127.0.0.1:PORT, forks, and execs the command in the original process, so the
 command keeps its pid, exit status, signals and process group. The forked relay forwards
@@ -18,9 +18,9 @@ The relay dies with the command: it holds a pidfd of the command's process and e
 moment that process does (``PR_SET_PDEATHSIG`` where the kernel has no pidfds), and a
 sandbox's PID namespace would end it anyway. The listener is bound before the command
 starts, so no connection can come too early. Until the first connection the relay only
-waits, so it takes no CPU from the command's start. Standard library only, run by path
-with ``-I -S``: it starts in the time of a bare interpreter, and nothing the project's
-environment sets can change it.
+waits, so it takes no CPU from the command's start. Standard library only, started with
+``-I -S``: it starts in little more than a bare interpreter's time, and nothing the
+project's environment sets can change it.
 """
 
 from __future__ import annotations
@@ -72,7 +72,11 @@ def relay_argv(port: int = DEFAULT_PORT, *, socket_path: str | os.PathLike[str] 
     if (socket_path is None) == (channel_fd is None):
         raise ValueError("relay_argv needs exactly one of socket_path or channel_fd")
     target = ["--connect", os.fspath(socket_path)] if socket_path is not None else ["--pass-fd", str(channel_fd)]
-    return [python, "-I", "-S", os.path.abspath(__file__), "--port", str(port), *target, "--"]
+    # Imported rather than run as a script, so its cached bytecode is used (a script is
+    # compiled on every start). Its folder goes last on the path: the standard library wins.
+    folder, module = os.path.split(os.path.splitext(os.path.abspath(__file__))[0])
+    start = f"import sys; sys.path.append({folder!r}); import {module}; sys.exit({module}.main(sys.argv[1:]))"
+    return [python, "-I", "-S", "-c", start, "--port", str(port), *target, "--"]
 
 
 def main(argv: Sequence[str]) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from loom_engine.sandbox import relay as relay_module
 from loom_engine.sandbox.allowed_hosts import AllowedHosts
 from loom_engine.sandbox.proxy import DomainProxy
 from loom_engine.sandbox.relay import proxy_environment, relay_argv
@@ -267,7 +268,7 @@ async def test_the_command_keeps_its_exit_status_and_default_signals() -> None:
     (["--port", "3128", "--", "true"], "expected --port PORT and one of --connect SOCKET or --pass-fd FD"),
 ])
 def test_the_relay_refuses_bad_arguments_with_one_line_and_status_125(arguments: list[str], said: str) -> None:
-    script = relay_argv(socket_path="/s")[:4]  # python -I -S relay.py
+    script = relay_argv(socket_path="/s")[:5]  # python -I -S -c START
     ran = subprocess.run([*script, *arguments], capture_output=True, text=True, check=False)
     assert ran.returncode == 125
     assert ran.stderr.splitlines()[0] == f"loom sandbox relay: {said}"
@@ -287,11 +288,19 @@ def test_relay_argv_needs_exactly_one_way_to_the_proxy() -> None:
         relay_argv(socket_path="/s", channel_fd=3)
 
 
-def test_the_relay_starts_by_path_isolated_from_the_environment() -> None:
+def test_the_relay_starts_isolated_from_the_environment_and_from_its_own_folder() -> None:
     argv = relay_argv(3128, channel_fd=3, python="/usr/bin/python3")
-    assert argv[:3] == ["/usr/bin/python3", "-I", "-S"]
-    assert Path(argv[3]).is_absolute() and Path(argv[3]).name == "relay.py"
-    assert argv[4:] == ["--port", "3128", "--pass-fd", "3", "--"]
+    assert argv[:4] == ["/usr/bin/python3", "-I", "-S", "-c"]
+    folder = Path(relay_module.__file__).parent
+    assert argv[4] == (f"import sys; sys.path.append({str(folder)!r}); import relay; "
+                       "sys.exit(relay.main(sys.argv[1:]))")
+    assert argv[5:] == ["--port", "3128", "--pass-fd", "3", "--"]
+
+
+def test_the_relay_also_runs_as_a_script() -> None:
+    ran = subprocess.run([sys.executable, "-I", "-S", relay_module.__file__, "--port", str(free_port()),
+                          "--connect", "/s", "--", "sh", "-c", "exit 3"], check=False)
+    assert ran.returncode == 3
 
 
 def test_the_proxy_environment_covers_both_cases_and_keeps_loopback_direct() -> None:
