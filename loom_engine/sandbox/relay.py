@@ -58,6 +58,8 @@ def proxy_environment(port: int = DEFAULT_PORT) -> dict[str, str]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         environment[name] = environment[name.lower()] = url
     environment["NO_PROXY"] = environment["no_proxy"] = "localhost,127.0.0.1,::1"
+    # Node's own fetch and http read the variables above only when asked (Node 22.21+, 24+).
+    environment["NODE_USE_ENV_PROXY"] = "1"
     return environment
 
 

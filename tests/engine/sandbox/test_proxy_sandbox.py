@@ -308,3 +308,4 @@ def test_the_proxy_environment_covers_both_cases_and_keeps_loopback_direct() -> 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         assert environment[name] == environment[name.lower()] == "http://127.0.0.1:4000"
     assert environment["NO_PROXY"] == environment["no_proxy"] == "localhost,127.0.0.1,::1"
+    assert environment["NODE_USE_ENV_PROXY"] == "1"
