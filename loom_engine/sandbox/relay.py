@@ -45,6 +45,11 @@ _PR_SET_PDEATHSIG = 1
 _EXIT_RELAY_FAILED = 125  # as env(1) and timeout(1) do when the wrapper itself fails
 _EXIT_COMMAND_NOT_RUN = 127
 _USAGE = "usage: relay.py --port PORT (--connect SOCKET | --pass-fd FD) -- COMMAND [ARG...]"
+# Every client here speaks to an HTTP proxy, so this is how it learns the proxy is gone.
+_PROXY_GONE_MESSAGE = b"Loom's sandbox proxy is not running: no network for this command\n"
+PROXY_GONE = (b"HTTP/1.1 502 Loom's sandbox proxy is not running\r\nContent-Type: text/plain\r\n"
+              b"Content-Length: " + str(len(_PROXY_GONE_MESSAGE)).encode() + b"\r\nConnection: close\r\n\r\n"
+              + _PROXY_GONE_MESSAGE)
 
 
 def proxy_environment(port: int = DEFAULT_PORT) -> dict[str, str]:
@@ -221,19 +226,27 @@ class _Relay:
         if self._listener is None:
             self._listener = socket.socket(fileno=self._bound.detach())
         connection, _ = self._listener.accept()
-        if self._channel_fd is not None:
-            self._pass(connection)
-        elif self._connect_to is not None:
+        if self._connect_to is not None:
             self._forward(connection, self._connect_to)
+        else:
+            self._pass(connection)
 
     def _pass(self, connection: socket.socket) -> None:
-        """Over the inherited channel; an error (the proxy is gone) ends the relay."""
+        """Over the inherited channel; once that fails (the proxy is gone), every client is told so."""
         import socket
 
-        if self._channel is None:
+        if self._channel is None and self._channel_fd is not None:
             self._channel = socket.socket(fileno=self._channel_fd)
+            self._channel_fd = None
         with connection:
-            socket.send_fds(self._channel, [b"c"], [connection.fileno()])
+            if self._channel is not None:
+                try:
+                    socket.send_fds(self._channel, [b"c"], [connection.fileno()])
+                    return
+                except OSError:
+                    self._channel.close()
+                    self._channel = None
+            _tell_proxy_gone(connection)
 
     def _forward(self, connection: socket.socket, socket_path: str) -> None:
         import threading
@@ -255,13 +268,28 @@ def _forward(connection: socket.socket, socket_path: str, slots: threading.Bound
             try:
                 proxy.connect(socket_path)
             except OSError:
-                return  # the client sees its connection closed
+                _tell_proxy_gone(connection)
+                return
             back = threading.Thread(target=_copy, args=(proxy, connection), daemon=True)
             back.start()
             _copy(connection, proxy)
             back.join()
     finally:
         slots.release()
+
+
+def _tell_proxy_gone(connection: socket.socket) -> None:
+    """Answer 502, then close without resetting: the client's request is read first."""
+    import socket
+
+    try:
+        connection.settimeout(5)
+        connection.sendall(PROXY_GONE)
+        connection.shutdown(socket.SHUT_WR)
+        while connection.recv(65536):
+            pass
+    except OSError:
+        pass
 
 
 def _copy(source: socket.socket, sink: socket.socket) -> None:

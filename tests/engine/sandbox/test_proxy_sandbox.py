@@ -251,6 +251,21 @@ async def test_the_relay_serves_while_the_command_runs_and_dies_with_it(
     assert readable, "the relay outlived its command"
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_command_whose_proxy_is_gone_is_told_so(transport: str) -> None:
+    port = free_port()
+    script = "curl -sS -w '%{http_code}\\n' http://allowed.test/; curl -sS -o /dev/null -w '%{http_code}' http://x.test/"
+    environment = {**os.environ, **proxy_environment(port)}
+    if transport == "socket":
+        ran = await run([*relay_argv(port, socket_path="/nonexistent/proxy.sock"), "sh", "-c", script], env=environment)
+    else:
+        proxy_end, relay_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        proxy_end.close()  # the proxy stopped
+        ran = await run([*relay_argv(port, channel_fd=relay_end.fileno()), "sh", "-c", script], relay_end, environment)
+    assert ran.out.splitlines() == ["Loom's sandbox proxy is not running: no network for this command", "502",
+                                    "502"]  # and again for the next connection
+
+
 async def test_the_command_keeps_its_exit_status_and_default_signals() -> None:
     """Python ignores SIGPIPE and ignored signals survive exec: the relay must restore them (``yes | head``)."""
     port = free_port()
