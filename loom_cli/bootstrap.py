@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from loom_engine.paths import data_dir, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
+from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
@@ -43,6 +44,7 @@ class RunOptions:
     # Continue a copy of the resumed session in a new one (the original may be in use).
     fork_session: bool = False
     permission_mode: PermissionMode | None = None
+    sandbox: SandboxMode | None = None  # --sandbox: beats LOOM_SANDBOX and every settings file
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     add_dirs: tuple[Path, ...] = ()
@@ -102,7 +104,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
     records = WorkspaceRecords(data_dir())
     layered = load_settings(workspace.root, user_config_file(), trusted=options.trust_project,
-                           trusted_hash=records.trusted_hash(workspace.root))
+                           trusted_hash=records.trusted_hash(workspace.root), sandbox_mode=options.sandbox)
     settings = layered.settings
     provider_name = choose_provider(settings, options.provider)
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from loom_engine.permissions.modes import PermissionMode
+from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import find_workspace_root
 
 AgentFactory = Callable[["TuiOptions"], Any]
@@ -29,6 +30,7 @@ class TuiOptions:
     model: str | None = None
     provider: str | None = None
     permission_mode: PermissionMode | None = None
+    sandbox: SandboxMode | None = None  # --sandbox (None: LOOM_SANDBOX, then the settings)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     # The user's answer to the trust screen about what the project's settings widen (None:
@@ -71,7 +73,8 @@ def default_agent_factory(options: TuiOptions) -> Any:
     run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
                              continue_session=options.continue_session, resume_id=options.resume_id,
                              fork_session=options.fork_session,
-                             permission_mode=options.permission_mode, allow=options.allow, deny=options.deny,
+                             permission_mode=options.permission_mode, sandbox=options.sandbox,
+                             allow=options.allow, deny=options.deny,
                              trust_project=options.trust_project)
     return build_agent(run_options, interactive=True)
 
@@ -169,7 +172,8 @@ async def close_provider(agent: Any) -> None:
 
 
 def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
-             permission_mode: PermissionMode | None, fork_session: bool = False) -> NoReturn:
+             permission_mode: PermissionMode | None, fork_session: bool = False,
+             sandbox: SandboxMode | None = None) -> NoReturn:
     """Open the chat in the current folder, and end the process with its exit code once
     the terminal is restored (see loom_cli.exit: no teardown of every imported module)."""
     from loom_cli.exit import exit_now
@@ -178,5 +182,5 @@ def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None
 
     code = run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
                               fork_session=fork_session, model=model, provider=provider,
-                              permission_mode=permission_mode))
+                              permission_mode=permission_mode, sandbox=sandbox))
     exit_now(code)
