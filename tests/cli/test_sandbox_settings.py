@@ -3,6 +3,7 @@ a project file may only tighten it, trusted or not, and what it tried is named."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,25 @@ def test_the_config_holds_the_default_unreadable_paths_then_the_users(tmp_path: 
     assert config.allow_write == (home / ".cache" / "pip", root / "build")
     assert (config.mode, config.network, config.allowed_domains) == ("auto", "allowlist", ("pypi.org",))
     assert config.auto_allow_in_accept_edits is False
+
+
+def test_loom_config_shows_the_sandbox_settings_their_sources_and_what_a_project_tried(
+        workspace: Path, tmp_path: Path) -> None:
+    from tests.doubles.loom_command import loom
+
+    _write(tmp_path / "config" / "config.toml", '[sandbox]\nnetwork = "allowlist"\nallowed_domains = ["pypi.org"]\n')
+    _write(workspace / ".loom" / "settings.toml", '[sandbox]\nmode = "off"\ndeny_read = ["secrets"]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
+    env.update(LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"), LOOM_SANDBOX="on")
+    shown = loom(["config"], workspace, env)
+    assert shown.returncode == 0, shown.stderr
+    user = f"user config ({tmp_path / 'config' / 'config.toml'})"
+    lines = shown.stdout.splitlines()
+    for expected in ("  sandbox.mode = 'on'  (LOOM_SANDBOX)",
+                     f"  sandbox.network = 'allowlist'  ({user})",
+                     f"  sandbox.allowed_domains = ['pypi.org']  ({user})",
+                     "  sandbox.deny_read = ['secrets']  (.loom/settings.toml)",
+                     "  sandbox.allow_write = []  (default)",
+                     "  sandbox.mode = 'off'  (.loom/settings.toml, ignored: a project cannot turn the sandbox off "
+                     "or widen it)"):
+        assert expected in lines, shown.stdout

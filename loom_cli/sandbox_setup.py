@@ -1,0 +1,52 @@
+"""The session's sandbox: opened once from the ``[sandbox]`` settings, with the places inside
+the workspace that commands must not change.
+
+Besides what the engine always keeps read-only (``.git/hooks``, ``.git/config``, ``.loom/``,
+``.claude/``), a command must not change:
+
+* Loom's own config and data folders when they lie in the workspace (Loom opened in
+  ``~``, a dotfiles repository): a planted ``config.toml`` or ``mcp.json`` would run at the
+  next start;
+* what a trusted project hook runs: the folder of each script it was trusted with, and the
+  folder of the settings file that declares it — otherwise the model's own command could
+  change the hook's code between two tool calls. A script at the top of a workspace
+  protects only itself (the whole workspace cannot be read-only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .hook_setup import HookPlan
+
+
+def protected_paths(roots: Sequence[Path], own_folders: Iterable[Path], hooks: HookPlan | None
+                    ) -> tuple[Path, ...]:
+    """The absolute paths inside the workspace ``roots`` (the workspace, its --add-dir
+    folders) that the sandbox binds read-only on top of the engine's own list."""
+    real_roots = [_real(root) for root in roots]
+
+    def inside(path: Path) -> bool:
+        return any(path == root or path.is_relative_to(root) for root in real_roots)
+
+    found: list[Path] = [folder for folder in map(_real, own_folders) if inside(folder)]
+    if hooks is not None and real_roots:
+        root = real_roots[0]  # hooks run in the workspace root; their sources name files there
+        for hook in hooks.use.hooks:
+            if not hook.in_project:
+                continue
+            found.append(_real(root / hook.source).parent)
+            for script, _digest in hook.pinned:
+                path = _real(Path(script))
+                folder = path.parent
+                if inside(path):
+                    found.append(path if folder in real_roots else folder)
+    return tuple(dict.fromkeys(path for path in found if path not in real_roots))
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
