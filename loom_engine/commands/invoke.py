@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..metrics import RunMetrics
     from ..permissions.manager import PermissionManager
     from ..run import AgentIdentity
+    from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import Skill, SkillCatalog
     from ..tools.registry import ToolRegistry
     from ..turn_state import TurnState
@@ -139,6 +140,8 @@ class CommandAgent(Protocol):
 
     workspace: Workspace
     permissions: PermissionManager | None
+    # The project's `!cmd` run in it like the model's bash calls (None: unconfined).
+    sandbox: Sandbox | None
     registry: ToolRegistry
     bus: EventBus
     metrics: RunMetrics
@@ -272,7 +275,7 @@ async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str
         return ToolContext(workspace=agent.workspace, cancel=cancel, state=state, call_id=call_id,
                            progress=lambda line: queue.put_nowait(ToolProgress(call_id=call_id, text=line,
                                                                                 **stamp())),
-                           emit=queue.put_nowait)
+                           emit=queue.put_nowait, sandbox=agent.sandbox)
 
     pipeline = ToolPipeline(registry=agent.registry, bus=agent.bus, metrics=agent.metrics, make_context=context,
                             emit=queue.put_nowait, stamp=stamp, permissions=agent.permissions,
