@@ -15,7 +15,18 @@ from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
-from .settings import BASE_URL_VARIABLES, ConfigError, Settings, SnapshotSettings, choose_provider, load_settings
+from .sandbox_report import start_line
+from .sandbox_settings import refused_line
+from .sandbox_setup import open_session_sandbox
+from .settings import (
+    BASE_URL_VARIABLES,
+    DEFAULT_SOURCE,
+    ConfigError,
+    Settings,
+    SnapshotSettings,
+    choose_provider,
+    load_settings,
+)
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
@@ -79,6 +90,9 @@ class Built:
     hook_plan: HookPlan | None = None
     # The workspace snapshots rewind restores from (None: turned off, or no git).
     checkpoints: Snapshots | None = None
+    # Which setting chose the sandbox's mode ("default", "--sandbox", "LOOM_SANDBOX", a file);
+    # the sandbox itself is the agent's (``agent.sandbox``).
+    sandbox_source: str = DEFAULT_SOURCE
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -193,15 +207,18 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
                         "(see /hooks; asked again at the next start)")
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
+    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan)
+    said = start_line(sandbox.status)  # why commands are not confined, and the fix
+    warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use,
                   make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts),
-                  checkpoints=checkpoints)
+                  checkpoints=checkpoints, sandbox=sandbox)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
-                 checkpoints=checkpoints)
+                 checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE))
 
 
 def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:

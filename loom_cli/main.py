@@ -292,6 +292,29 @@ def agents() -> None:
     print("\n".join(agents_lines(find_workspace_root(Path.cwd()), config_dir(), known)))
 
 
+@app.command("sandbox")
+def sandbox_report(output_format: Annotated[Literal["text", "json"], typer.Option(
+        "--output-format", "-o", help="text or json.")] = "text") -> None:
+    """Whether commands run in the OS sandbox here and by what (or why not, and the fix);
+    what they may write and read, and the network."""
+    import json
+
+    from .sandbox_command import describe_sandbox
+    from .sandbox_report import report_lines
+    from .settings import ConfigError
+
+    try:
+        report = describe_sandbox(Path.cwd())
+    except ConfigError as error:
+        _fail(str(error), 1)
+    for warning in report.warnings:
+        sys.stderr.write(f"loom: warning: {warning}\n")
+    if output_format == "json":
+        print(json.dumps(report.facts.as_json()))
+    else:
+        print("\n".join(report_lines(report.facts)))
+
+
 mcp_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                       help="The MCP servers Loom connects (the user's mcp.json and the project's .mcp.json).")
 app.add_typer(mcp_app, name="mcp")

@@ -61,14 +61,14 @@ def report_lines(facts: SandboxFacts, home: Path | None = None) -> list[str]:
 
     lines = [status.summary(), f"  mode        {status.mode} ({facts.mode_source})"]
     if status.mode == "off":
-        lines.append("  commands run without walls; --sandbox auto (or removing the setting above) confines them")
+        lines.append(f"  commands run without walls; {_turn_on(facts.mode_source)} to confine them")
         return lines
     if not status.active:
         lines.append('  [sandbox] mode = "on" refuses commands instead' if status.mode == "auto"
                      else '  --sandbox auto runs them unconfined, asking first')
         return lines
     lines.append(f"  covers      {COVERS}")
-    lines.append(f"  not         {NOT_COVERED}")
+    lines.append(f"  outside     {NOT_COVERED}")
     lines.append("  writable    " + ", ".join([*(shown(p) for p in facts.writable), "a private /tmp"]))
     lines.append("  read-only   everything else" + (", and in there: " + ", ".join(map(shown, facts.read_only))
                                                     if facts.read_only else ""))
@@ -76,6 +76,15 @@ def report_lines(facts: SandboxFacts, home: Path | None = None) -> list[str]:
     lines.append(f"  network     {_network(status.network, facts.allowed_domains)}")
     lines += [f"  note        {note}" for note in facts.notes]
     return lines
+
+
+def _turn_on(mode_source: str) -> str:
+    """How to undo the setting that turned the sandbox off."""
+    if mode_source == "--sandbox":
+        return "leave out --sandbox off"
+    if mode_source == "LOOM_SANDBOX":
+        return "unset LOOM_SANDBOX"
+    return f'remove [sandbox] mode = "off" from your {mode_source}'
 
 
 def _network(mode: str, domains: Sequence[str]) -> str:

@@ -20,7 +20,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .sandbox_report import SandboxFacts
+from .sandbox_settings import SandboxSettings, sandbox_config
+
 if TYPE_CHECKING:
+    from loom_engine.sandbox import Machine, Sandbox
+    from loom_engine.workspace import Workspace
+
     from .hook_setup import HookPlan
 
 
@@ -50,3 +56,27 @@ def protected_paths(roots: Sequence[Path], own_folders: Iterable[Path], hooks: H
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+def open_session_sandbox(chosen: SandboxSettings, workspace: Workspace, hooks: HookPlan | None, *,
+                         machine: Machine | None = None) -> Sandbox:
+    """The session's sandbox, from the ``[sandbox]`` settings: on, off, or unavailable with
+    its reason and fix in ``status`` (opening it never fails)."""
+    from loom_engine.paths import config_dir, data_dir
+    from loom_engine.sandbox import open_sandbox
+
+    own = (config_dir(), data_dir())
+    config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own)
+    protected = protected_paths((workspace.root, *workspace.extra_dirs), own, hooks)
+    return open_sandbox(config, workspace, protected=protected, machine=machine)
+
+
+def facts_of(sandbox: Sandbox, mode_source: str) -> SandboxFacts:
+    """What `loom sandbox` and `/sandbox` show of ``sandbox``, as the workspace is now."""
+    config = sandbox.config
+    layout = sandbox.layout() if sandbox.active else None
+    return SandboxFacts(status=sandbox.status, mode_source=mode_source, workspace=sandbox.workspace.root,
+                        writable=layout.writable if layout else (),
+                        read_only=(*layout.read_only, *layout.missing) if layout else (),
+                        unreadable=config.deny_read, allowed_domains=config.allowed_domains,
+                        notes=layout.notes if layout else ())

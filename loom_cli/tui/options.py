@@ -125,6 +125,8 @@ class BuiltAgent:
     # and which project servers still wait for the user's answer (Built.mcp_plan).
     mcp: Any = None
     mcp_plan: Any = None
+    # Which setting chose the sandbox's mode (bootstrap's Built.sandbox_source), for /sandbox.
+    sandbox_source: str = "default"
 
 
 async def build_agent(options: TuiOptions) -> BuiltAgent:
@@ -136,17 +138,20 @@ async def build_agent(options: TuiOptions) -> BuiltAgent:
         text = str(error).strip()
         raise AgentUnavailable(text.splitlines()[0] if text else type(error).__name__) from error
     return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()),
-                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None))
+                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None),
+                      str(getattr(built, "sandbox_source", "default")))
 
 
 async def close_agent(agent: Any) -> None:
-    """Close the agent's session file and its provider connections.
+    """Close the agent's session file, its sandbox (its private temp folder goes) and its
+    provider connections.
 
-    Read with getattr: stand-in agents in tests and benchmarks have neither.
+    Read with getattr: stand-in agents in tests and benchmarks have none of them.
     """
-    close_session = getattr(getattr(agent, "session", None), "close", None)
-    if callable(close_session):
-        close_session()
+    for owned in (getattr(agent, "session", None), getattr(agent, "sandbox", None)):
+        close = getattr(owned, "close", None)
+        if callable(close):
+            close()
     await close_provider(agent)
     await close_mcp(agent)
 
