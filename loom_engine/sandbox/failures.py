@@ -24,8 +24,9 @@ _NETWORK = re.compile(
     r"name or service not known|no address associated with hostname|failed to resolve|"
     r"getaddrinfo|ENETUNREACH|EAI_AGAIN|nodename nor servname|unable to resolve|"
     r"could not resolve|name resolution", re.IGNORECASE)
-_INET_REFUSED = re.compile(r"(socket|connect)[^\n]*operation not permitted|operation not permitted[^\n]*"
-                           r"(socket|connect)", re.IGNORECASE)
+_NOT_PERMITTED = re.compile(r"operation not permitted|EPERM", re.IGNORECASE)
+_SOCKET = re.compile(r"socket|\.sock\b|connect", re.IGNORECASE)
+_MISSING_TMP = re.compile(r"/tmp/\S*: no such file or directory|no such file or directory[^\n]*/tmp/", re.IGNORECASE)
 _DENIED = re.compile(r"permission denied|EACCES", re.IGNORECASE)
 
 
@@ -44,11 +45,14 @@ def explain(output: str, command: str, *, backend: str, network: str, hidden: Se
         what = "no network" if network == "off" else "network only to the allowed domains"
         return (f"The sandbox gives commands {what}, so this could not reach the host; work offline "
                 f"(use files already here), or {_ESCALATE}")
-    if _INET_REFUSED.search(text):
+    if _NOT_PERMITTED.search(text) and (_SOCKET.search(text) or _SOCKET.search(command)):
         return ("The sandbox refuses Unix sockets (docker, ssh-agent, D-Bus)"
                 + (" and, under the Landlock fallback, network sockets" if backend == "landlock" and
                    network != "on" else "")
                 + f"; do without them, or {_ESCALATE}")
+    if backend == "bubblewrap" and _MISSING_TMP.search(text):
+        return ("The sandbox gives commands a private /tmp, so files in the machine's own /tmp are not there; "
+                f"keep work files in the workspace or in $TMPDIR, or {_ESCALATE}")
     if backend == "landlock" and _DENIED.search(text):
         return ("The sandbox (the Landlock fallback) made this fail: commands may change files in the "
                 "workspace's folders but cannot add, remove or rename entries at the workspace's top level "

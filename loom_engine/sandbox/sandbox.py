@@ -27,12 +27,12 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from ..workspace import Workspace
-from . import seccomp
+from . import landlock, seccomp
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
 from .layout import Layout, plan_layout
@@ -67,10 +67,16 @@ class _Runner(Protocol):
     """A working backend: builds the confined command line for one command."""
 
     detail: str
+    # The private temp folder as a command inside sees it.
+    temp_inside: Path
+    # Whether protected paths not there yet need a placeholder to mount over.
+    placeholders: bool
 
     def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]: ...
 
-    def seccomp_program(self) -> bytes | None: ...
+    def seccomp_program(self) -> bytes | None:
+        """The filter to pass as an inherited file descriptor (None: none, or given otherwise)."""
+        ...
 
 
 @dataclass
@@ -81,6 +87,8 @@ class _BubblewrapRunner:
     empty_dir: Path
     network: bool
     detail: str = field(init=False)
+    temp_inside: Path = Path("/tmp")
+    placeholders: bool = True
 
     def __post_init__(self) -> None:
         origin = f"from {self.bwrap.origin}" if self.bwrap.origin else f"at {self.bwrap.path}"
@@ -92,6 +100,29 @@ class _BubblewrapRunner:
 
     def seccomp_program(self) -> bytes | None:
         return seccomp.socket_filter() if seccomp.supported() else None
+
+
+@dataclass
+class _LandlockRunner:
+    abi: int
+    temp_dir: Path
+    network: bool
+    fallback_from: str  # why bubblewrap was not used, or ""
+    detail: str = field(init=False)
+    temp_inside: Path = field(init=False)
+    placeholders: bool = False  # the folder holding a missing path is sealed instead
+
+    def __post_init__(self) -> None:
+        self.temp_inside = self.temp_dir  # no mount namespace: the real folder, named in TMPDIR
+        self.detail = f"Landlock ABI {self.abi}" + (f", as bubblewrap cannot run: {self.fallback_from}"
+                                                    if self.fallback_from else "")
+
+    def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
+        return landlock.launcher_argv(layout, abi=self.abi, temp_dir=self.temp_dir, network=self.network,
+                                      argv=argv)
+
+    def seccomp_program(self) -> bytes | None:
+        return None  # the launcher installs its own, with the network sockets refused too
 
 
 def network_shared(mode: NetworkMode) -> bool:
@@ -127,8 +158,9 @@ class Sandbox:
 
     def inside(self, host_path: Path) -> str:
         """How a command inside sees a path of the private temp folder."""
-        relative = host_path.relative_to(self.temp_dir)
-        return os.fspath(Path("/tmp") / relative)
+        if self._runner is None:
+            raise RuntimeError("this sandbox is not active")
+        return os.fspath(self._runner.temp_inside / host_path.relative_to(self.temp_dir))
 
     def layout(self) -> Layout:
         """What a command may write and see, as the workspace is now."""
@@ -143,10 +175,10 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not active: {self.status.reason or 'turned off'}")
         layout = self.layout()
         program = runner.seccomp_program()
-        held = self._placeholders.acquire(layout.missing)
+        held = self._placeholders.acquire(layout.missing) if runner.placeholders else ()
         fd = program_fd(program) if program is not None else None
         try:
-            confined_env = {**env, "TMPDIR": "/tmp"}
+            confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
             yield Launch(tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd)),
                          (fd,) if fd is not None else (), confined_env)
         finally:
@@ -179,15 +211,24 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
 
     reasons: list[tuple[str, str]] = []
     for backend in machine.backends:
+        session_dir = _new_session_dir()
+        runner: _Runner | None
         if backend == "bubblewrap":
-            session_dir = _new_session_dir()
             runner, reason, fix = _bubblewrap(machine, unsafe, session_dir, config.network)
-            if runner is not None:
-                return Sandbox(config, workspace, protected, _working(config, "bubblewrap", runner.detail),
-                               runner, session_dir)
-            shutil.rmtree(session_dir, ignore_errors=True)
-            reasons.append((reason, fix))
-    reason, fix = reasons[0] if reasons else ("no sandbox backend was tried", "")
+        else:
+            found = landlock.check(unsafe)
+            runner = _LandlockRunner(found.abi, session_dir / "tmp", network_shared(config.network),
+                                     reasons[0][0] if reasons else "") if not found.reason else None
+            reason, fix = f"Landlock cannot be used: {found.reason}", ""
+        if runner is not None:
+            status = _working(config, backend, runner.detail)
+            if reasons and reasons[0][1]:  # working, but not as well as it could: say how to get bubblewrap
+                status = replace(status, fix=reasons[0][1])
+            return Sandbox(config, workspace, protected, status, runner, session_dir)
+        shutil.rmtree(session_dir, ignore_errors=True)
+        reasons.append((reason, fix))
+    reason = "; and ".join(r for r, _ in reasons) or "no sandbox backend was tried"
+    fix = next((f for _, f in reasons if f), "")
     status = SandboxStatus(config.mode, None, config.network, reason=reason, fix=fix)
     return Sandbox(config, workspace, protected, status, None, None)
 
