@@ -12,8 +12,8 @@ from typing import Any
 from loom_engine.sandbox.status import SandboxStatus
 
 # What runs inside, and what does not (the README says the same at more length).
-COVERS = "the model's bash commands, project hooks, project commands' !`cmd`"
-NOT_COVERED = "file tools (the permission rules govern them), MCP servers, your own hooks and !commands"
+COVERS = "bash commands (the model's and your !commands), project hooks, project commands' !`cmd`"
+NOT_COVERED = "file tools (the permission rules govern them), MCP servers, your own hooks"
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from loom_cli.sandbox_command import describe_sandbox
 from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.sandbox import SandboxConfig, open_sandbox
 from loom_engine.workspace import Workspace
-from tests.doubles import no_namespaces
+from tests.doubles import no_sandbox
 from tests.doubles.loom_command import LOOM, isolate_loom, loom
 
 
 def _confines_here(tmp_path: Path) -> bool:
     sandbox = open_sandbox(SandboxConfig(), Workspace.at(tmp_path))
     sandbox.close()
-    return sandbox.status.active
+    return sandbox.status.backend == "bubblewrap"
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -77,21 +77,21 @@ def test_off_says_it_is_the_users_choice_and_by_which_setting(workspace: Path, t
                                         "  commands run without walls; unset LOOM_SANDBOX to confine them"]
 
 
-@pytest.mark.skipif(not no_namespaces.available(), reason="cannot make a machine without user namespaces here")
+@pytest.mark.skipif(not no_sandbox.available(), reason="cannot make a machine without a sandbox here")
 @pytest.mark.parametrize("mode, consequence", [("auto", "commands run unconfined and ask first"),
                                                ("on", "commands are refused")])
 def test_unavailable_it_says_why_and_the_fix_and_still_exits_0(workspace: Path, tmp_path: Path, mode: str,
                                                               consequence: str) -> None:
     import subprocess
 
-    done = subprocess.run([*no_namespaces.WITHOUT_NAMESPACES, *LOOM, "sandbox"], cwd=workspace, text=True,
+    done = subprocess.run([*no_sandbox.WITHOUT_SANDBOX, *LOOM, "sandbox"], cwd=workspace, text=True,
                           env=_env(tmp_path, LOOM_SANDBOX=mode), capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     first, *rest = done.stdout.splitlines()
     assert first.startswith("sandbox: unavailable — user namespaces are turned off (user.max_user_namespaces = 0")
     assert f"; {consequence}. Fix: sudo sysctl -w user.max_user_namespaces=" in first
     assert rest[0] == f"  mode        {mode} (LOOM_SANDBOX)"
-    as_json = subprocess.run([*no_namespaces.WITHOUT_NAMESPACES, *LOOM, "sandbox", "-o", "json"], cwd=workspace,
+    as_json = subprocess.run([*no_sandbox.WITHOUT_SANDBOX, *LOOM, "sandbox", "-o", "json"], cwd=workspace,
                              text=True, env=_env(tmp_path, LOOM_SANDBOX=mode), capture_output=True, timeout=60)
     shown = json.loads(as_json.stdout)
     assert (shown["active"], shown["backend"], shown["mode"]) == (False, None, mode)

@@ -11,24 +11,24 @@ import pytest
 
 from loom_engine.sandbox import SandboxConfig, open_sandbox
 from loom_engine.workspace import Workspace
-from tests.doubles import no_namespaces
+from tests.doubles import no_sandbox
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.loom_command import LOOM, loom, loom_env
 
-without_namespaces = pytest.mark.skipif(not no_namespaces.available(),
-                                        reason="cannot make a machine without user namespaces here")
+without_sandbox = pytest.mark.skipif(not no_sandbox.available(),
+                                        reason="cannot make a machine without a sandbox here")
 
 
 @pytest.fixture
 def confined(tmp_path: Path) -> None:
     sandbox = open_sandbox(SandboxConfig(), Workspace.at(tmp_path))
     sandbox.close()
-    if not sandbox.status.active:
+    if sandbox.status.backend != "bubblewrap":
         pytest.skip("bubblewrap cannot confine commands on this machine")
 
 
-def _run_without_namespaces(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*no_namespaces.WITHOUT_NAMESPACES, *LOOM, *args], cwd=cwd, env=env, text=True,
+def _run_without_sandbox(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*no_sandbox.WITHOUT_SANDBOX, *LOOM, *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=90)
 
 
@@ -64,11 +64,11 @@ def test_stream_json_says_it_in_the_first_and_the_last_line(workspace: Path, tmp
     assert done.stderr == ""  # off is the user's choice: nothing to warn about
 
 
-@without_namespaces
+@without_sandbox
 def test_unavailable_in_auto_one_line_names_why_and_the_fix_and_commands_ask(
         workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("could not"))
-    done = _run_without_namespaces(["run", "make a file", "-o", "json"], workspace, loom_env(tmp_path, fake_llm))
+    done = _run_without_sandbox(["run", "make a file", "-o", "json"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if "sandbox" in line]
     assert len(lines) == 1 and lines[0].startswith(
@@ -79,11 +79,11 @@ def test_unavailable_in_auto_one_line_names_why_and_the_fix_and_commands_ask(
     assert "--allow" in done.stderr
 
 
-@without_namespaces
+@without_sandbox
 def test_unavailable_in_mode_on_commands_are_refused_even_when_allowed(
         workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch made.txt"}), Reply.text("refused"))
-    done = _run_without_namespaces(["run", "make a file", "--sandbox", "on", "--allow", "bash(touch:*)"],
+    done = _run_without_sandbox(["run", "make a file", "--sandbox", "on", "--allow", "bash(touch:*)"],
                                    workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     assert "loom: warning: sandbox: unavailable — user namespaces are turned off" in done.stderr

@@ -21,7 +21,7 @@ from tests.doubles.failing_sandbox import failing_machine, opening_on
 def _confines_here(tmp_path: Path) -> bool:
     sandbox = open_sandbox(SandboxConfig(), Workspace.at(tmp_path))
     sandbox.close()
-    return sandbox.status.active
+    return sandbox.status.backend == "bubblewrap"
 
 
 def _bar(app: LoomApp) -> str:
