@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .hook_setup import HookPlan
 
 
-def protected_paths(roots: Sequence[Path], own_folders: Iterable[Path], hooks: HookPlan | None
+def read_only_in_workspace(roots: Sequence[Path], own_folders: Iterable[Path], hooks: HookPlan | None
                     ) -> tuple[Path, ...]:
     """The absolute paths inside the workspace ``roots`` (the workspace, its --add-dir
     folders) that the sandbox binds read-only on top of the engine's own list."""
@@ -67,7 +67,7 @@ def open_session_sandbox(chosen: SandboxSettings, workspace: Workspace, hooks: H
 
     own = (config_dir(), data_dir())
     config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own)
-    protected = protected_paths((workspace.root, *workspace.extra_dirs), own, hooks)
+    protected = read_only_in_workspace((workspace.root, *workspace.extra_dirs), own, hooks)
     return open_sandbox(config, workspace, protected=protected, machine=machine)
 
 

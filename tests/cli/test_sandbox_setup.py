@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from loom_cli.hook_setup import HookPlan, read_hook_plan
-from loom_cli.sandbox_setup import protected_paths
+from loom_cli.sandbox_setup import read_only_in_workspace
 from loom_cli.workspace_records import WorkspaceRecords
 
 
@@ -35,15 +35,15 @@ def test_loom_s_own_folders_are_protected_only_inside_the_workspace(tmp_path: Pa
     inside, outside = home / ".config" / "loom", tmp_path / "elsewhere" / "data"
     for folder in (inside, outside):
         folder.mkdir(parents=True)
-    assert protected_paths([home], [inside, outside], None) == (inside,)
-    assert protected_paths([tmp_path / "repo"], [inside, outside], None) == ()
+    assert read_only_in_workspace([home], [inside, outside], None) == (inside,)
+    assert read_only_in_workspace([tmp_path / "repo"], [inside, outside], None) == ()
 
 
 def test_a_trusted_hook_s_script_folder_and_settings_folder_are_protected(workspace: Path, tmp_path: Path) -> None:
     _write(workspace / "tools" / "hooks" / "guard.sh", "#!/bin/sh\nexit 0\n")
     _write(workspace / "lint.sh", "#!/bin/sh\nexit 0\n")
     plan = _trusted_plan(workspace, tmp_path, "sh tools/hooks/guard.sh", "sh ./lint.sh", "echo hi")
-    assert protected_paths([workspace], [], plan) == (workspace / ".claude", workspace / "tools" / "hooks",
+    assert read_only_in_workspace([workspace], [], plan) == (workspace / ".claude", workspace / "tools" / "hooks",
                                                       workspace / "lint.sh")
 
 
@@ -52,4 +52,4 @@ def test_untrusted_hooks_protect_nothing(workspace: Path, tmp_path: Path) -> Non
     _write(workspace / ".claude" / "settings.json", json.dumps(
         {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "sh tools/guard.sh"}]}]}}))
     plan = read_hook_plan(workspace, tmp_path / "config" / "config.toml", WorkspaceRecords(tmp_path / "data"))
-    assert plan.untrusted and protected_paths([workspace], [], plan) == ()
+    assert plan.untrusted and read_only_in_workspace([workspace], [], plan) == ()
