@@ -175,7 +175,8 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not active: {self.status.reason or 'turned off'}")
         layout = self.layout()
         program = runner.seccomp_program()
-        held = self._placeholders.acquire(layout.missing) if runner.placeholders else ()
+        if runner.placeholders:
+            self._placeholders.make(layout.missing)
         fd = program_fd(program) if program is not None else None
         try:
             confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
@@ -184,14 +185,13 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            self._placeholders.release(held)
 
     def close(self) -> None:
         self._finalizer()
 
 
 def _remove_session(session_dir: Path | None, placeholders: Placeholders) -> None:
-    placeholders.release_all()
+    placeholders.remove_all()
     if session_dir is not None:
         shutil.rmtree(session_dir, ignore_errors=True)
 
