@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from loom_engine.permissions.git_config import git_environment
 from loom_engine.permissions.targets import CommandRun, Confinement, PermissionTarget
-from loom_engine.sandbox import failures
+from loom_engine.sandbox.failures import explain as explain_sandbox_failure
 from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
@@ -130,9 +130,9 @@ class BashTool(BaseTool[BashInput]):
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
         if confined is not None and (run.exit_code or 0) != 0:
             layout = confined.layout()
-            hint = failures.explain(run.output, args.command, backend=confined.status.backend or "",
-                                    network=confined.config.network,
-                                    hidden=(*layout.hidden_dirs, *layout.hidden_files))
+            hint = explain_sandbox_failure(run.output, args.command, backend=confined.status.backend or "",
+                                           network=confined.config.network,
+                                           hidden=(*layout.hidden_dirs, *layout.hidden_files))
             if hint:
                 notes.append(hint)
         return _result(args, run, notes, ctx)

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+import loom_engine.sandbox.landlock as landlock
+import loom_engine.sandbox.seccomp as seccomp
+
 from ..workspace import Workspace
-from . import landlock, seccomp
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
 from .layout import Layout, plan_layout
