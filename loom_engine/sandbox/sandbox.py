@@ -73,6 +73,9 @@ class _Runner(Protocol):
     temp_inside: Path
     # Whether protected paths not there yet need a placeholder to mount over.
     placeholders: bool
+    # Whether every process of a command is gone once its first one has exited (a PID
+    # namespace that ends with it), so nothing needs looking for afterwards.
+    ends_processes_on_exit: bool
 
     def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]: ...
 
@@ -91,6 +94,7 @@ class _BubblewrapRunner:
     detail: str = field(init=False)
     temp_inside: Path = Path("/tmp")
     placeholders: bool = True
+    ends_processes_on_exit: bool = True  # --unshare-pid
 
     def __post_init__(self) -> None:
         origin = f"from {self.bwrap.origin}" if self.bwrap.origin else f"at {self.bwrap.path}"
@@ -113,6 +117,7 @@ class _LandlockRunner:
     detail: str = field(init=False)
     temp_inside: Path = field(init=False)
     placeholders: bool = False  # the folder holding a missing path is sealed instead
+    ends_processes_on_exit: bool = False  # no PID namespace: the bash tool's own clean-up finds them
 
     def __post_init__(self) -> None:
         self.temp_inside = self.temp_dir  # no mount namespace: the real folder, named in TMPDIR
@@ -157,6 +162,11 @@ class Sandbox:
         if self._session_dir is None:
             raise RuntimeError("this sandbox is not active")
         return self._session_dir / "tmp"
+
+    @property
+    def ends_processes_on_exit(self) -> bool:
+        """Whether a command's processes are all gone once its first one has exited."""
+        return self._runner is not None and self._runner.ends_processes_on_exit
 
     def inside(self, host_path: Path) -> str:
         """How a command inside sees a path of the private temp folder."""
