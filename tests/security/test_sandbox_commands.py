@@ -100,10 +100,15 @@ async def test_a_project_commands_shell_snippet_runs_inside(lab: tuple[Path, Pat
                   provider=ScriptedProvider([{"text": "done"}]), tools=default_tools(), workspace=workspace,
                   permissions=permissions, system_prompt="test", sandbox=real_sandbox(workspace, backend))
     body = f"Status: !`touch {outside}/from-command; echo snippet-ran`"
-    events = [e async for e in run_invocation(agent, Invocation("st", "", "/st", "command", body))]
+    project = Invocation("st", "", "/st", "command", body, in_project=True)
+    events = [e async for e in run_invocation(agent, project)]
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert "snippet-ran" in finished.content
     assert not (outside / "from-command").exists()
+    # The user's own command (their commands folder) runs its lines as they are, like their hooks.
+    agent.provider = ScriptedProvider([{"text": "done"}])
+    [e async for e in run_invocation(agent, Invocation("st", "", "/st", "command", body))]
+    assert (outside / "from-command").exists()
 
 
 def _alive(tag: str) -> list[int]:
