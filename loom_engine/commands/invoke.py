@@ -63,9 +63,9 @@ class Invocation:
     # What a project command's file asks to allow, not granted: a file the repository
     # ships may not widen permissions (each action asks as usual).
     withheld_tools: tuple[str, ...] = ()
-    # From the project (not the user's own commands folder): its `!cmd` lines run in the
-    # session's sandbox, as the model's bash calls do (the user's own run as they are,
-    # like the user's own hooks).
+    # From the project (not the user's own folders, nor Loom's built-in skills): its `!cmd`
+    # lines run in the session's sandbox, as the model's bash calls do (the user's own run
+    # as they are, like the user's own hooks).
     in_project: bool = False
 
 
@@ -119,7 +119,7 @@ def from_command(command: CustomCommand, arguments: str, typed: str) -> Invocati
 
 def from_skill(skill: Skill, arguments: str, typed: str) -> Invocation:
     body = f"Base directory for this skill: {skill.folder}\n\n{skill.read_body()}"
-    return Invocation(skill.name, arguments, typed, "skill", body)
+    return Invocation(skill.name, arguments, typed, "skill", body, in_project=skill.source == "project")
 
 
 @dataclass(frozen=True)
