@@ -144,3 +144,18 @@ async def test_a_timeout_ends_every_process(lab: tuple[Path, Path], backend: Bac
     out = await bash(ctx, f"setsid sleep {tag} & sleep {tag}", timeout=1)
     assert "Timed out after 1 s" in out.content
     assert _alive(tag) == []
+
+
+def test_project_commands_and_skills_are_marked_for_the_sandbox(tmp_path: Path) -> None:
+    from loom_engine.commands.catalog import CustomCommand
+    from loom_engine.commands.invoke import from_command, from_skill
+    from loom_engine.skills.catalog import Skill
+
+    (tmp_path / "c.md").write_text("!`date`\n")
+    (tmp_path / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n!`date`\n")
+    for source, confined in (("project", True), ("user", False)):
+        command = CustomCommand(name="c", description="", path=tmp_path / "c.md", source=source)
+        assert from_command(command, "", "/c").in_project is confined
+    for source, confined in (("project", True), ("user", False), ("builtin", False)):
+        skill = Skill(name="s", description="d", path=tmp_path / "SKILL.md", source=source)
+        assert from_skill(skill, "", "/s").in_project is confined
