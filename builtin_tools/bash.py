@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from loom_engine.permissions.git_config import git_environment
 from loom_engine.permissions.targets import CommandRun, Confinement, PermissionTarget
-from loom_engine.sandbox import failures
+from loom_engine.sandbox.failures import explain as explain_sandbox_failure
 from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
@@ -130,9 +130,9 @@ class BashTool(BaseTool[BashInput]):
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
         if confined is not None and (run.exit_code or 0) != 0:
             layout = confined.layout()
-            hint = failures.explain(run.output, args.command, backend=confined.status.backend or "",
-                                    network=confined.config.network,
-                                    hidden=(*layout.hidden_dirs, *layout.hidden_files))
+            hint = explain_sandbox_failure(run.output, args.command, backend=confined.status.backend or "",
+                                           network=confined.config.network,
+                                           hidden=(*layout.hidden_dirs, *layout.hidden_files))
             if hint:
                 notes.append(hint)
         return _result(args, run, notes, ctx)
@@ -214,7 +214,8 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
                 raise
             finally:
                 os.close(write_fd)  # the child has its copy; ours would hide EOF
-            outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker)
+            outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker,
+                                                sandbox is not None and sandbox.ends_processes_on_exit)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
@@ -246,9 +247,13 @@ def prepare_process_cleanup() -> None:
 
 async def _supervise(
     proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
-    timeout: float, ctx: ToolContext, marker: str,
+    timeout: float, ctx: ToolContext, marker: str, contained: bool = False,
 ) -> tuple[str, bool]:
-    """Wait for exit, timeout or abort; then make sure the group and the marked are gone."""
+    """Wait for exit, timeout or abort; then make sure the group and the marked are gone.
+
+    ``contained``: the command ran in a PID namespace that ends with it (the kernel kills
+    whatever is left when its first process exits), so after a normal exit there is
+    nothing to look for."""
     pgid = proc.pid  # start_new_session: the shell leads its own group
     pump: asyncio.Future[None] | None = None
     exited = asyncio.ensure_future(proc.wait())
@@ -268,7 +273,7 @@ async def _supervise(
             outcome = "aborted"
         else:
             outcome = "timeout"
-        left = tree.find_processes(pgid, marker)
+        left = [] if contained and outcome == "exited" else tree.find_processes(pgid, marker)
         stopped = outcome == "exited" and bool(left)
         await _terminate(pgid, marker, exited, left)
         cleaned = True

@@ -41,7 +41,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import launch, seccomp
+import loom_engine.sandbox.launch as launch
+import loom_engine.sandbox.seccomp as seccomp
+
 from .layout import Layout
 
 _READ = launch.EXECUTE | launch.READ_FILE | launch.READ_DIR

@@ -16,8 +16,8 @@ A protected path that does not exist yet is protected too: a command must not be
 able to create ``.git/hooks/x`` in a repository whose hooks folder is missing, nor
 ``.loom/settings.toml`` in a workspace that has no ``.loom`` (the next start would
 read it as the project's own settings). Its first missing component becomes an empty
-read-only placeholder folder while a command runs (see :mod:`.placeholders`), and a
-placeholder is removed again when the last command using it ends. A protected path
+folder with an empty read-only mount on it (see :mod:`.placeholders`, which removes
+it again when the session ends). A protected path
 reached through a symlink is the other hard case: the link itself could be replaced
 by a real folder. The folder holding the link is then *sealed*: its entries stay
 writable one by one, but none can be added, removed or renamed.

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+import loom_engine.sandbox.landlock as landlock
+import loom_engine.sandbox.seccomp as seccomp
+
 from ..workspace import Workspace
-from . import landlock, seccomp
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
 from .layout import Layout, plan_layout
@@ -71,6 +73,9 @@ class _Runner(Protocol):
     temp_inside: Path
     # Whether protected paths not there yet need a placeholder to mount over.
     placeholders: bool
+    # Whether every process of a command is gone once its first one has exited (a PID
+    # namespace that ends with it), so nothing needs looking for afterwards.
+    ends_processes_on_exit: bool
 
     def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]: ...
 
@@ -89,6 +94,7 @@ class _BubblewrapRunner:
     detail: str = field(init=False)
     temp_inside: Path = Path("/tmp")
     placeholders: bool = True
+    ends_processes_on_exit: bool = True  # --unshare-pid
 
     def __post_init__(self) -> None:
         origin = f"from {self.bwrap.origin}" if self.bwrap.origin else f"at {self.bwrap.path}"
@@ -111,6 +117,7 @@ class _LandlockRunner:
     detail: str = field(init=False)
     temp_inside: Path = field(init=False)
     placeholders: bool = False  # the folder holding a missing path is sealed instead
+    ends_processes_on_exit: bool = False  # no PID namespace: the bash tool's own clean-up finds them
 
     def __post_init__(self) -> None:
         self.temp_inside = self.temp_dir  # no mount namespace: the real folder, named in TMPDIR
@@ -156,6 +163,11 @@ class Sandbox:
             raise RuntimeError("this sandbox is not active")
         return self._session_dir / "tmp"
 
+    @property
+    def ends_processes_on_exit(self) -> bool:
+        """Whether a command's processes are all gone once its first one has exited."""
+        return self._runner is not None and self._runner.ends_processes_on_exit
+
     def inside(self, host_path: Path) -> str:
         """How a command inside sees a path of the private temp folder."""
         if self._runner is None:
@@ -175,7 +187,8 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not active: {self.status.reason or 'turned off'}")
         layout = self.layout()
         program = runner.seccomp_program()
-        held = self._placeholders.acquire(layout.missing) if runner.placeholders else ()
+        if runner.placeholders:
+            self._placeholders.make(layout.missing)
         fd = program_fd(program) if program is not None else None
         try:
             confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
@@ -184,14 +197,13 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            self._placeholders.release(held)
 
     def close(self) -> None:
         self._finalizer()
 
 
 def _remove_session(session_dir: Path | None, placeholders: Placeholders) -> None:
-    placeholders.release_all()
+    placeholders.remove_all()
     if session_dir is not None:
         shutil.rmtree(session_dir, ignore_errors=True)
 

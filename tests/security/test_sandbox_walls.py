@@ -84,7 +84,9 @@ async def test_protected_paths_stay_read_only_inside_the_workspace(lab: tuple[Pa
     assert out.is_error
     after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert after == before, out.content
-    # Nothing was created where a protected path was missing (no .loom, no .claude).
+    # Where a protected path was missing, an empty placeholder stood in, gone with the session.
+    assert not any((root / ".loom").rglob("*")) and not any((root / ".claude").rglob("*"))
+    ctx.sandbox.close()  # type: ignore[union-attr]
     assert not (root / ".loom").exists() and not (root / ".claude").exists()
 
 
@@ -94,8 +96,9 @@ async def test_a_repository_without_git_cannot_be_given_hooks(tmp_path: Path, ba
     root.mkdir()
     ctx = tool_context(Workspace.at(root), _sandbox(root, backend))
     out = await bash(ctx, "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch /tmp/x\\n' > .git/hooks/pre-commit")
-    assert out.is_error
-    assert not (root / ".git").exists()  # the placeholder is gone again, and nothing was written
+    assert out.is_error and not any((root / ".git").rglob("*")), out.content  # nothing was written
+    ctx.sandbox.close()  # type: ignore[union-attr]
+    assert not (root / ".git").exists()  # and the placeholder is gone with the session
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
