@@ -11,7 +11,15 @@ Loom's when Loom exits is killed then. The working directory
 after the command comes back through a temp file written by an EXIT trap, not by
 parsing the output, and is kept for the next call only while it stays inside the
 workspace.
+
+Inside the session's OS sandbox (``ctx.sandbox``) the same ``bash -c`` is started by the
+sandbox's launcher: the workspace and a private /tmp writable, the rest read-only, no
+network unless the user gave it, and the cwd file in that private /tmp. The sandbox's
+PID namespace ends every process of the command with it. A call with
+``dangerously_disable_sandbox`` runs outside (the permission check always asks the
+user about it); in sandbox mode ``on`` with no working sandbox, commands are refused.
 """
+
 
 from __future__ import annotations
 
@@ -33,7 +41,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from loom_engine.permissions.git_config import git_environment
-from loom_engine.permissions.targets import CommandRun, PermissionTarget
+from loom_engine.permissions.targets import CommandRun, Confinement, PermissionTarget
+from loom_engine.sandbox.failures import explain as explain_sandbox_failure
+from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
 from . import _process_tree as tree
@@ -57,6 +67,10 @@ class BashInput(BaseModel):
         f"max {MAX_TIMEOUT_S})."))
     description: str | None = Field(None, description=(
         "A few words saying what the command does, shown to the user."))
+    dangerously_disable_sandbox: bool = Field(False, description=(
+        "Run this one command outside the OS sandbox. Only after it failed because of the sandbox "
+        "(a read-only file system outside the workspace, no network, a hidden file), when it must run "
+        "anyway; say why in description. The user is always asked, and a run without a user refuses it."))
 
 
 class BashTool(BaseTool[BashInput]):
@@ -81,13 +95,26 @@ class BashTool(BaseTool[BashInput]):
         "yourself.")
 
     def permission_target(self, args: BashInput, ctx: ToolContext) -> PermissionTarget | None:
-        return CommandRun(args.command, cwd=str(ctx.cwd))
+        confined = _confining(args, ctx)
+        confinement = Confinement(confined.config.network, confined.config.auto_allow_in_accept_edits) \
+            if confined is not None else None
+        escalation = (args.description or "") if args.dangerously_disable_sandbox else None
+        return CommandRun(args.command, cwd=str(ctx.cwd), confinement=confinement, escalation=escalation)
 
     async def preview(self, args: BashInput, ctx: ToolContext) -> Mapping[str, Any] | None:
-        return {"kind": "command", "command": args.command, "cwd": str(ctx.cwd),
-                "description": args.description}
+        preview: dict[str, Any] = {"kind": "command", "command": args.command, "cwd": str(ctx.cwd),
+                                   "description": args.description}
+        if args.dangerously_disable_sandbox:
+            preview["outside_sandbox"] = True
+        return preview
 
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput:
+        sandbox = ctx.sandbox
+        if sandbox is not None and sandbox.status.refuses_commands and not args.dangerously_disable_sandbox:
+            fix = f" Fix: {sandbox.status.fix}." if sandbox.status.fix else ""
+            return ToolOutput(f"Not run: the sandbox is required (sandbox mode on) but cannot start here: "
+                              f"{sandbox.status.reason}.{fix} Tell the user; no command can run until it is "
+                              "fixed.", is_error=True)
         notes: list[str] = []
         cwd = ctx.cwd
         if not cwd.is_dir() or not ctx.workspace.contains(Path(os.path.realpath(cwd))):
@@ -95,12 +122,28 @@ class BashTool(BaseTool[BashInput]):
                          f"workspace root instead.")
             cwd = ctx.workspace.root
             ctx.state.cwd = None
+        confined = _confining(args, ctx)
         try:
-            run = await run_command(args.command, cwd, args.timeout, ctx)
+            run = await run_command(args.command, cwd, args.timeout, ctx, sandbox=confined)
         except OSError as exc:
             return ToolOutput(f"Could not start bash: {exc}", is_error=True)
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
+        if confined is not None and (run.exit_code or 0) != 0:
+            layout = confined.layout()
+            hint = explain_sandbox_failure(run.output, args.command, backend=confined.status.backend or "",
+                                           network=confined.config.network,
+                                           hidden=(*layout.hidden_dirs, *layout.hidden_files))
+            if hint:
+                notes.append(hint)
         return _result(args, run, notes, ctx)
+
+
+def _confining(args: BashInput, ctx: ToolContext) -> Sandbox | None:
+    """The sandbox this call runs in, or None when it runs unconfined."""
+    sandbox = ctx.sandbox
+    if sandbox is None or not sandbox.active or args.dangerously_disable_sandbox:
+        return None
+    return sandbox
 
 
 @dataclass(frozen=True)
@@ -125,15 +168,20 @@ class CommandResult:
     size: OutputSize = OutputSize(0, 0, False, 0, 0)
 
 
-async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext) -> CommandResult:
-    """Run ``command`` under bash; never raises for the command's own failures."""
+async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext, *,
+                      sandbox: Sandbox | None = None) -> CommandResult:
+    """Run ``command`` under bash (inside ``sandbox`` when given, an active one); never
+    raises for the command's own failures."""
     prepare_process_cleanup()
     # The pid in the name lets a later Loom delete the file if this one is killed.
-    fd, cwd_file = tempfile.mkstemp(prefix=f"loom-cwd-{os.getpid()}-")
+    fd, cwd_file = tempfile.mkstemp(prefix=f"loom-cwd-{os.getpid()}-",
+                                    dir=sandbox.temp_dir if sandbox is not None else None)
     os.close(fd)
+    # Inside the sandbox the private temp folder is /tmp.
+    written_to = sandbox.inside(Path(cwd_file)) if sandbox is not None else cwd_file
     # All on the command's first line, so bash's error messages keep its line numbers.
     script = (
-        f"__loom_exit() {{ printf '%s' \"$PWD\" > {shlex.quote(cwd_file)}; }}; "
+        f"__loom_exit() {{ printf '%s' \"$PWD\" > {shlex.quote(written_to)}; }}; "
         f"trap __loom_exit EXIT; {command}"
     )
     # git runs with the repository-config keys that name programs turned off, and bash
@@ -145,32 +193,44 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext)
     # Nothing can answer a pager or a credential prompt: stdin is /dev/null.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     sink = _OutputSink(ctx.progress)
+    argv: tuple[str, ...] = ("bash", "-c", script)
+    pass_fds: tuple[int, ...] = ()
     try:
-        read_fd, write_fd = os.pipe()
-        pipe = os.fdopen(read_fd, "rb", 0)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                "bash", "-c", script,
-                cwd=os.fspath(cwd), env=env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                start_new_session=True,
-            )
-        except BaseException:
-            pipe.close()
-            raise
-        finally:
-            os.close(write_fd)  # the child has its copy; ours would hide EOF
-        outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker)
+        with contextlib.ExitStack() as held:
+            if sandbox is not None:  # what the launch holds lasts until the command has ended
+                launch = held.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
+                argv, pass_fds, env = launch.argv, launch.pass_fds, dict(launch.env)
+            read_fd, write_fd = os.pipe()
+            pipe = os.fdopen(read_fd, "rb", 0)
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    cwd=os.fspath(cwd), env=env,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                    start_new_session=True, pass_fds=pass_fds,
+                )
+            except BaseException:
+                pipe.close()
+                raise
+            finally:
+                os.close(write_fd)  # the child has its copy; ours would hide EOF
+            outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker,
+                                                sandbox is not None and sandbox.ends_processes_on_exit)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(cwd_file)
     sink.flush()
     output = sink.render()
+    exit_code = proc.returncode
+    if sandbox is not None and exit_code is not None and final_cwd is None and 128 < exit_code <= 128 + 64:
+        # The sandbox's launcher reports a shell killed by signal N as 128+N; the exit
+        # trap did not run, so it was the signal and not an `exit 137`.
+        exit_code = 128 - exit_code
     return CommandResult(
         output=output,
         size=sink.size(output),
-        exit_code=proc.returncode if outcome == "exited" else None,
+        exit_code=exit_code if outcome == "exited" else None,
         timed_out=outcome == "timeout",
         aborted=outcome == "aborted",
         final_cwd=final_cwd,
@@ -187,9 +247,13 @@ def prepare_process_cleanup() -> None:
 
 async def _supervise(
     proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
-    timeout: float, ctx: ToolContext, marker: str,
+    timeout: float, ctx: ToolContext, marker: str, contained: bool = False,
 ) -> tuple[str, bool]:
-    """Wait for exit, timeout or abort; then make sure the group and the marked are gone."""
+    """Wait for exit, timeout or abort; then make sure the group and the marked are gone.
+
+    ``contained``: the command ran in a PID namespace that ends with it (the kernel kills
+    whatever is left when its first process exits), so after a normal exit there is
+    nothing to look for."""
     pgid = proc.pid  # start_new_session: the shell leads its own group
     pump: asyncio.Future[None] | None = None
     exited = asyncio.ensure_future(proc.wait())
@@ -209,7 +273,7 @@ async def _supervise(
             outcome = "aborted"
         else:
             outcome = "timeout"
-        left = tree.find_processes(pgid, marker)
+        left = [] if contained and outcome == "exited" else tree.find_processes(pgid, marker)
         stopped = outcome == "exited" and bool(left)
         await _terminate(pgid, marker, exited, left)
         cleaned = True

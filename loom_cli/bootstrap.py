@@ -11,10 +11,22 @@ from typing import TYPE_CHECKING, Any
 from loom_engine.paths import data_dir, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
+from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
-from .settings import BASE_URL_VARIABLES, ConfigError, Settings, SnapshotSettings, choose_provider, load_settings
+from .sandbox_report import start_line
+from .sandbox_settings import refused_line
+from .sandbox_setup import open_session_sandbox
+from .settings import (
+    BASE_URL_VARIABLES,
+    DEFAULT_SOURCE,
+    ConfigError,
+    Settings,
+    SnapshotSettings,
+    choose_provider,
+    load_settings,
+)
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
@@ -43,6 +55,7 @@ class RunOptions:
     # Continue a copy of the resumed session in a new one (the original may be in use).
     fork_session: bool = False
     permission_mode: PermissionMode | None = None
+    sandbox: SandboxMode | None = None  # --sandbox: beats LOOM_SANDBOX and every settings file
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     add_dirs: tuple[Path, ...] = ()
@@ -77,6 +90,9 @@ class Built:
     hook_plan: HookPlan | None = None
     # The workspace snapshots rewind restores from (None: turned off, or no git).
     checkpoints: Snapshots | None = None
+    # Which setting chose the sandbox's mode ("default", "--sandbox", "LOOM_SANDBOX", a file);
+    # the sandbox itself is the agent's (``agent.sandbox``).
+    sandbox_source: str = DEFAULT_SOURCE
 
 
 def build_agent(options: RunOptions, *, interactive: bool) -> Built:
@@ -102,7 +118,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
     records = WorkspaceRecords(data_dir())
     layered = load_settings(workspace.root, user_config_file(), trusted=options.trust_project,
-                           trusted_hash=records.trusted_hash(workspace.root))
+                           trusted_hash=records.trusted_hash(workspace.root), sandbox_mode=options.sandbox)
     settings = layered.settings
     provider_name = choose_provider(settings, options.provider)
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")
@@ -191,15 +207,18 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
                         "(see /hooks; asked again at the next start)")
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
+    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan)
+    said = start_line(sandbox.status)  # why commands are not confined, and the fix
+    warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
                   permissions=permissions, session=session, messages=messages, turn_state=turn_state,
                   context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use,
                   make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts),
-                  checkpoints=checkpoints)
+                  checkpoints=checkpoints, sandbox=sandbox)
     _prepare(provider)
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
-                 checkpoints=checkpoints)
+                 checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE))
 
 
 def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:

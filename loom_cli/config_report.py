@@ -8,6 +8,7 @@ from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_sett
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 IGNORED = "ignored (workspace not trusted)"
+NEVER = "ignored: a project cannot turn the sandbox off or widen it"
 
 
 def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, data_dir: Path,
@@ -56,4 +57,7 @@ def _settings_lines(loaded: LoadedSettings) -> list[str]:
     lines = [f"  {key} = {value!r}  ({source})" for key, value, source in rows]
     lines += [f"  {c.key} = {c.value!r}  ({c.source}, {IGNORED})" for c in loaded.ignored
               if c.key != "permissions.allow"]
+    lines += [f"  {c.key} = {c.value!r}  ({c.source}, {NEVER})" for c in loaded.refused]
+    lines.append("  (sandbox.deny_read adds to the default unreadable paths, ~/.ssh and the like and Loom's own "
+                 "folders; `loom sandbox` lists every one)")
     return lines

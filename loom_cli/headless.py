@@ -169,6 +169,14 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
 
     final: Any = None
     num_turns = 0
+    from .sandbox_report import status_of
+
+    confinement = status_of(agent)
+    sandbox = confinement.as_json() if confinement is not None else None
+    if output_format == "stream-json":  # what the run is, before its first event
+        config = getattr(agent, "config", None)
+        out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
+                                    "model": getattr(config, "model", None), "sandbox": sandbox})) + "\n")
     try:
         stream: AsyncIterator[AgentEvent]
         if invocation is not None:
@@ -187,7 +195,10 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
         try:
             async for event in stream:
                 if output_format == "stream-json":
-                    out.write(json.dumps(clean(event.to_dict()), default=str) + "\n")
+                    line = event.to_dict()
+                    if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
+                        line["sandbox"] = sandbox  # the final line says it again, for who reads only that
+                    out.write(json.dumps(clean(line), default=str) + "\n")
                     out.flush()
                 if isinstance(event, Notice) and event.level == "warning":
                     err.write(clean(f"loom: {event.message}\n"))
@@ -236,7 +247,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
             "type": "result", "result": result, "is_error": is_error, "num_turns": num_turns,
             "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
             "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
-            "metrics": metrics.to_dict(),
+            "metrics": metrics.to_dict(), "sandbox": sandbox,
         }) + "\n")
     elif output_format == "text" and not is_error:
         out.write(result + ("" if result.endswith("\n") else "\n"))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
 from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
+from loom_engine.sandbox.config import SandboxMode
 
 from .version import __version__
 
@@ -36,6 +37,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
 
 
 OutputFormat = Literal["text", "json", "stream-json"]
+SANDBOX_HELP = ("auto: confine commands where this machine can; on: refuse to run them where it cannot; "
+                "off: no sandbox. Beats LOOM_SANDBOX and [sandbox] mode.")
 
 
 def _fail(message: str, code: int) -> None:
@@ -88,7 +91,8 @@ def root(ctx: typer.Context,
          model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
          provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
          permission_mode: Annotated[PermissionMode | None, typer.Option(
-             "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None) -> None:
+             "--permission-mode", help="What may run without asking (Shift+Tab cycles it).")] = None,
+         sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from .tui.options import open_tui
@@ -96,7 +100,7 @@ def root(ctx: typer.Context,
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)
     open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
-             provider=provider, permission_mode=permission_mode)
+             provider=provider, permission_mode=permission_mode, sandbox=sandbox)
 
 
 @app.command()
@@ -116,6 +120,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
             "--fork-session", help="With --continue/--resume: continue a copy, as a new session.")] = False,
         permission_mode: Annotated[PermissionMode | None, typer.Option(
             "--permission-mode", help="What may run without asking; a question is a denial here.")] = None,
+        sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
         allow: Annotated[list[str] | None, typer.Option(
             "--allow", help="Allow rule, e.g. 'bash(git diff:*)'.")] = None,
         deny: Annotated[list[str] | None, typer.Option(
@@ -151,7 +156,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
                          fork_session=fork_session,
-                         permission_mode=permission_mode,
+                         permission_mode=permission_mode, sandbox=sandbox,
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script, trust_project=trust_project or None,
                          mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp,
@@ -285,6 +290,29 @@ def agents() -> None:
 
     known = [tool.name for tool in default_tools()]
     print("\n".join(agents_lines(find_workspace_root(Path.cwd()), config_dir(), known)))
+
+
+@app.command("sandbox")
+def sandbox_report(output_format: Annotated[Literal["text", "json"], typer.Option(
+        "--output-format", "-o", help="text or json.")] = "text") -> None:
+    """Whether commands run in the OS sandbox here and by what (or why not, and the fix);
+    what they may write and read, and the network."""
+    import json
+
+    from .sandbox_command import describe_sandbox
+    from .sandbox_report import report_lines
+    from .settings import ConfigError
+
+    try:
+        report = describe_sandbox(Path.cwd())
+    except ConfigError as error:
+        _fail(str(error), 1)
+    for warning in report.warnings:
+        sys.stderr.write(f"loom: warning: {warning}\n")
+    if output_format == "json":
+        print(json.dumps(report.facts.as_json()))
+    else:
+        print("\n".join(report_lines(report.facts)))
 
 
 mcp_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,

@@ -1,7 +1,8 @@
 """Loom's settings, read once from their three files and merged with where each came from.
 
 Order, later winning: defaults < user config.toml < .loom/settings.toml <
-.loom/settings.local.toml < environment (LOOM_PROVIDER, LOOM_MODEL) < command-line flags.
+.loom/settings.local.toml < environment (LOOM_PROVIDER, LOOM_MODEL, LOOM_SANDBOX) <
+command-line flags.
 
 Both project files sit in the repository, so a cloned repository can ship either: what
 they would widen or redirect is applied only once the user trusts the workspace (see
@@ -9,7 +10,8 @@ they would widen or redirect is applied only once the user trusts the workspace 
 (Claude Code's structure, in TOML) is not a setting to merge: every file's hooks count,
 and a project's are trusted entry by entry (see :mod:`.hook_setup`). Provider endpoints are the
 user's own: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` beat the user config, which
-beats the project, trusted or not.
+beats the project, trusted or not. So is the ``[sandbox]``: a project file may tighten it,
+never turn it off or widen it, trusted or not (see :mod:`.sandbox_settings`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
+from loom_engine.sandbox.config import SandboxMode
 
 from .project_trust import ProjectChange, split_project_file
+from .sandbox_settings import (
+    MODE_FLAG,
+    MODE_VARIABLE,
+    SANDBOX_KEY,
+    SandboxSettings,
+    mode_from_environment,
+    split_project_sandbox,
+)
 
 PROJECT_SOURCE = ".loom/settings.toml"
 LOCAL_SOURCE = ".loom/settings.local.toml"
@@ -83,6 +94,7 @@ class Settings(BaseModel):
     openai: ProviderSettings = Field(default_factory=ProviderSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,8 @@ class LoadedSettings:
     trusted: bool
     # The files as read, for what is collected per file rather than merged (hooks).
     files: tuple[SettingsFile, ...] = ()
+    # What the project files would open up in the sandbox: never applied, trusted or not.
+    refused: tuple[ProjectChange, ...] = ()
 
 
 def settings_files(workspace: Path, user_config_file: Path) -> list[Path]:
@@ -178,10 +192,11 @@ def _validate(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | None = None,
-                  trusted_hash: str | None = None, environ: Mapping[str, str] | None = None) -> LoadedSettings:
+                  trusted_hash: str | None = None, environ: Mapping[str, str] | None = None,
+                  sandbox_mode: SandboxMode | None = None) -> LoadedSettings:
     """The effective settings. The project's widening part is applied when ``trusted`` is
     True, or when ``trusted`` is None and ``trusted_hash`` is the hash of that part (what
-    the user trusted earlier)."""
+    the user trusted earlier). ``sandbox_mode`` is the ``--sandbox`` flag's."""
     from .project_trust import changes_hash
 
     env = os.environ if environ is None else environ
@@ -190,16 +205,25 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
     rules: list[RuleSet] = []
     files = read_settings_files(workspace, user_config_file)
     widening: list[ProjectChange] = []
+    refused: list[ProjectChange] = []
     pending: list[tuple[SettingsFile, dict[str, Any], list[ProjectChange]]] = []
     for file in files:
         if not file.in_project:
             _apply(merged, sources, file.data, file.source)
             continue
         base = Settings.model_validate(merged)
-        narrowing, changes = split_project_file(file.data, base, file.source)
+        narrowing, changes = split_project_file({k: v for k, v in file.data.items() if k != SANDBOX_KEY},
+                                                base, file.source)
         widening.extend(changes)
         pending.append((file, narrowing, changes))
         _apply(merged, sources, narrowing, file.source)
+        if SANDBOX_KEY in file.data:
+            tighter, opened = split_project_sandbox(file.data[SANDBOX_KEY], base.sandbox, file.source)
+            refused.extend(opened)
+            earlier = sources.get(f"{SANDBOX_KEY}.deny_read")
+            _apply(merged, sources, {SANDBOX_KEY: tighter}, file.source)
+            if earlier and "deny_read" in tighter:  # the project's paths are added to the earlier ones
+                sources[f"{SANDBOX_KEY}.deny_read"] = f"{earlier} + {file.source}"
     is_trusted = bool(widening) and (trusted if trusted is not None else changes_hash(widening) == trusted_hash)
     if is_trusted:
         user_urls = {name: merged.get(name, {}).get("base_url") for name in BASE_URL_VARIABLES}
@@ -225,13 +249,22 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
             merged.setdefault(name, {})["base_url"] = env[variable]
             sources[f"{name}.base_url"] = variable
     try:
+        chosen_mode = mode_from_environment(env)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    for mode, source in ((chosen_mode, MODE_VARIABLE), (sandbox_mode, MODE_FLAG)):
+        if mode is not None:
+            merged.setdefault(SANDBOX_KEY, {})["mode"] = mode
+            sources[f"{SANDBOX_KEY}.mode"] = source
+    try:
         settings = Settings.model_validate(merged)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"LOOM_{where.upper()}: {first['msg']}") from None
     ignored = () if is_trusted else tuple(widening)
-    return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted, tuple(files))
+    return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted, tuple(files),
+                          tuple(refused))
 
 
 def _apply(merged: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], source: str) -> None:

@@ -32,6 +32,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
     ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
     ("agents", "the custom sub-agents: source, tools; agent files not used"),
+    ("sandbox", "whether commands run in the OS sandbox, by what (or why not); what they may write and read"),
     ("exit", "quit Loom"),
 )
 # Their names (and the alias /quit): a custom command or skill never takes one.

@@ -62,6 +62,10 @@ _EXPORTS: dict[str, str] = {
     # permissions
     "PermissionManager": "loom_engine.permissions.manager",
     "PermissionAnswer": "loom_engine.permissions.answer",
+    # the OS sandbox commands run in
+    "Sandbox": "loom_engine.sandbox.sandbox",
+    "SandboxConfig": "loom_engine.sandbox.config",
+    "open_sandbox": "loom_engine.sandbox.sandbox",
     # providers
     "create_provider": "loom_engine.providers.factory",
     "ScriptedProvider": "loom_engine.providers.scripted",
@@ -160,6 +164,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export
     from .permissions.manager import PermissionManager as PermissionManager
     from .providers.factory import create_provider as create_provider
     from .providers.scripted import ScriptedProvider as ScriptedProvider
+    from .sandbox.config import SandboxConfig as SandboxConfig
+    from .sandbox.sandbox import Sandbox as Sandbox
+    from .sandbox.sandbox import open_sandbox as open_sandbox
     from .tools.base import BaseTool as BaseTool
     from .tools.base import Tool as Tool
     from .tools.base import ToolContext as ToolContext

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
     from .permissions.manager import PermissionManager
     from .providers.retry import RetryPolicy
+    from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
 
 
@@ -72,8 +73,12 @@ class Agent:
                  bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
                  agent_id: str | None = None, parent_tool_use_id: str | None = None,
                  tool_source: ToolSource | None = None, hooks: HookSet | None = None,
-                 make_provider: MakeProvider | None = None, checkpoints: Checkpoints | None = None) -> None:
+                 make_provider: MakeProvider | None = None, checkpoints: Checkpoints | None = None,
+                 sandbox: Sandbox | None = None) -> None:
         self.provider = provider
+        # The OS sandbox every command runs in (bash, project hooks, a command's `!cmd`),
+        # shared with sub-agents; None: commands run unconfined.
+        self.sandbox = sandbox
         # Builds another provider by name, for a sub-agent whose model is another vendor's.
         self.make_provider = make_provider
         # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
@@ -113,7 +118,8 @@ class Agent:
         self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
                                        agent_id=self.identity.agent_id if child else None,
                                        agent_type=(config.agent_type or "general-purpose") if child else None,
-                                       redact=config.redactor.redact if config.redact_secrets else None)
+                                       redact=config.redactor.redact if config.redact_secrets else None,
+                                       sandbox=sandbox)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
 
@@ -486,7 +492,7 @@ class Agent:
 
         return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
                            call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
-                           spawn_subagent=spawn)
+                           spawn_subagent=spawn, sandbox=self.sandbox)
 
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:

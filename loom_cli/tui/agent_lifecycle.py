@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..sandbox_report import status_of
 from ..snapshot_notice import snapshot_notices
 from ..wording import plural
 from .first_run import missing_key, setup_text, setup_title, welcome_text
@@ -81,6 +82,7 @@ class AgentLifecycle:
         self._start_source = "startup"  # what SessionStart hooks are told: startup | resume | clear
         self._idle_wait: asyncio.Task[None] | None = None
         self._warned: set[str] = set()  # the warnings this chat has shown (each only once)
+        self.sandbox_source = "default"  # which setting chose the sandbox's mode (for /sandbox)
 
     async def start(self) -> None:
         """Start-up, in a worker once the first frame is painted."""
@@ -131,6 +133,7 @@ class AgentLifecycle:
             host.status_bar.change(note="no agent")
             host.loaded.set()
             return
+        self.sandbox_source = built.sandbox_source
         await self._install(built.agent, built.warnings, announce)
         start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words),  # type: ignore[arg-type]
                   guard_s=options.permission_guard_s)  # after the first frame: the servers connect now
@@ -166,7 +169,7 @@ class AgentLifecycle:
         mode = host.mode
         if mode == "bypass":
             host.bypass_allowed = True
-        host.status_bar.set_info(StatusInfo(model=host.model, mode=mode))
+        host.status_bar.set_info(StatusInfo(model=host.model, mode=mode, sandbox=status_of(agent)))
         host.refresh_context()
         host.status_bar.change(note="")
         messages = list(agent.messages or ())

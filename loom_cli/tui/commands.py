@@ -46,6 +46,7 @@ USAGE: dict[str, tuple[str, int | None]] = {
     "mcp": ("/mcp", 0),
     "hooks": ("/hooks", 0),
     "agents": ("/agents", 0),
+    "sandbox": ("/sandbox", 0),
 }
 
 KEYS_HELP = (
@@ -301,10 +302,23 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             await resume(app, arg)
         case "mcp":
             mcp_command(app)
+        case "sandbox":
+            app.output(sandbox_text(agent, app.lifecycle.sandbox_source))
         case "rewind":
             rewind_command(app)
         case _ if name.startswith("mcp__"):
             prompt_command(app, command)
+
+
+def sandbox_text(agent: Any, mode_source: str) -> str:
+    """/sandbox: what `loom sandbox` prints, for this session's sandbox."""
+    from ..sandbox_report import report_lines
+    from ..sandbox_setup import facts_of
+
+    sandbox = getattr(agent, "sandbox", None)
+    if sandbox is None:
+        return "sandbox: none in this session (commands run unconfined and ask first)"
+    return "\n".join(report_lines(facts_of(sandbox, mode_source)))
 
 
 def rewind_command(app: LoomApp) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from loom_engine.permissions.modes import PermissionMode
+from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import find_workspace_root
 
 AgentFactory = Callable[["TuiOptions"], Any]
@@ -29,6 +30,7 @@ class TuiOptions:
     model: str | None = None
     provider: str | None = None
     permission_mode: PermissionMode | None = None
+    sandbox: SandboxMode | None = None  # --sandbox (None: LOOM_SANDBOX, then the settings)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     # The user's answer to the trust screen about what the project's settings widen (None:
@@ -71,7 +73,8 @@ def default_agent_factory(options: TuiOptions) -> Any:
     run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
                              continue_session=options.continue_session, resume_id=options.resume_id,
                              fork_session=options.fork_session,
-                             permission_mode=options.permission_mode, allow=options.allow, deny=options.deny,
+                             permission_mode=options.permission_mode, sandbox=options.sandbox,
+                             allow=options.allow, deny=options.deny,
                              trust_project=options.trust_project)
     return build_agent(run_options, interactive=True)
 
@@ -122,6 +125,8 @@ class BuiltAgent:
     # and which project servers still wait for the user's answer (Built.mcp_plan).
     mcp: Any = None
     mcp_plan: Any = None
+    # Which setting chose the sandbox's mode (bootstrap's Built.sandbox_source), for /sandbox.
+    sandbox_source: str = "default"
 
 
 async def build_agent(options: TuiOptions) -> BuiltAgent:
@@ -133,17 +138,20 @@ async def build_agent(options: TuiOptions) -> BuiltAgent:
         text = str(error).strip()
         raise AgentUnavailable(text.splitlines()[0] if text else type(error).__name__) from error
     return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()),
-                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None))
+                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None),
+                      str(getattr(built, "sandbox_source", "default")))
 
 
 async def close_agent(agent: Any) -> None:
-    """Close the agent's session file and its provider connections.
+    """Close the agent's session file, its sandbox (its private temp folder goes) and its
+    provider connections.
 
-    Read with getattr: stand-in agents in tests and benchmarks have neither.
+    Read with getattr: stand-in agents in tests and benchmarks have none of them.
     """
-    close_session = getattr(getattr(agent, "session", None), "close", None)
-    if callable(close_session):
-        close_session()
+    for owned in (getattr(agent, "session", None), getattr(agent, "sandbox", None)):
+        close = getattr(owned, "close", None)
+        if callable(close):
+            close()
     await close_provider(agent)
     await close_mcp(agent)
 
@@ -169,7 +177,8 @@ async def close_provider(agent: Any) -> None:
 
 
 def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
-             permission_mode: PermissionMode | None, fork_session: bool = False) -> NoReturn:
+             permission_mode: PermissionMode | None, fork_session: bool = False,
+             sandbox: SandboxMode | None = None) -> NoReturn:
     """Open the chat in the current folder, and end the process with its exit code once
     the terminal is restored (see loom_cli.exit: no teardown of every imported module)."""
     from loom_cli.exit import exit_now
@@ -178,5 +187,5 @@ def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None
 
     code = run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
                               fork_session=fork_session, model=model, provider=provider,
-                              permission_mode=permission_mode))
+                              permission_mode=permission_mode, sandbox=sandbox))
     exit_now(code)

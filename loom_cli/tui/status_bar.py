@@ -10,6 +10,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from loom_engine.sandbox.status import SandboxStatus
 from loom_engine.usage import Usage
 
 MODE_STYLES = {
@@ -38,6 +39,7 @@ class StatusInfo:
     cost_usd: float = 0.0
     note: str = ""
     mcp: str = ""  # the MCP servers in a few words ("2 MCP servers · 1 failed"); "" when none
+    sandbox: SandboxStatus | None = None  # the session's sandbox; None: not known (yet)
 
     @property
     def context_percent(self) -> float:
@@ -53,9 +55,19 @@ class StatusInfo:
 
 
 # What a narrow bar gives up first, in order: the key hint, the cache rate, the token
-# counts, the model's vendor prefix ("claude-"), the MCP state. The model, the mode, the
-# context and the cost always stay.
-_DROP_ORDER = ("hint", "cache", "tokens", "vendor", "mcp")
+# counts, "sandboxed" (the usual state), the model's vendor prefix ("claude-"), the MCP
+# state, and last a sandbox that is off or missing (/sandbox says more). The model, the
+# mode, the context and the cost always stay.
+_DROP_ORDER = ("hint", "cache", "tokens", "sandbox", "vendor", "mcp", "no-sandbox")
+
+
+def sandbox_badge(status: SandboxStatus) -> tuple[str, str, str]:
+    """(drop key, words, style) of the sandbox's state in the bar."""
+    if status.active:
+        return "sandbox", "sandboxed", ""
+    if status.mode == "off":
+        return "no-sandbox", "sandbox off", "yellow"
+    return "no-sandbox", "no sandbox", "bold red" if status.refuses_commands else "yellow"
 
 
 def status_text(info: StatusInfo, width: int | None = None) -> Text:
@@ -86,6 +98,9 @@ def _status_parts(info: StatusInfo, *, short_model: bool = False) -> list[tuple[
     parts.append(("model", Text.assemble((model, "bold"), " · ",
                                          (f" {mode} " if mode == "bypass" else mode, MODE_STYLES.get(mode, "bold")))))
     parts.append(("hint", Text(" (shift+tab)", style="dim")))
+    if info.sandbox is not None:
+        key, words, style = sandbox_badge(info.sandbox)
+        parts.append((key, Text.assemble(" · ", (words, style))))
     if info.mcp:
         parts.append(("mcp", Text.assemble(" · ", (info.mcp, "red" if "failed" in info.mcp else ""))))
     if info.context_window:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..metrics import RunMetrics
     from ..permissions.manager import PermissionManager
     from ..run import AgentIdentity
+    from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import Skill, SkillCatalog
     from ..tools.registry import ToolRegistry
     from ..turn_state import TurnState
@@ -62,6 +63,10 @@ class Invocation:
     # What a project command's file asks to allow, not granted: a file the repository
     # ships may not widen permissions (each action asks as usual).
     withheld_tools: tuple[str, ...] = ()
+    # From the project (not the user's own folders, nor Loom's built-in skills): its `!cmd`
+    # lines run in the session's sandbox, as the model's bash calls do (the user's own run
+    # as they are, like the user's own hooks).
+    in_project: bool = False
 
 
 def split_line(text: str) -> tuple[str, str] | None:
@@ -107,14 +112,14 @@ def user_invocable(skill: Skill) -> bool:
 def from_command(command: CustomCommand, arguments: str, typed: str) -> Invocation:
     if command.source != "user":
         return Invocation(command.name, arguments, typed, "command", command.read_body(), (), command.model,
-                          withheld_tools=command.allowed_tools)
+                          withheld_tools=command.allowed_tools, in_project=True)
     return Invocation(command.name, arguments, typed, "command", command.read_body(), command.allowed_tools,
                       command.model)
 
 
 def from_skill(skill: Skill, arguments: str, typed: str) -> Invocation:
     body = f"Base directory for this skill: {skill.folder}\n\n{skill.read_body()}"
-    return Invocation(skill.name, arguments, typed, "skill", body)
+    return Invocation(skill.name, arguments, typed, "skill", body, in_project=skill.source == "project")
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,8 @@ class CommandAgent(Protocol):
 
     workspace: Workspace
     permissions: PermissionManager | None
+    # A project command's `!cmd` lines run in it like the model's bash calls (None: unconfined).
+    sandbox: Sandbox | None
     registry: ToolRegistry
     bus: EventBus
     metrics: RunMetrics
@@ -225,7 +232,8 @@ async def run_invocation(agent: CommandAgent, invocation: Invocation) -> AsyncGe
         if snippets:
             agent.bus.reset()  # a fresh token: an earlier interrupt must not stop these
             outputs: list[str] = []
-            async with aclosing(_run_shell(agent, [s.command for s in snippets], outputs, stamp)) as events:
+            sandbox = agent.sandbox if invocation.in_project else None
+            async with aclosing(_run_shell(agent, [s.command for s in snippets], outputs, stamp, sandbox)) as events:
                 async for event in events:
                     yield event
             if agent.bus.aborted:
@@ -259,10 +267,11 @@ def _stamper(agent: CommandAgent) -> Callable[[], Mapping[str, Any]]:
 
 
 async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str],
-                     stamp: Callable[[], Mapping[str, Any]]) -> AsyncGenerator[AgentEvent, None]:
+                     stamp: Callable[[], Mapping[str, Any]],
+                     sandbox: Sandbox | None) -> AsyncGenerator[AgentEvent, None]:
     """Run each command as a bash call would run (the permission check, asked about in
-    the chat, denied when a headless run would have to ask); its events as they come.
-    ``outputs`` gets what replaces each command in the text."""
+    the chat, denied when a headless run would have to ask), inside ``sandbox`` when
+    given; its events as they come. ``outputs`` gets what replaces each command in the text."""
     queue: asyncio.Queue[Any] = asyncio.Queue()
     config = agent.config
     cancel = agent.bus.cancel_token
@@ -272,7 +281,7 @@ async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str
         return ToolContext(workspace=agent.workspace, cancel=cancel, state=state, call_id=call_id,
                            progress=lambda line: queue.put_nowait(ToolProgress(call_id=call_id, text=line,
                                                                                 **stamp())),
-                           emit=queue.put_nowait)
+                           emit=queue.put_nowait, sandbox=sandbox)
 
     pipeline = ToolPipeline(registry=agent.registry, bus=agent.bus, metrics=agent.metrics, make_context=context,
                             emit=queue.put_nowait, stamp=stamp, permissions=agent.permissions,

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import AgentEvent, HookRan, Notice
 from ..execution import CancelToken
@@ -17,6 +17,9 @@ from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode
 from .config import HookCommand, HookEventName, HookSet
 from .outcome import HookVerdict, combine, describe, interpret
 from .runner import command_line, hook_environment, run_hook
+
+if TYPE_CHECKING:
+    from ..sandbox.sandbox import Sandbox
 
 Emit = Callable[[AgentEvent], None]
 Stamp = Callable[[], Mapping[str, Any]]
@@ -58,6 +61,8 @@ class HookEngine:
     # Applied to what a hook prints before anything of it reaches the model or the user:
     # a hook that prints its environment must not send an API key in the next request.
     redact: Callable[[str], str] | None = None
+    # The session's sandbox: a project's hooks run inside it (None: unconfined).
+    sandbox: Sandbox | None = None
 
     def __bool__(self) -> bool:
         return bool(self.hooks)
@@ -68,7 +73,7 @@ class HookEngine:
 
     def child(self, agent_id: str, agent_type: str) -> HookEngine:
         return HookEngine(self.hooks, self.root, self.session, agent_id=agent_id, agent_type=agent_type,
-                          redact=self.redact)
+                          redact=self.redact, sandbox=self.sandbox)
 
     async def fire(self, event: HookEventName, fields: Mapping[str, Any], *, names: tuple[str, ...] = (),
                    call_id: str | None = None, cancel: CancelToken | None = None,
@@ -94,7 +99,7 @@ class HookEngine:
         data = json.dumps(payload, default=str).encode("utf-8")
         # Each hook its own environment: a project's hooks do not get Loom's credentials.
         raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=hook_environment(self.root, h),
-                                               cancel=cancel) for h in matching))
+                                               cancel=cancel, sandbox=self.sandbox) for h in matching))
         if self.redact is not None:
             redact = self.redact
             raws = [replace(raw, stdout=redact(raw.stdout), stderr=redact(raw.stderr)) for raw in raws]

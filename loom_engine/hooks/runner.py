@@ -3,6 +3,11 @@
 Like Claude Code, the command line goes through the shell (so ``$CLAUDE_PROJECT_DIR/x.sh``
 and pipes work), with ``args`` appended shell-quoted. The process gets its own process
 group, so a timeout or an abort kills everything it started, not just the shell.
+
+A project's hook (``hook.in_project``) runs inside the session's sandbox, so it can do
+no more than the model's own bash: write in the workspace, read what is not hidden, no
+network. Where the sandbox is required (mode ``on``) and cannot start, it is not run.
+The user's own hooks are their own programs and run as they are.
 """
 
 from __future__ import annotations
@@ -15,14 +20,17 @@ import shlex
 import shutil
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..execution import CancelToken
 from ..providers.names import OWN_ENV_PREFIXES
 from .config import HookCommand
+
+if TYPE_CHECKING:
+    from ..sandbox.sandbox import Sandbox
 
 MAX_OUTPUT_CHARS = 10_000
 _READ_CHUNK = 65_536
@@ -80,7 +88,8 @@ def changed_since_trusted(hook: HookCommand) -> str | None:
 
 
 async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping[str, str],
-                   cancel: CancelToken | None = None) -> RawRun:
+                   cancel: CancelToken | None = None, sandbox: Sandbox | None = None) -> RawRun:
+    """Run ``hook`` fed ``payload``. ``sandbox``: the session's, which a project hook runs in."""
     started = time.monotonic()
 
     def elapsed() -> float:
@@ -90,13 +99,30 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping
     if changed is not None:
         return RawRun(None, failure=f"not run: {changed} changed since you trusted this hook (Loom asks again at "
                                     "its next start)", duration_ms=elapsed())
-    try:
-        proc = await asyncio.create_subprocess_shell(
-            command_line(hook), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
-            executable=shutil.which("bash") or None)
-    except OSError as error:
-        return RawRun(None, failure=f"could not start: {error}", duration_ms=elapsed())
+    confined = sandbox if hook.in_project and sandbox is not None and sandbox.active else None
+    if hook.in_project and sandbox is not None and sandbox.status.refuses_commands:
+        return RawRun(None, failure=f"not run: the sandbox is required (mode on) but cannot start: "
+                                    f"{sandbox.status.reason}", duration_ms=elapsed())
+    with contextlib.ExitStack() as stack:
+        try:
+            if confined is not None:
+                launch = stack.enter_context(confined.launch(["bash", "-c", command_line(hook)], cwd=cwd, env=env))
+                proc = await asyncio.create_subprocess_exec(
+                    *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(launch.env), start_new_session=True,
+                    pass_fds=launch.pass_fds)
+            else:
+                proc = await asyncio.create_subprocess_shell(
+                    command_line(hook), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
+                    executable=shutil.which("bash") or None)
+        except OSError as error:
+            return RawRun(None, failure=f"could not start: {error}", duration_ms=elapsed())
+        return await _supervise(hook, proc, payload, cancel, elapsed)
+
+
+async def _supervise(hook: HookCommand, proc: asyncio.subprocess.Process, payload: bytes,
+                     cancel: CancelToken | None, elapsed: Callable[[], float]) -> RawRun:
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stdout: list[bytes] = []
     stderr: list[bytes] = []

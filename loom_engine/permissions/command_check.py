@@ -129,6 +129,24 @@ class CommandCheck:
             return Verdict("allow", "empty command")
         return combine(verdicts)
 
+    def allowed_by_rules(self, target: CommandRun) -> bool:
+        """Whether allow rules cover every command of the line by themselves: a bare
+        ``bash`` rule, or a rule matching each simple command (not the mode, not the
+        read-only list). A line that cannot be analysed is not covered."""
+        if self._host.rules.bare(self._tool, "allow"):
+            return True
+        analysis = analyze(target.command)
+        if analysis.doubt or not analysis.commands:
+            return False
+        for cmd in analysis.commands:
+            words = strip_wrappers(cmd.words)
+            if not words or not words[0].literal:
+                return False
+            full = tuple(w.text for w in cmd.assignments) + tuple(w.text for w in words)
+            if not any(c.rule.matches_words(full) for c in self._allow):
+                return False
+        return True
+
     def _everything_allowed(self) -> str:
         """Why every command is allowed (bypass or a bare ``bash`` rule), or ''."""
         if self._host.mode == "bypass":
@@ -143,7 +161,9 @@ class CommandCheck:
                            hint="--permission-mode default")
         if self._everything and not (self._deny or self._ask):
             return Verdict("allow", self._everything)
+        # With deny or ask rules in force, the ask stands for them (they cannot be checked).
         return Verdict("ask", f"cannot check this command safely ({doubt}); it needs approval",
+                       from_rule=bool(self._deny or self._ask),
                        hint="only --permission-mode bypass or the rule 'bash' allows a command "
                        "that cannot be analysed")
 
@@ -174,7 +194,7 @@ class CommandCheck:
         hidden = runs_hidden_code(words)
         if hidden and (self._deny or self._ask) and self._host.mode != "plan":
             return Verdict("ask", f"`{shown}`: {hidden}, so the deny and ask rules cannot be "
-                           "checked; it needs approval")
+                           "checked; it needs approval", from_rule=True)
         if hidden and not self._everything and self._host.mode != "plan":
             # A prefix allow rule (`bash(printf:*)`) was meant for the command, not for
             # whatever code it ends up running.

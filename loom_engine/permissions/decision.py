@@ -22,6 +22,11 @@ class PermissionDecision:
     suggested_rules: tuple[str, ...] = ()
     # For headless runs: which flag or rule would allow it.
     hint: str = ""
+    # Only the user may answer this ask: no hook answers it for them (a command to run
+    # outside the sandbox).
+    user_only: bool = False
+    # A run without a user may allow this ask: an allow rule the user wrote covers it.
+    unattended_allow: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -35,6 +40,9 @@ class Verdict:
 
     behavior: Behavior
     reason: str
+    # An explicit rule decided it, or the rules could not be checked (an ask because a
+    # command hides code while deny or ask rules are in force); for a combined ask,
+    # true when any part's ask is such.
     from_rule: bool = False
     suggestions: tuple[str, ...] = ()
     # For headless runs: what would turn this into an allow. ``hint`` is the whole
@@ -46,13 +54,19 @@ class Verdict:
     # what the command would run (a workspace program, the repository's git config),
     # not in which command it is.
     firm: bool = False
+    # See PermissionDecision.
+    user_only: bool = False
+    unattended_allow: bool = False
 
     def decision(self) -> PermissionDecision:
         """The decision shown to the user: suggestions only for an ask, a hint only for
         what is not allowed, the reason on one line."""
+        asks = self.behavior == "ask"
         return PermissionDecision(self.behavior, one_line(self.reason),
-                                  self.suggestions if self.behavior == "ask" else (),
-                                  self.hint if self.behavior != "allow" else "")
+                                  self.suggestions if asks else (),
+                                  self.hint if self.behavior != "allow" else "",
+                                  user_only=asks and self.user_only,
+                                  unattended_allow=asks and self.unattended_allow)
 
 
 _ORDER = {"allow": 0, "ask": 1, "deny": 2}
@@ -78,13 +92,14 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
     if strictest.behavior == "deny":
         return strictest
     asks = [v for v in verdicts if v.behavior == "ask"]
+    ruled = any(v.from_rule for v in asks)
     if not all(v.suggestions for v in asks):
         # Some part cannot be allowed by a saved rule; say why, once per reason.
         hints: list[str] = []
         for v in asks:
             if not v.suggestions and v.hint and v.hint not in hints:
                 hints.append(v.hint)
-        return Verdict("ask", strictest.reason, strictest.from_rule, (), "; ".join(hints))
+        return Verdict("ask", strictest.reason, ruled, (), "; ".join(hints))
     suggestions: list[str] = []
     for v in asks:
         suggestions.extend(s for s in v.suggestions if s not in suggestions)
@@ -95,7 +110,7 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
     else:
         named = sorted(a for a in alts if a)
         hint = flags + (f" (for the file accesses, {' / '.join(named)} also works)" if named else "")
-    return Verdict("ask", strictest.reason, strictest.from_rule, tuple(suggestions), hint)
+    return Verdict("ask", strictest.reason, ruled, tuple(suggestions), hint)
 
 
 def behavior_word(behavior: str) -> str:

@@ -181,7 +181,7 @@ class PermissionManager:
         elif isinstance(target, FileAccess):
             verdict = self._check_files(tool, target, cwd)
         elif isinstance(target, CommandRun):
-            verdict = CommandCheck(self, tool).verdict(target, cwd)
+            verdict = self._check_command(tool, target, cwd)
         elif isinstance(target, UrlFetch):
             verdict = self._check_url(tool, target)
         elif isinstance(target, McpCall):
@@ -203,6 +203,39 @@ class PermissionManager:
                            hint="--permission-mode default")
         allow = self._store.bare(tool, "allow")
         return Verdict("allow", allow.label if allow else f"{tool} needs no permission")
+
+    # -- commands ---------------------------------------------------------------------
+
+    def _check_command(self, tool: str, target: CommandRun, cwd: Path | None) -> Verdict:
+        """The command line's verdict, then what the sandbox changes about it: a command
+        asked to run outside always asks the user; in accept-edits, a confined command
+        without network that no rule asks about or denies runs unasked."""
+        check = CommandCheck(self, tool)
+        verdict = check.verdict(target, cwd)
+        if target.escalation is not None:
+            return self._escalated(check, target, verdict)
+        confinement = target.confinement
+        if confinement is not None and self.mode == "accept-edits" and confinement.auto_allow_in_accept_edits \
+                and confinement.network != "on" and verdict.behavior == "ask" and not verdict.from_rule:
+            return Verdict("allow", "accept-edits mode: it runs in the sandbox, where it can change only the "
+                           "workspace and reach no network")
+        return verdict
+
+    @staticmethod
+    def _escalated(check: CommandCheck, target: CommandRun, verdict: Verdict) -> Verdict:
+        """Outside the sandbox: a deny stays a deny; anything else asks the user, in every
+        mode, whatever a hook says. A run without a user allows it only when allow rules
+        the user wrote cover the command (and no ask rule catches it)."""
+        if verdict.behavior == "deny":
+            return verdict
+        why = target.escalation.strip() if target.escalation else ""
+        reason = ("runs OUTSIDE the sandbox (no walls: it can write anywhere you can and reach the network); "
+                  + (f"the model says why: {why}" if why else "the model gave no reason"))
+        ruled_ask = verdict.behavior == "ask" and verdict.from_rule
+        covered = not ruled_ask and check.allowed_by_rules(target)
+        return Verdict("ask", reason, True, verdict.suggestions, hint="an allow rule for this command "
+                       "(a run without a user refuses a command outside the sandbox otherwise)",
+                       user_only=True, unattended_allow=covered)
 
     # -- MCP servers ------------------------------------------------------------------
 

@@ -14,11 +14,28 @@ class FileAccess:
 
 
 @dataclass(frozen=True)
+class Confinement:
+    """The OS sandbox a command will run in: what it reaches beyond the workspace."""
+
+    # "off", "allowlist" (named domains only) or "on" (the sandbox's network mode).
+    network: str
+    # The user lets accept-edits run such a command unasked (autoAllowBashIfSandboxed).
+    auto_allow_in_accept_edits: bool = True
+
+
+@dataclass(frozen=True)
 class CommandRun:
-    """The call runs a shell command from ``cwd`` (absolute)."""
+    """The call runs a shell command from ``cwd`` (absolute).
+
+    ``confinement``: the sandbox it runs in; None when it runs unconfined (no sandbox,
+    or one that cannot start). ``escalation``: the model asked to run it outside the
+    sandbox (``dangerously_disable_sandbox``), with its reason ("" for none given);
+    None when it did not. Such a call always asks the user."""
 
     command: str
     cwd: str
+    confinement: Confinement | None = None
+    escalation: str | None = None
 
 
 @dataclass(frozen=True)

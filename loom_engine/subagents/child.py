@@ -18,7 +18,8 @@ def make_child(parent: Agent, config: AgentConfig, parent_call_id: str,
     """The child agent. It shares the parent's bus, tools (narrowed by ``config``), hooks,
     snapshots and skills; its permission rules are the parent's, followed live, and a
     custom agent's mode can only narrow the parent's. A custom agent's body is its system
-    prompt; a model of another vendor gets that vendor's provider."""
+    prompt; a model of another vendor gets that vendor's provider. Its commands run in
+    the parent's sandbox."""
     from ..context.prompts import SUBAGENT_INSTRUCTIONS
 
     mode = definition.permission_mode if definition is not None else None
@@ -30,7 +31,8 @@ def make_child(parent: Agent, config: AgentConfig, parent_call_id: str,
                  system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
                  bus=parent.bus, retry_policy=parent.client.retry_policy, parent_tool_use_id=parent_call_id,
                  turn_state=TurnState.initial(parent_turn_id=parent.turn_state.turn_id),
-                 make_provider=parent.make_provider, checkpoints=parent.checkpoints, hooks=parent.hooks)
+                 make_provider=parent.make_provider, checkpoints=parent.checkpoints, hooks=parent.hooks,
+                 sandbox=parent.sandbox)
 
 
 def _provider(parent: Agent, config: AgentConfig) -> Provider:

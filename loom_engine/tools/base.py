@@ -19,6 +19,7 @@ from ..tool_spec import ToolSpec
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
+    from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import SkillCatalog
 
 
@@ -93,6 +94,8 @@ class ToolContext:
     # Paths as this call resolved them (raw -> resolved), so the permission check, the
     # preview and the run all act on the same place even if a symlink changes meanwhile.
     resolved_paths: dict[str, Path] = field(default_factory=dict)
+    # The OS sandbox commands run in (bash, a command's `!cmd`); None: unconfined.
+    sandbox: Sandbox | None = None
 
     @property
     def cwd(self) -> Path:

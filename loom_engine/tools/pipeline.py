@@ -235,7 +235,7 @@ class ToolPipeline:
             # A deny rule stays a deny, whatever a hook answered.
             return ToolOutput(f"Permission denied: {decision.reason}. Do not retry this call unchanged.",
                               is_error=True)
-        if hook.decision == "allow" and decision.behavior == "ask":
+        if hook.decision == "allow" and decision.behavior == "ask" and not decision.user_only:
             return None  # the hook answered the question
         if hook.decision == "ask" and decision.behavior == "allow":
             why = hook.decision_reason or "a hook asks to confirm this call"
@@ -246,8 +246,10 @@ class ToolPipeline:
         answered = await self._permission_hooks(call, arguments, ctx, decision)
         if isinstance(answered, ToolOutput):
             return answered
-        if answered == "allow":
+        if answered == "allow" and not decision.user_only:
             return None
+        if not self.interactive and decision.unattended_allow:
+            return None  # an allow rule the user wrote covers it
         if not self.interactive:
             hint = decision.hint or "a --allow rule"
             self.emit(Notice(level="warning",

@@ -234,6 +234,6 @@ async def test_tool_contract(sh, tmp_path):
     assert await tool.preview(args, sh) == {"kind": "command", "command": "make test",
                                             "cwd": str(tmp_path), "description": None}
     schema = BashInput.model_json_schema()
-    assert list(schema["properties"]) == ["command", "timeout", "description"]
+    assert list(schema["properties"]) == ["command", "timeout", "description", "dangerously_disable_sandbox"]
     assert schema["required"] == ["command"]
     assert all(p.get("description") for p in schema["properties"].values())

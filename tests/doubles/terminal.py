@@ -94,15 +94,16 @@ def terminal_env(tmp_path: Path, server: FakeLLMServer | None, *, api_key: str |
 
 
 def open_loom(cwd: Path, env: Mapping[str, str], *, args: Sequence[str] = (), width: int = 110,
-              height: int = 40) -> Terminal:
-    """Start `loom ARGS` in ``cwd`` in a fresh tmux server of the given size.
+              height: int = 40, wrapper: Sequence[str] = ()) -> Terminal:
+    """Start `loom ARGS` in ``cwd`` in a fresh tmux server of the given size (``wrapper``:
+    a command line put in front, e.g. :data:`tests.doubles.no_sandbox.WITHOUT_SANDBOX`).
 
     The pane stays open 30 s after loom exits, so a test can read what it left on screen.
     """
     assert LOOM.exists(), f"the installed loom command is missing: {LOOM}"
     term = Terminal(f"loom-e2e-{uuid.uuid4().hex[:8]}")
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    argv = " ".join(shlex.quote(a) for a in (str(LOOM), *args))
+    argv = " ".join(shlex.quote(a) for a in (*wrapper, str(LOOM), *args))
     command = f"cd {shlex.quote(str(cwd))} && env -i {exports} {argv}; sleep 30"
     term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "loom", "-x", str(width), "-y", str(height), command)
     return term

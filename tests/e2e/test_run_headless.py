@@ -57,7 +57,7 @@ def test_stream_json_prints_one_typed_object_per_line(repo: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     types = [e["type"] for e in events]
-    assert types[0] == "turn_started" and types[-1] == "finished"
+    assert types[0] == "system" and types[1] == "turn_started" and types[-1] == "finished"
     assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "hi there"
 
 

