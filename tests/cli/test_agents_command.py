@@ -87,7 +87,7 @@ def test_an_agent_with_another_vendors_model_uses_that_provider(tmp_path: Path, 
                                          "subagent_type": "second-opinion"}),
                      Reply.text("fine by me"), Reply.text("both agree"))
     env = loom_env(tmp_path, fake_llm, OPENAI_API_KEY="test-openai", OPENAI_BASE_URL=fake_llm.openai_base_url)
-    done = loom(["run", "second opinion please"], workspace, env)
+    done = loom(["run", "second opinion please", "--trust-project"], workspace, env)  # a project agent's model
     assert done.returncode == 0, done.stderr
     parent, child, _ = fake_llm.requests
     assert (parent.api, child.api, child.body["model"]) == ("anthropic", "openai", "gpt-4o")
@@ -100,7 +100,7 @@ def test_an_agent_whose_provider_is_not_configured_is_an_error_result(tmp_path: 
     (workspace / ".loom/agents/second-opinion.md").write_text(SECOND_OPINION)
     fake_llm.enqueue(Reply.tool("task", {"description": "ask", "prompt": "Look",
                                          "subagent_type": "second-opinion"}), Reply.text("I will do it myself"))
-    done = loom(["run", "second opinion please"], workspace, loom_env(tmp_path, fake_llm))
+    done = loom(["run", "second opinion please", "--trust-project"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     result = json.dumps(fake_llm.requests[1].messages[-1])
     assert "Could not start the second-opinion agent (model gpt-4o): OPENAI_API_KEY is not set" in result
