@@ -122,7 +122,7 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
     summary = (f"[{kind} '{description}': {spent.llm_calls} LLM {calls}, {spent.tool_calls} tool {tools}, "
                f"{spent.usage.input_tokens + spent.usage.output_tokens} tokens, ${spent.cost_usd:.4f}]")
     note = f"\n(ignored tools the parent does not have: {', '.join(unknown)})" if unknown else ""
-    if definition is not None and definition.untrusted_model is not None:
+    if definition is not None and definition.untrusted_model not in (None, config.model):
         note += (f"\n(model {definition.untrusted_model} of the agent file not used (workspace not trusted): "
                  f"ran on {config.model})")
     if isinstance(final, Finished):
