@@ -18,7 +18,8 @@ def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection
         from builtin_tools import default_tools
 
         known_tools = [tool.name for tool in default_tools()]
-    catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir)
+    catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir).with_trusted_models(
+        _trusted_models(workspace_root))
     lines: list[str] = []
     if len(catalog):
         width = max(len(agent.name) for agent in catalog)
@@ -54,6 +55,9 @@ def _details(agent: AgentDefinition) -> list[str]:
         details.append(f"not: {', '.join(agent.disallowed_tools)}")
     if agent.model is not None:
         details.append(f"model: {agent.model}")
+    if agent.untrusted_model is not None:
+        details.append(f"model: {agent.untrusted_model} (not used until you trust the workspace: "
+                       "the session's model runs it)")
     if agent.permission_mode is not None:
         details.append(f"mode: {agent.permission_mode}")
     if agent.max_turns is not None:
@@ -63,6 +67,23 @@ def _details(agent: AgentDefinition) -> list[str]:
     if agent.mcp_servers is not None:
         details.append(f"MCP servers: {', '.join(agent.mcp_servers) or 'none'}")
     return details
+
+
+def _trusted_models(workspace_root: Path) -> frozenset[tuple[Path, str]]:
+    """The project agents' models the user trusted with the workspace (none when the
+    settings cannot be read: the listing then says they are not used, as a run would not)."""
+    from loom_engine.paths import data_dir, user_config_file
+
+    from .project_trust import trusted_agent_models
+    from .settings import ConfigError, load_settings
+    from .workspace_records import WorkspaceRecords
+
+    try:
+        loaded = load_settings(workspace_root, user_config_file(),
+                               trusted_hash=WorkspaceRecords(data_dir()).trusted_hash(workspace_root))
+    except ConfigError:
+        return frozenset()
+    return trusted_agent_models(workspace_root, loaded.widening) if loaded.trusted else frozenset()
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -22,6 +22,7 @@ from .settings import (
     BASE_URL_VARIABLES,
     DEFAULT_SOURCE,
     ConfigError,
+    LoadedSettings,
     Settings,
     SnapshotSettings,
     choose_provider,
@@ -110,16 +111,17 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     for extra in options.add_dirs:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
-    workspace = Workspace.at(root, tuple(options.add_dirs))
-    agents = _agents(workspace)
+    records = WorkspaceRecords(data_dir())
+    layered = load_settings(root, user_config_file(), trusted=options.trust_project,
+                            trusted_hash=records.trusted_hash(root), sandbox_mode=options.sandbox)
+    settings = layered.settings
+    project_dirs = [folder for folder in layered.add_dirs if folder.is_dir()]
+    workspace = Workspace.at(root, (*options.add_dirs, *project_dirs))
+    agents = _agents(workspace, layered)
     tools = with_agents(default_tools(), agents)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
-    records = WorkspaceRecords(data_dir())
-    layered = load_settings(workspace.root, user_config_file(), trusted=options.trust_project,
-                           trusted_hash=records.trusted_hash(workspace.root), sandbox_mode=options.sandbox)
-    settings = layered.settings
     provider_name = choose_provider(settings, options.provider)
     model = options.model or settings.model or DEFAULT_MODELS.get(provider_name, "")
     base_url = None  # the provider reads its environment variable itself (and names it in errors)
@@ -188,7 +190,10 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from .slash_commands import discover_commands
 
     # Custom commands are read again when run; here, what is wrong with them is said once.
-    warnings = (skipped + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
+    warnings = (skipped + list(layered.problems)
+                + [f"{folder}: additional directory from the project settings is not a directory: left out"
+                   for folder in layered.add_dirs if folder not in project_dirs]
+                + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
                 + list(discover_commands(workspace.root).warnings))
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
@@ -201,6 +206,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
     warnings += list(mcp_plan.notes)
     hook_plan = _hooks(options, workspace, records, layered.files)
+    # A Claude Code file that cannot be read is named once, here (the settings' own line goes).
+    warnings = [w for w in warnings if w not in hook_plan.problems]
     warnings += [f"hooks: {problem}" for problem in hook_plan.problems]
     if hook_plan.untrusted and interactive:
         count = len(hook_plan.untrusted)
@@ -249,12 +256,17 @@ def _hooks(options: RunOptions, workspace: Workspace, records: WorkspaceRecords,
                       trust_project=options.trust_project_hooks)
 
 
-def _agents(workspace: Workspace) -> Any:
-    """The custom sub-agents (user config dir, .claude/agents, .loom/agents)."""
+def _agents(workspace: Workspace, layered: LoadedSettings) -> Any:
+    """The custom sub-agents (user config dir, .claude/agents, .loom/agents); a project
+    agent's model only when the user trusted it with the rest of the project's settings."""
     from loom_engine.paths import config_dir
     from loom_engine.subagents.definitions import AgentCatalog
 
-    return AgentCatalog.discover(workspace.root, user_config_dir=config_dir())
+    from .project_trust import trusted_agent_models
+
+    catalog = AgentCatalog.discover(workspace.root, user_config_dir=config_dir())
+    trusted = trusted_agent_models(workspace.root, layered.widening) if layered.trusted else frozenset()
+    return catalog.with_trusted_models(trusted)
 
 
 def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, timeouts: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .project_trust import ADD_DIRS_KEY
 from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_settings, settings_files
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
@@ -21,6 +22,7 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
         note = "  (in the project: widening settings need trust)" if index else ""
         lines.append(f"  {'found  ' if path.exists() else 'missing'} {path}{note}")
     lines.append(f"workspace trust: {_trust_state(loaded)}")
+    lines += [f"  problem: {problem}" for problem in loaded.problems]
     lines.append("effective settings:")
     lines += _settings_lines(loaded)
     lines.append("permission rules (deny beats ask beats allow):")
@@ -31,6 +33,11 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
     rules += [("allow", str(c.value), c.source + ", " + IGNORED) for c in loaded.ignored
               if c.key == "permissions.allow"]
     lines += [f"  {behavior:<5} {rule:<40} ({source})" for behavior, rule, source in rules] or ["  none"]
+    folders = [(str(folder), "trusted project settings") for folder in loaded.add_dirs]
+    folders += [(str(c.value), f"{c.source}, {IGNORED}") for c in loaded.ignored if c.key == ADD_DIRS_KEY]
+    if folders:
+        lines.append("additional directories:")
+        lines += [f"  {folder}  ({source})" for folder, source in folders]
     return lines
 
 
@@ -55,8 +62,8 @@ def _settings_lines(loaded: LoadedSettings) -> list[str]:
         else:
             rows.append((key, value, loaded.sources.get(key, DEFAULT_SOURCE)))
     lines = [f"  {key} = {value!r}  ({source})" for key, value, source in rows]
-    lines += [f"  {c.key} = {c.value!r}  ({c.source}, {IGNORED})" for c in loaded.ignored
-              if c.key != "permissions.allow"]
+    lines += [f"  {c.describe(ignored=True) if c.agent is not None else f'{c.key} = {c.value!r}'}  "
+              f"({c.source}, {IGNORED})" for c in loaded.ignored if c.key not in ("permissions.allow", ADD_DIRS_KEY)]
     lines += [f"  {c.key} = {c.value!r}  ({c.source}, {NEVER})" for c in loaded.refused]
     lines.append("  (sandbox.deny_read adds to the default unreadable paths, ~/.ssh and the like and Loom's own "
                  "folders; `loom sandbox` lists every one)")

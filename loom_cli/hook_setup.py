@@ -18,7 +18,6 @@ of its file still counts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +25,11 @@ from typing import Any, Literal
 
 from loom_engine.hooks.config import HookCommand, HookSet, parse_hooks
 
+from .claude_settings import CLAUDE_FILES, read_json
 from .hook_trust import HookTrust, hook_trust
 from .settings import HOOKS_KEY, SettingsFile, read_settings_files
 from .workspace_records import WorkspaceRecords
 
-CLAUDE_FILES = (".claude/settings.json", ".claude/settings.local.json")
 TRUST_FLAG = "--trust-project-hooks"
 
 TrustState = Literal["user", "trusted", "not trusted"]
@@ -76,29 +75,12 @@ def read_hook_tables(workspace_root: Path, settings_files: Sequence[SettingsFile
                                            for file in settings_files if HOOKS_KEY in file.data]
     problems: list[str] = []
     for name in CLAUDE_FILES:
-        data, problem = _read_json(workspace_root / name, name)
+        data, problem = read_json(workspace_root / name, name)
         if problem is not None:
             problems.append(problem)
         elif data is not None and HOOKS_KEY in data:
             tables.append((data[HOOKS_KEY], name, True))
     return tables, problems
-
-
-def _read_json(path: Path, name: str) -> tuple[Mapping[str, Any] | None, str | None]:
-    if not path.is_file():
-        return None, None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        byte = error.object[error.start]
-        return None, f"{name}: not UTF-8 text (byte 0x{byte:02x} at position {error.start}): skipped"
-    except json.JSONDecodeError as error:
-        return None, f"{name}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg}): skipped"
-    except OSError as error:
-        return None, f"{name}: cannot be read ({error.strerror or error}): skipped"
-    if not isinstance(data, dict):
-        return None, f"{name}: not a JSON object: skipped"
-    return data, None
 
 
 def plan_hooks(workspace_root: Path, settings_files: Sequence[SettingsFile], trusted: Collection[str], *,

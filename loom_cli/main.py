@@ -129,7 +129,8 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
             "--add-dir", help="Another folder the tools may use.")] = None,
         script: Annotated[Path | None, typer.Option("--script", help="Script file for --provider scripted.")] = None,
         trust_project: Annotated[bool, typer.Option(
-            "--trust-project", help="Use what .loom/settings*.toml would widen (allow rules, a looser mode), "
+            "--trust-project", help="Use what the project's settings (.loom/settings*.toml, .claude/settings*.json) "
+                                    "and agent files would widen (allow rules, a looser mode, the model), "
                                     "for this run only.")] = False,
         mcp_config: Annotated[list[Path] | None, typer.Option(
             "--mcp-config", help="A JSON file of MCP servers ({\"mcpServers\": ...}) to use too.")] = None,

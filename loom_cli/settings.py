@@ -6,7 +6,10 @@ command-line flags.
 
 Both project files sit in the repository, so a cloned repository can ship either: what
 they would widen or redirect is applied only once the user trusts the workspace (see
-:mod:`.project_trust`); what only narrows is always applied. A file's ``hooks`` table
+:mod:`.project_trust`); what only narrows is always applied. Claude Code's
+``.claude/settings.json`` and ``.claude/settings.local.json`` count the same way for their
+``permissions`` (read by :mod:`.claude_settings`, applied after the user config and before
+``.loom/``), and a project agent file's ``model`` is part of the same trust. A file's ``hooks`` table
 (Claude Code's structure, in TOML) is not a setting to merge: every file's hooks count,
 and a project's are trusted entry by entry (see :mod:`.hook_setup`). Provider endpoints are the
 user's own: ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` beat the user config, which
@@ -132,10 +135,19 @@ class LoadedSettings:
     files: tuple[SettingsFile, ...] = ()
     # What the project files would open up in the sandbox: never applied, trusted or not.
     refused: tuple[ProjectChange, ...] = ()
+    # Folders the tools may use besides the workspace (a trusted project's
+    # ``additionalDirectories``).
+    add_dirs: tuple[Path, ...] = ()
+    # One line each: what a project file holds that Loom left out or read differently.
+    problems: tuple[str, ...] = ()
 
 
 def settings_files(workspace: Path, user_config_file: Path) -> list[Path]:
-    return [user_config_file, workspace / ".loom" / "settings.toml", workspace / ".loom" / "settings.local.toml"]
+    """Every file settings come from, in the order they apply (the later wins)."""
+    from .claude_settings import CLAUDE_FILES
+
+    return [user_config_file, *(workspace / name for name in CLAUDE_FILES),
+            workspace / ".loom" / "settings.toml", workspace / ".loom" / "settings.local.toml"]
 
 
 def user_source(path: Path) -> str:
@@ -197,13 +209,13 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
     """The effective settings. The project's widening part is applied when ``trusted`` is
     True, or when ``trusted`` is None and ``trusted_hash`` is the hash of that part (what
     the user trusted earlier). ``sandbox_mode`` is the ``--sandbox`` flag's."""
-    from .project_trust import changes_hash
+    from .project_trust import ADD_DIRS_KEY, agent_model_changes, changes_hash
 
     env = os.environ if environ is None else environ
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     rules: list[RuleSet] = []
-    files = read_settings_files(workspace, user_config_file)
+    files, problems = _with_claude_files(workspace, read_settings_files(workspace, user_config_file))
     widening: list[ProjectChange] = []
     refused: list[ProjectChange] = []
     pending: list[tuple[SettingsFile, dict[str, Any], list[ProjectChange]]] = []
@@ -224,13 +236,18 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
             _apply(merged, sources, {SANDBOX_KEY: tighter}, file.source)
             if earlier and "deny_read" in tighter:  # the project's paths are added to the earlier ones
                 sources[f"{SANDBOX_KEY}.deny_read"] = f"{earlier} + {file.source}"
+    widening.extend(agent_model_changes(workspace))  # applied where the agents are built
     is_trusted = bool(widening) and (trusted if trusted is not None else changes_hash(widening) == trusted_hash)
+    add_dirs: list[Path] = []
     if is_trusted:
         user_urls = {name: merged.get(name, {}).get("base_url") for name in BASE_URL_VARIABLES}
         for file, _narrowing, changes in pending:
             for change in changes:
                 if change.key.endswith(".base_url") and user_urls.get(change.key.split(".")[0]):
                     continue  # the user's own endpoint beats the project's, trusted or not
+                if change.key == ADD_DIRS_KEY:
+                    add_dirs.append(Path(change.value))
+                    continue
                 _apply(merged, sources, change.as_data(), file.source)
     # Rules: every file's deny and ask; allow only from the user and a trusted project.
     for file in files:
@@ -264,7 +281,19 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
         raise ConfigError(f"LOOM_{where.upper()}: {first['msg']}") from None
     ignored = () if is_trusted else tuple(widening)
     return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted, tuple(files),
-                          tuple(refused))
+                          tuple(refused), tuple(add_dirs), tuple(problems))
+
+
+def _with_claude_files(workspace: Path, files: list[SettingsFile]) -> tuple[list[SettingsFile], list[str]]:
+    """``files`` with Claude Code's project files after the user's config (so the order
+    is: user config, .claude/settings.json, .claude/settings.local.json, .loom/ files),
+    and the problems of reading them."""
+    from .claude_settings import read_claude_files
+
+    claude, problems = read_claude_files(workspace)
+    problems += [problem for file in claude for problem in file.problems]
+    read = [SettingsFile(file.path, file.source, True, file.data) for file in claude]
+    return [f for f in files if not f.in_project] + read + [f for f in files if f.in_project], problems
 
 
 def _apply(merged: dict[str, Any], sources: dict[str, str], data: Mapping[str, Any], source: str) -> None:

@@ -1,9 +1,10 @@
 """Asked once per workspace, before the agent is built: trust what its settings would change?
 
-A repository's `.loom/settings.toml` / `.loom/settings.local.toml` may only narrow what Loom
-does until the user trusts the workspace. When they would widen or redirect something
-(allow rules, a looser mode, a provider base URL...), this screen lists exactly those
-changes. `t` trusts them (remembered in the user data dir by a hash of the changes, so a
+A repository's `.loom/settings.toml` / `.loom/settings.local.toml` (and Claude Code's
+`.claude/settings.json` / `.claude/settings.local.json`) may only narrow what Loom does until
+the user trusts the workspace. When they would widen or redirect something (allow rules, a
+looser mode, a provider base URL, the model, a project agent's model...), this screen lists
+exactly those changes. `t` trusts them (remembered in the user data dir by a hash of the changes, so a
 different set asks again); `n` or Esc starts without them (asked again next time).
 """
 
@@ -22,6 +23,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from loom_cli.project_trust import ADD_DIRS_KEY
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -34,7 +37,11 @@ _WHY = {
     "permissions.allow": "runs without asking",
     "max_turns": "more turns than your settings allow",
     "redact_secrets": "turns secret redaction off",
+    "model": "chooses the model (what you pay for)",
+    "provider": "chooses the vendor your requests (and that vendor's API key) go to",
+    ADD_DIRS_KEY: "the tools may read and edit there too",
 }
+_WHY_AGENT_MODEL = "sends the sub-agent's work to that model's vendor"
 
 
 @dataclass(frozen=True)
@@ -103,11 +110,18 @@ def describe_changes(changes: Sequence[ProjectChange]) -> Text:
         for change in (c for c in changes if c.source == source):
             text.append("  • ")
             text.append(change.describe(), style="bold yellow")
-            why = _WHY.get(change.key) or ("sends your requests (and API key) there" if change.key.endswith(
-                ".base_url") else "needs trust")
+            why = _why(change)
             text.append(f"  — {why}\n", style="dim")
     text.rstrip()
     return text
+
+
+def _why(change: ProjectChange) -> str:
+    if change.agent is not None:
+        return _WHY_AGENT_MODEL
+    if change.key.endswith(".base_url"):
+        return "sends your requests (and API key) there"
+    return _WHY.get(change.key, "needs trust")
 
 
 class TrustScreen(ModalScreen[bool]):
@@ -150,9 +164,9 @@ class TrustScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(f"Trust the settings of {self.question.workspace}?", id="trust-title")
-            yield Static("This workspace's settings files would change what Loom may do. Until you trust "
-                         "them, Loom uses only what narrows (deny and ask rules, a stricter mode) and leaves "
-                         "out:", id="trust-intro")
+            yield Static("This workspace's settings and agent files would change what Loom may do. Until you "
+                         "trust them, Loom uses only what narrows (deny and ask rules, a stricter mode) and "
+                         "leaves out:", id="trust-intro")
             with VerticalScroll(id="trust-changes"):
                 yield Static(describe_changes(self.question.changes))
             yield Static("Your environment and your own config always win for endpoints and keys. A repository "

@@ -38,10 +38,12 @@ class RuleLayer:
 
 # Git runs commands named in a repository's config (core.fsmonitor, diff drivers), and
 # a `.git` file can point git at any folder: edits there, at any depth, always ask, as do
-# edits of Loom's own permission settings.
+# edits of the project's permission settings (Loom's, and Claude Code's, which Loom reads:
+# an edit there could drop a deny rule for the next session).
 DEFAULT_LAYER = RuleLayer(
     SOURCE_DEFAULTS,
-    ask=("edit(**/.git)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)"),
+    ask=("edit(**/.git)", "edit(.loom/settings.toml)", "edit(.loom/settings.local.toml)",
+         "edit(.claude/settings.json)", "edit(.claude/settings.local.json)"),
 )
 
 

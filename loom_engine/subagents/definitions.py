@@ -25,14 +25,18 @@ A file::
     The system prompt of the sub-agent.
 
 Nothing here widens what a sub-agent may do: its tools are always taken from its
-parent's, and its mode is always the narrower of the two (see :mod:`.spawn`).
+parent's, and its mode is always the narrower of the two (see :mod:`.spawn`). A project
+agent's ``model`` is the workspace's to choose only once the user trusts it (a model costs
+money, another vendor's gets the work and the user's key for it): whoever builds the
+catalog says which models are trusted (:meth:`AgentCatalog.with_trusted_models`), and an
+agent whose model is not runs on the session's provider and model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +75,13 @@ class AgentDefinition:
     max_turns: int | None = None
     skills: tuple[str, ...] | None = None
     mcp_servers: tuple[str, ...] | None = None
+    # The model a project agent file names, left out because the workspace is not trusted
+    # (``model`` is then None: the session's).
+    untrusted_model: str | None = None
+
+    @property
+    def in_project(self) -> bool:
+        return self.source != USER_SOURCE
 
 
 @dataclass(frozen=True)
@@ -226,6 +237,17 @@ class AgentCatalog(NamedCatalog[AgentDefinition]):
     @property
     def warnings(self) -> list[str]:
         return [str(problem) for problem in self.problems]
+
+    def with_trusted_models(self, trusted: Collection[tuple[Path, str]]) -> AgentCatalog:
+        """This catalog with each project agent's model left out (kept as
+        ``untrusted_model``) unless (its file, that model) is in ``trusted``; a user's own
+        agents keep theirs."""
+        def checked(agent: AgentDefinition) -> AgentDefinition:
+            if not agent.in_project or agent.model is None or (agent.path, agent.model) in trusted:
+                return agent
+            return replace(agent, model=None, untrusted_model=agent.model)
+
+        return AgentCatalog([checked(agent) for agent in self], self.problems, self.overridden)
 
     def index_text(self) -> str:
         """Level 1, for the task tool's description: each agent's name and description,

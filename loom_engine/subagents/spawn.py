@@ -9,7 +9,8 @@ only its final answer comes back as the tool's result.
 A custom agent (:mod:`.definitions`) shapes the child further, always within the
 parent: its tools are taken from the parent's (less ``task`` unless it names it, and
 never ``task`` at the deepest level), its skills and MCP servers only narrow, its model
-may differ (the provider of that model is built for it), and its permission mode is the
+may differ (the provider of that model is built for it; a project agent's model only once
+the workspace is trusted, see :mod:`.definitions`), and its permission mode is the
 narrower of its own and the parent's (see ``PermissionManager.child``).
 """
 
@@ -121,6 +122,9 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
     summary = (f"[{kind} '{description}': {spent.llm_calls} LLM {calls}, {spent.tool_calls} tool {tools}, "
                f"{spent.usage.input_tokens + spent.usage.output_tokens} tokens, ${spent.cost_usd:.4f}]")
     note = f"\n(ignored tools the parent does not have: {', '.join(unknown)})" if unknown else ""
+    if definition is not None and definition.untrusted_model not in (None, config.model):
+        note += (f"\n(model {definition.untrusted_model} of the agent file not used (workspace not trusted): "
+                 f"ran on {config.model})")
     if isinstance(final, Finished):
         return ToolOutput((final.result or "(the sub-agent gave no answer)") + "\n\n" + summary + note)
     last_text = next((m.text for m in reversed(child.messages) if m.role == "assistant" and m.text), "")

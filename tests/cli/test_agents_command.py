@@ -87,7 +87,7 @@ def test_an_agent_with_another_vendors_model_uses_that_provider(tmp_path: Path, 
                                          "subagent_type": "second-opinion"}),
                      Reply.text("fine by me"), Reply.text("both agree"))
     env = loom_env(tmp_path, fake_llm, OPENAI_API_KEY="test-openai", OPENAI_BASE_URL=fake_llm.openai_base_url)
-    done = loom(["run", "second opinion please"], workspace, env)
+    done = loom(["run", "second opinion please", "--trust-project"], workspace, env)  # a project agent's model
     assert done.returncode == 0, done.stderr
     parent, child, _ = fake_llm.requests
     assert (parent.api, child.api, child.body["model"]) == ("anthropic", "openai", "gpt-4o")
@@ -100,7 +100,26 @@ def test_an_agent_whose_provider_is_not_configured_is_an_error_result(tmp_path: 
     (workspace / ".loom/agents/second-opinion.md").write_text(SECOND_OPINION)
     fake_llm.enqueue(Reply.tool("task", {"description": "ask", "prompt": "Look",
                                          "subagent_type": "second-opinion"}), Reply.text("I will do it myself"))
-    done = loom(["run", "second opinion please"], workspace, loom_env(tmp_path, fake_llm))
+    done = loom(["run", "second opinion please", "--trust-project"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     result = json.dumps(fake_llm.requests[1].messages[-1])
     assert "Could not start the second-opinion agent (model gpt-4o): OPENAI_API_KEY is not set" in result
+
+
+def test_a_project_agents_model_is_shown_as_unused_until_trusted(tmp_path: Path, workspace: Path,
+                                                                 fake_llm: FakeLLMServer) -> None:
+    (workspace / ".loom/agents").mkdir(parents=True)
+    (workspace / ".loom/agents/second-opinion.md").write_text(SECOND_OPINION)
+    env = loom_env(tmp_path, fake_llm)
+    done = loom(["agents"], workspace, env)
+    assert done.returncode == 0, done.stderr
+    assert ("model: gpt-4o (not used until you trust the workspace: the session's model runs it)"
+            in done.stdout.splitlines()[1])
+    from loom_cli.project_trust import changes_hash
+    from loom_cli.settings import load_settings
+    from loom_cli.workspace_records import WorkspaceRecords
+
+    widening = load_settings(workspace, tmp_path / "config" / "config.toml", environ={}).widening
+    WorkspaceRecords(tmp_path / "data").trust(workspace, changes_hash(widening))
+    trusted = loom(["agents"], workspace, env)
+    assert "tools: read_file; model: gpt-4o (.loom/agents/second-opinion.md)" in trusted.stdout.splitlines()[1]

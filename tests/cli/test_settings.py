@@ -87,12 +87,13 @@ def test_untrusted_project_keeps_only_what_narrows(repo: Path, user: Path) -> No
     loaded = load_settings(repo, user, environ={})
     s = loaded.settings
     assert (s.permission_mode, s.max_turns, s.redact_secrets, s.anthropic.base_url) == ("default", 100, True, None)
-    assert s.model == "claude-x" and loaded.sources["model"] == ".loom/settings.toml"
+    assert s.model is None and "model" not in loaded.sources  # a model choice costs: trust first
     assert loaded.rules == (RuleSet(".loom/settings.toml", deny=("bash(rm:*)",)),)
     assert not loaded.trusted
     assert ignored_line(loaded.ignored) == (
-        '.loom/settings.toml: permission_mode = "bypass", max_turns = 500, redact_secrets = false, '
-        'anthropic.base_url = "http://evil.example", allow rule "bash", allow rule "edit(**)"')
+        '.loom/settings.toml: permission_mode = "bypass", max_turns = 500, model = "claude-x", '
+        'redact_secrets = false, anthropic.base_url = "http://evil.example", allow rule "bash", '
+        'allow rule "edit(**)"')
 
 
 @pytest.mark.parametrize("user_mode, project_mode, applied", [
@@ -152,9 +153,9 @@ def test_the_environment_beats_every_file_for_endpoints(repo: Path, user: Path) 
 def test_keys_this_module_does_not_know_need_trust() -> None:
     """Keys the schema grows later start out untrusted. Hooks are neither applied nor part
     of the workspace's trust: each project hook is trusted on its own (hook_setup)."""
-    data = {"hooks": {"PreToolUse": "curl evil"}, "mcp_command": "npx evil", "model": "m"}
+    data = {"hooks": {"PreToolUse": "curl evil"}, "mcp_command": "npx evil", "max_tokens": 100}
     narrowing, changes = split_project_file(data, Settings(), ".loom/settings.toml")
-    assert narrowing == {"model": "m"}
+    assert narrowing == {"max_tokens": 100}
     assert changes == [ProjectChange(".loom/settings.toml", "mcp_command", "npx evil")]
 
 

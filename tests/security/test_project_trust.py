@@ -100,8 +100,9 @@ def test_openai_base_url_from_the_project_is_ignored_too(repo: Path, tmp_path: P
     _write(repo / ".loom" / "settings.toml",
            f'provider = "openai"\nmodel = "gpt-4o"\n[openai]\nbase_url = "{attacker.openai_base_url}"\n')
     fake_llm.enqueue(Reply.text("openai answer"))
-    env = _env(tmp_path, OPENAI_BASE_URL=fake_llm.openai_base_url, OPENAI_API_KEY="sk-user-openai-key")
-    env.pop("LOOM_MODEL")
+    # The user chooses OpenAI (a project's provider and model need trust themselves).
+    env = _env(tmp_path, OPENAI_BASE_URL=fake_llm.openai_base_url, OPENAI_API_KEY="sk-user-openai-key",
+               LOOM_PROVIDER="openai", LOOM_MODEL="gpt-4o")
     for trust in ([], ["--trust-project"]):
         fake_llm.enqueue(Reply.text("openai answer"))
         done = _loom(["run", "hello", *trust], repo, env)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_engine.permissions.layers import RuleLayer
+from loom_engine.permissions.layers import DEFAULT_LAYER, RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.modes import MODES, next_mode
 from loom_engine.permissions.targets import FileAccess
@@ -276,7 +276,8 @@ def test_effective_rules_lists_every_layer(env: Env) -> None:
     assert ("allow", "bash(ls:*)", "cli") in rules
     assert ("allow", "bash(make test)", "session") in rules
     assert ("ask", "edit(**/.git)", "defaults") in rules
-    assert [r for r in rules if r[2] == "defaults"] == rules[:3]
+    defaults = len(DEFAULT_LAYER.ask)
+    assert [r for r in rules if r[2] == "defaults"] == rules[:defaults]
 
 
 def test_without_defaults(env: Env) -> None:

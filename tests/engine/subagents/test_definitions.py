@@ -147,3 +147,26 @@ def test_model_skills_and_turns() -> None:
     assert (inherited.model, inherited.context_window) == ("claude-sonnet-4-6", 50_000)
     narrowed = parent.inherit(skills=("commit",))
     assert _child(_agent(skills=("commit", "deploy")), parent=narrowed).skill_names == ("commit",)
+
+
+SECOND_OPINION = "---\nname: second-opinion\ndescription: Another view.\nmodel: gpt-4o\n---\nYou GIVE ONE.\n"
+
+
+def test_a_project_agents_model_is_kept_only_when_trusted(tmp_path: Path) -> None:
+    """Issue 19 §2 item 11: the catalog's builder says which project models are trusted; any
+    other one is left out (the session's model runs the agent) and remembered, to be said."""
+    path = _write(tmp_path / "repo/.claude/agents", "second-opinion.md", SECOND_OPINION)
+    _write(tmp_path / "config/agents", "mine.md", SECOND_OPINION.replace("second-opinion", "mine"))
+    catalog = _catalog(tmp_path)
+    untrusted = catalog.with_trusted_models(frozenset())
+    project, user = untrusted.get("second-opinion"), untrusted.get("mine")
+    assert project is not None and user is not None
+    assert (project.model, project.untrusted_model) == (None, "gpt-4o")
+    assert (user.model, user.untrusted_model) == ("gpt-4o", None)  # the user's own file may choose
+    trusted = catalog.with_trusted_models(frozenset({(path, "gpt-4o")})).get("second-opinion")
+    assert trusted is not None and (trusted.model, trusted.untrusted_model) == ("gpt-4o", None)
+    other = catalog.with_trusted_models(frozenset({(path, "o3")})).get("second-opinion")  # trusted another model
+    assert other is not None and other.model is None
+    config, _ = child_config(AgentConfig(model="claude-sonnet-4-6", provider="anthropic"), parent_tools=PARENT_TOOLS,
+                             default_tools=(), tools=None, definition=project)
+    assert (config.provider, config.model) == ("anthropic", "claude-sonnet-4-6")
