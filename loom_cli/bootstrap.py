@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom_engine.paths import data_dir, sessions_dir, user_config_file
+from loom_engine.paths import data_dir, protected_paths, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.workspace import Workspace, find_workspace_root
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
     from .settings import SettingsFile
+
+
+# Why an edit of Loom's own config or data folder asks (in every mode, bypass too).
+OWN_FILES_SOURCE = "Loom's own files"
 
 
 class UsageError(Exception):
@@ -84,7 +88,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
-    from loom_engine.permissions.layers import RuleLayer
+    from loom_engine.permissions.layers import RuleLayer, protected_layer
     from loom_engine.permissions.manager import PermissionManager
     from loom_engine.permissions.tool_facts import ToolFacts
     from loom_engine.providers.factory import create_provider
@@ -117,7 +121,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
 
     try:
-        layers = [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
+        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths())]
+        layers += [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
         saved = records.saved_rules(workspace.root)
         if saved:
             layers.append(RuleLayer(SAVED_RULES_SOURCE, allow=saved))
