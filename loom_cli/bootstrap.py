@@ -177,7 +177,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from .slash_commands import discover_commands
 
     # Custom commands are read again when run; here, what is wrong with them is said once.
-    warnings = (skipped + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
+    warnings = (list(layered.problems) + skipped + warnings
+                + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
                 + list(discover_commands(workspace.root).warnings))
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
