@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom_engine.paths import data_dir, protected_paths, sessions_dir, user_config_file
+from loom_engine.paths import config_dir, data_dir, protected_paths, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.workspace import Workspace, find_workspace_root
@@ -104,6 +104,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
+    privacy_problems = _make_private()
     records = WorkspaceRecords(data_dir())
     layered = load_settings(workspace.root, user_config_file(), trusted=options.trust_project,
                            trusted_hash=records.trusted_hash(workspace.root))
@@ -177,7 +178,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from .slash_commands import discover_commands
 
     # Custom commands are read again when run; here, what is wrong with them is said once.
-    warnings = (list(layered.problems) + skipped + warnings
+    warnings = (privacy_problems + list(layered.problems) + skipped + warnings
                 + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
                 + list(discover_commands(workspace.root).warnings))
     if layered.ignored and interactive:
@@ -206,6 +207,18 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
                  checkpoints=checkpoints)
+
+
+def _make_private() -> list[str]:
+    """Loom's folders 0700 and what is in them the user's alone (sessions hold every file the
+    model read); what could not be changed, one line each, to warn."""
+    from loom_engine.private_files import private_folder, secure_folders
+
+    try:
+        private_folder(data_dir())
+    except OSError as error:
+        raise ConfigError(f"cannot create Loom's data folder {data_dir()}: {error.strerror or error}") from None
+    return secure_folders(data_dir(), (config_dir(), data_dir()))
 
 
 def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:

@@ -27,6 +27,7 @@ from loom_engine.mcp.config import (
     read_json_file,
     user_file,
 )
+from loom_engine.private_files import private_folder, write_private
 
 from .workspace_records import WorkspaceRecords
 
@@ -163,10 +164,15 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, Any], scope: FileScope) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if scope == "user":  # in Loom's config folder: the user's alone
+        private_folder(path.parent)
+        write_private(path, text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)  # a crash never leaves half a file
 
 
@@ -192,7 +198,7 @@ def add(places: Places, name: str, entry: dict[str, Any], scope: FileScope) -> s
         raise McpCommandError(f"{scope} server {name!r} exists already in {path} "
                               f"(loom mcp remove {name} --scope {scope} first)")
     servers[name] = entry
-    _write(path, data)
+    _write(path, data, scope)
     note = " (each user approves it in the chat before it runs)" if scope == "project" else ""
     return f"added {scope} MCP server {name!r} to {path}{note}"
 
@@ -208,5 +214,5 @@ def remove(places: Places, name: str, scope: FileScope | None) -> str:
     path = places.file(found[0])
     data = _read(path)
     del data["mcpServers"][name]
-    _write(path, data)
+    _write(path, data, found[0])
     return f"removed {found[0]} MCP server {name!r} from {path}"
