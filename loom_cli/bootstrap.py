@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom_engine.paths import data_dir, sessions_dir, user_config_file
+from loom_engine.paths import config_dir, data_dir, protected_paths, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.sandbox.config import SandboxMode
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
     from .settings import SettingsFile
+
+
+# Why an edit of Loom's own config or data folder asks (in every mode, bypass too).
+OWN_FILES_SOURCE = "Loom's own files"
 
 
 class UsageError(Exception):
@@ -101,7 +105,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
-    from loom_engine.permissions.layers import RuleLayer
+    from loom_engine.permissions.layers import RuleLayer, protected_layer
     from loom_engine.permissions.manager import PermissionManager
     from loom_engine.permissions.tool_facts import ToolFacts
     from loom_engine.providers.factory import create_provider
@@ -111,6 +115,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     for extra in options.add_dirs:
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
+    privacy_problems = _make_private()
     records = WorkspaceRecords(data_dir())
     layered = load_settings(root, user_config_file(), trusted=options.trust_project,
                             trusted_hash=records.trusted_hash(root), sandbox_mode=options.sandbox)
@@ -135,7 +140,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
 
     try:
-        layers = [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
+        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths())]
+        layers += [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
         saved = records.saved_rules(workspace.root)
         if saved:
             layers.append(RuleLayer(SAVED_RULES_SOURCE, allow=saved))
@@ -190,7 +196,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from .slash_commands import discover_commands
 
     # Custom commands are read again when run; here, what is wrong with them is said once.
-    warnings = (skipped + list(layered.problems)
+    warnings = (privacy_problems + skipped + list(layered.problems)
                 + [f"{folder}: additional directory from the project settings is not a directory: left out"
                    for folder in layered.add_dirs if folder not in project_dirs]
                 + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
@@ -226,6 +232,18 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
                  ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
                  checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE))
+
+
+def _make_private() -> list[str]:
+    """Loom's folders 0700 and what is in them the user's alone (sessions hold every file the
+    model read); what could not be changed, one line each, to warn."""
+    from loom_engine.private_files import private_folder, secure_folders
+
+    try:
+        private_folder(data_dir())
+    except OSError as error:
+        raise ConfigError(f"cannot create Loom's data folder {data_dir()}: {error.strerror or error}") from None
+    return secure_folders(data_dir(), (config_dir(), data_dir()))
 
 
 def make_checkpointer(root: Path, chosen: SnapshotSettings) -> Snapshots | None:

@@ -21,6 +21,7 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
     for index, path in enumerate(settings_files(workspace, user_config_file)):
         note = "  (in the project: widening settings need trust)" if index else ""
         lines.append(f"  {'found  ' if path.exists() else 'missing'} {path}{note}")
+    lines += [f"  warning: {problem}" for problem in loaded.problems]
     lines.append(f"workspace trust: {_trust_state(loaded)}")
     lines += [f"  problem: {problem}" for problem in loaded.problems]
     lines.append("effective settings:")

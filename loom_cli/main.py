@@ -74,6 +74,16 @@ def _tolerate_narrow_terminals() -> None:
             reconfigure(errors="replace")
 
 
+def _check_user_setup() -> None:
+    """The user's own setup (config file, Loom's folders, endpoint variables): a mistake
+    there is one line and exit 2, before anything starts."""
+    from .user_setup import setup_problem
+
+    problem = setup_problem()
+    if problem:
+        _fail(problem, 2)
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"loom {__version__}")
@@ -99,6 +109,7 @@ def root(ctx: typer.Context,
 
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)
+    _check_user_setup()
     open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
              provider=provider, permission_mode=permission_mode, sandbox=sandbox)
 
@@ -154,6 +165,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         _fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:
         _fail("use --continue or --resume, not both", EXIT_USAGE)
+    _check_user_setup()
     options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
                          fork_session=fork_session,
@@ -255,6 +267,7 @@ def config() -> None:
     from .config_report import config_report
     from .settings import ConfigError
 
+    _check_user_setup()
     workspace = find_workspace_root(Path.cwd())
     try:
         lines = config_report(workspace, user_config_file(), config_dir=config_dir(), data_dir=data_dir(),

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from loom_engine.mcp.config import McpConfig, ServerConfig, load_mcp_config, parse_server, project_file, user_file
+from loom_engine.mcp.config import (
+    McpConfig,
+    ServerConfig,
+    load_mcp_config,
+    parse_server,
+    project_file,
+    read_json_file,
+    user_file,
+)
+from loom_engine.private_files import private_folder, write_private
 
 from .workspace_records import WorkspaceRecords
 
@@ -54,20 +63,6 @@ def approval(places: Places, server: ServerConfig) -> str:
     return "approved" if decision else "refused"
 
 
-def _shadowed(places: Places) -> list[ServerConfig]:
-    """User servers that a project server of the same name replaces."""
-    config = places.config()
-    user_servers, _ = _servers_of(places, "user")
-    return [s for s in user_servers if (winner := config.get(s.name)) is not None and winner.scope != "user"]
-
-
-def _servers_of(places: Places, scope: FileScope) -> tuple[list[ServerConfig], list[str]]:
-    from loom_engine.mcp.config import load_file
-
-    servers, problems = load_file(places.file(scope), scope)
-    return servers, [p.line() for p in problems]
-
-
 def list_lines(places: Places) -> list[str]:
     config = places.config()
     lines: list[str] = []
@@ -76,8 +71,6 @@ def list_lines(places: Places) -> list[str]:
     for server in config.servers:
         status = approval(places, server)
         lines.append(f"{server.name}: {server.describe()}  [{server.scope}]" + (f"  {status}" if status else ""))
-    for server in _shadowed(places):
-        lines.append(f"{server.name}: {server.describe()}  [user]  replaced by the project's entry")
     lines += [f"problem: {p.line()}" for p in config.problems]
     return lines
 
@@ -159,24 +152,27 @@ def make_entry(transport: str, target: Sequence[str], env: Sequence[str], header
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = read_json_file(path)
     except FileNotFoundError:
         return {}
     except OSError as error:
         raise McpCommandError(f"cannot read {path}: {error.strerror or error}") from error
-    try:
-        data = json.loads(raw)
     except ValueError as error:
-        raise McpCommandError(f"{path} is not valid JSON ({error}); fix it first") from error
+        raise McpCommandError(f"{path}: {error}; fix it first") from error
     if not isinstance(data, dict):
         raise McpCommandError(f"{path} is not a JSON object; fix it first")
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, Any], scope: FileScope) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if scope == "user":  # in Loom's config folder: the user's alone
+        private_folder(path.parent)
+        write_private(path, text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)  # a crash never leaves half a file
 
 
@@ -202,7 +198,7 @@ def add(places: Places, name: str, entry: dict[str, Any], scope: FileScope) -> s
         raise McpCommandError(f"{scope} server {name!r} exists already in {path} "
                               f"(loom mcp remove {name} --scope {scope} first)")
     servers[name] = entry
-    _write(path, data)
+    _write(path, data, scope)
     note = " (each user approves it in the chat before it runs)" if scope == "project" else ""
     return f"added {scope} MCP server {name!r} to {path}{note}"
 
@@ -218,5 +214,5 @@ def remove(places: Places, name: str, scope: FileScope | None) -> str:
     path = places.file(found[0])
     data = _read(path)
     del data["mcpServers"][name]
-    _write(path, data)
+    _write(path, data, found[0])
     return f"removed {found[0]} MCP server {name!r} from {path}"

@@ -29,6 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loom_engine.permissions.modes import PermissionMode
+from loom_engine.providers.endpoints import BASE_URL_VARIABLES
 from loom_engine.providers.names import ProviderName
 from loom_engine.sandbox.config import SandboxMode
 
@@ -41,14 +42,15 @@ from .sandbox_settings import (
     mode_from_environment,
     split_project_sandbox,
 )
+from .user_setup import user_config_problem
 
 PROJECT_SOURCE = ".loom/settings.toml"
 LOCAL_SOURCE = ".loom/settings.local.toml"
 DEFAULT_SOURCE = "default"
 # Read per file by hook_setup (problems there are warnings, not errors); never merged.
 HOOKS_KEY = "hooks"
-# The environment names the user's endpoint; it beats every file.
-BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# Far beyond any real settings file; a bigger one is refused unread.
+MAX_FILE_BYTES = 1_000_000
 
 
 class ConfigError(Exception):
@@ -108,6 +110,9 @@ class SettingsFile:
     source: str  # how it is named to the user
     in_project: bool  # inside the workspace: untrusted until the user trusts it
     data: Mapping[str, Any]
+    # What was wrong with a project file, one line each: its unknown keys (left out), or
+    # why it was skipped (then ``data`` is empty). A user file with a problem is an error.
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,13 @@ class LoadedSettings:
     # Folders the tools may use besides the workspace (a trusted project's
     # ``additionalDirectories``).
     add_dirs: tuple[Path, ...] = ()
-    # One line each: what a project file holds that Loom left out or read differently.
-    problems: tuple[str, ...] = ()
+    # One line each: what Claude Code's files hold that Loom left out or read differently.
+    claude_problems: tuple[str, ...] = ()
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What was left out of the project's files, and why; one line each, to warn."""
+        return self.claude_problems + tuple(problem for file in self.files for problem in file.problems)
 
 
 def settings_files(workspace: Path, user_config_file: Path) -> list[Path]:
@@ -159,12 +169,25 @@ def user_source(path: Path) -> str:
 
 
 def read_settings_files(workspace: Path, user_config_file: Path) -> list[SettingsFile]:
-    """The settings files that exist, each read and validated once (the one reader)."""
+    """The settings files that exist, each read and validated once (the one reader).
+
+    The user's own file is strict: a problem there raises :class:`ConfigError` (a typo
+    must not quietly drop a deny rule). A project file comes with the repository: its
+    unknown keys are left out and named, and one Loom cannot read — not UTF-8, not TOML,
+    a value of the wrong kind — is skipped with one line, so a repository cannot stop Loom.
+    """
     found = []
     labelled = ((user_config_file, user_source(user_config_file), False),
                 (workspace / ".loom" / "settings.toml", PROJECT_SOURCE, True),
                 (workspace / ".loom" / "settings.local.toml", LOCAL_SOURCE, True))
     for path, source, in_project in labelled:
+        if in_project:
+            if path.exists() or path.is_symlink():
+                found.append(_read_project_file(path, source))
+            continue
+        problem = user_config_problem(path)
+        if problem:
+            raise ConfigError(problem)
         if not path.is_file():
             continue
         data = _read_toml(path)
@@ -173,17 +196,56 @@ def read_settings_files(workspace: Path, user_config_file: Path) -> list[Setting
     return found
 
 
+def _read_project_file(path: Path, source: str) -> SettingsFile:
+    if not path.is_file():
+        return SettingsFile(path, source, True, {}, (f"{path}: not a file: skipped",))
+    try:
+        data = _read_toml(path)
+        data, unknown = _without_unknown_keys(data)
+        _validate(path, data)
+    except ConfigError as error:
+        return SettingsFile(path, source, True, {}, (f"{error}: skipped",))
+    problems = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} "
+                "ignored",) if unknown else ()
+    return SettingsFile(path, source, True, data, problems)
+
+
+def _without_unknown_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``data`` without the keys the settings do not know (at the top or in a table), and
+    those keys, dotted."""
+    checked = {key: value for key, value in data.items() if key != HOOKS_KEY}
+    try:
+        Settings.model_validate(checked)
+    except ValidationError as error:
+        extra = [tuple(e["loc"]) for e in error.errors() if e["type"] == "extra_forbidden"]
+    else:
+        return data, []
+    kept = {key: dict(value) if isinstance(value, dict) else value for key, value in data.items()}
+    for loc in extra:
+        table: Any = kept
+        for part in loc[:-1]:
+            table = table[part]
+        del table[loc[-1]]
+    return kept, [".".join(str(part) for part in loc) for loc in extra]
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read: {error.strerror or error}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes, not read")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at "
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at "
                           f"position {error.start})") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot be read: {error.strerror}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deep") from None
 
 
 def _validate(path: Path, data: Mapping[str, Any]) -> None:

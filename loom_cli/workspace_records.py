@@ -31,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from loom_engine.private_files import open_private, private_folder
+
 FILE_NAME = "workspaces.json"
 SAVED_RULES_SOURCE = "saved answers"
 
@@ -126,8 +128,8 @@ class WorkspaceRecords:
 
     @contextlib.contextmanager
     def _editing(self) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "a+b") as lock:
+        private_folder(self.path.parent)
+        with open_private(self.path.with_suffix(".lock")) as lock:
             _lock(lock.fileno())
             workspaces = self._load()
             for key, value in list(workspaces.items()):

@@ -23,6 +23,26 @@ def data_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def protected_paths() -> tuple[Path, ...]:
+    """Loom's own folders: no tool may change anything in them unasked, in any mode.
+
+    The config folder holds what runs at the next start (config.toml and its hooks,
+    mcp.json, agents/, commands/, skills/, LOOM.md); the data folder holds the trust
+    records (workspaces.json), sessions and snapshots. When Loom is opened in ``~`` or a
+    dotfiles repository they lie inside the workspace, where accept-edits would otherwise
+    write them. The CLI turns these into ask rules for every file tool; the sandbox makes
+    them read-only. Each is given as configured and, when a symlink leads elsewhere, as
+    where it leads too.
+    """
+    found: list[Path] = []
+    for folder in (config_dir(), data_dir()):
+        absolute = Path(os.path.abspath(folder))
+        for path in (absolute, Path(os.path.realpath(absolute))):
+            if path not in found:
+                found.append(path)
+    return tuple(found)
+
+
 def sessions_dir() -> Path:
     return data_dir() / "sessions"
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_engine.events import Error
+from loom_engine.private_files import open_private, private_folder
 
 # The variable each provider reads its key from (see loom_engine.providers).
 KEY_VARIABLES: Mapping[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -118,8 +119,8 @@ def first_start(data_dir: Path) -> bool:
     if marker.exists():
         return False
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        marker.touch()
+        private_folder(data_dir)
+        open_private(marker).close()
     except OSError:
         return False
     return True

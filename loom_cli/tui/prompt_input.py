@@ -25,6 +25,8 @@ from textual.message import Message as TextualMessage
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
+from loom_engine.private_files import open_private, private_folder, write_private
+
 from .completion import Candidate, CompletionContext, completion_context, match_commands, match_mentions
 from .paste import Draft, Paste, is_large, paste_label
 
@@ -76,12 +78,12 @@ class PromptHistory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)  # prompts can hold anything the user pasted
             if len(self.entries) > self.limit * 2:
                 self.entries = self.entries[-self.limit:]
-                self.path.write_text("".join(json.dumps(e) + "\n" for e in self.entries), encoding="utf-8")
+                write_private(self.path, "".join(json.dumps(e) + "\n" for e in self.entries))
             else:
-                with self.path.open("a", encoding="utf-8") as handle:
+                with open_private(self.path) as handle:
                     handle.write(json.dumps(text) + "\n")
         except OSError:
             pass  # history is a convenience; a read-only home must not break the prompt

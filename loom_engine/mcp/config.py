@@ -5,7 +5,14 @@ Three places, later ones winning for a server of the same name:
 * the user's ``mcp.json`` in Loom's config dir (scope ``user``);
 * ``.mcp.json`` at the workspace root (scope ``project``: a repository ships it, so
   its servers run only once the user approved that exact entry, see ``entry_hash``);
+  it never replaces a server of the user's own: the user's rules for ``mcp__github__*``
+  are meant for their ``github``, so a project server named alike (as tool names spell
+  it: cleaned, any case) is ignored and named;
 * files given with ``--mcp-config FILE`` (scope ``cli``: the user named them).
+
+A file is data from anywhere (a cloned repository's ``.mcp.json``): one that is not
+UTF-8, not JSON, too big, nested too deep or lists too many servers is one
+:class:`ConfigProblem` and none of its servers is used; the run goes on without it.
 
 Each file is ``{"mcpServers": {"name": {...}}}`` with ``type`` (``stdio``, ``http``
 — ``streamable-http`` is read as ``http`` —, ``sse``; a server with ``command`` and no
@@ -36,6 +43,12 @@ USER_FILE = "mcp.json"
 _TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http",
                                 "streamablehttp": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# Characters a tool name may not hold (Loom's ``mcp__<server>__<tool>`` names).
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+# Far beyond any real file: a server entry is a few hundred bytes and a few levels deep.
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 32
+MAX_SERVERS = 100
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,17 @@ class ServerConfig:
         if tool in self.disabled_tools:
             return False
         return self.enabled_tools is None or tool in self.enabled_tools
+
+
+def clean(text: str) -> str:
+    """``text`` as it appears in a Loom tool name: characters outside ``[A-Za-z0-9_-]`` as ``_``."""
+    return _UNSAFE.sub("_", text)
+
+
+def same_server_name(name: str) -> str:
+    """What two server names are compared by: their tool-name spelling, in any case
+    (permission rules name servers case-insensitively)."""
+    return clean(name).casefold()
 
 
 def entry_hash(name: str, entry: Mapping[str, Any]) -> str:
@@ -186,23 +210,65 @@ def parse_server(name: str, entry: Any, source: Path, scope: Scope,
     return replace(config, url=url, headers=table("headers"))
 
 
+def read_json_file(path: Path) -> Any:
+    """The JSON value ``path`` holds. ValueError with a one-line reason when it is too
+    big, not UTF-8, not JSON or nested too deep; OSError (FileNotFoundError...) passes."""
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes: not read")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[error.start]:02x} at position {error.start})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:
+        raise ValueError(f"not valid JSON: {error}") from None
+    if _depth(data) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (walked without recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def load_file(path: Path, scope: Scope, env: Mapping[str, str] | None = None
               ) -> tuple[list[ServerConfig], list[ConfigProblem]]:
     """The servers of one file; a missing file has none and no problem."""
     env = os.environ if env is None else env
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = read_json_file(path)
     except FileNotFoundError:
         return [], []
     except OSError as error:
         return [], [ConfigProblem(path, None, f"cannot read: {error.strerror or error}")]
-    try:
-        data = json.loads(raw)
     except ValueError as error:
-        return [], [ConfigProblem(path, None, f"not valid JSON: {error}")]
+        return [], [ConfigProblem(path, None, f"{error}; none of its servers is used")]
     servers_data = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers_data, dict):
         return [], [ConfigProblem(path, None, 'no "mcpServers" object')]
+    if len(servers_data) > MAX_SERVERS:
+        return [], [ConfigProblem(path, None, f"{len(servers_data):,} servers, more than the {MAX_SERVERS} "
+                                              "a file may list; none of them is used")]
     servers: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
     for name, entry in servers_data.items():
@@ -224,9 +290,12 @@ def project_file(workspace_root: Path) -> Path:
 def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequence[Path] = (),
                     env: Mapping[str, str] | None = None, *, include_project: bool = True) -> McpConfig:
     """Every configured server (user, then project, then ``--mcp-config`` files; a later
-    one replaces an earlier one of the same name), sorted by name."""
+    one replaces an earlier one of the same name, except that a project server never
+    replaces the user's own), sorted by name."""
     by_name: dict[str, ServerConfig] = {}
     problems: list[ConfigProblem] = []
+    # The user's server names, the broken entries' too: a name the user gave is theirs.
+    users: dict[str, str] = {}
     files: list[tuple[Path, Scope]] = [(user_file(config_dir), "user")]
     if include_project:
         files.append((project_file(workspace_root), "project"))
@@ -237,7 +306,15 @@ def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequenc
             continue
         found, wrong = load_file(Path(path), scope, env)
         problems += wrong
+        if scope == "user":
+            names = [s.name for s in found] + [p.server for p in wrong if p.server is not None]
+            users.update((same_server_name(name), name) for name in names)
         for server in found:
+            own = users.get(same_server_name(server.name)) if scope == "project" else None
+            if own is not None:
+                problems.append(ConfigProblem(path, server.name, f"ignored: your own server {own!r} "
+                                                                 f"({user_file(config_dir)}) is used"))
+                continue
             by_name[server.name] = server
     servers = tuple(sorted(by_name.values(), key=lambda s: s.name))
     return McpConfig(servers, tuple(problems))

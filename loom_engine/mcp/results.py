@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..messages import ImagePart
+from ..private_files import private_folder, write_private
 from ..tools.base import ToolOutput
 
 if TYPE_CHECKING:
@@ -104,10 +105,10 @@ def capped(text: str, limits: ResultLimits, *, label: str) -> str:
     where = "it could not be saved"
     if limits.spill_dir is not None:
         try:
-            limits.spill_dir.mkdir(parents=True, exist_ok=True)
+            private_folder(limits.spill_dir)
             name = "".join(c if c.isalnum() or c in "-_" else "_" for c in (limits.call_id or label))
             path = limits.spill_dir / f"{name}.txt"
-            path.write_text(text, encoding="utf-8")
+            write_private(path, text)
             where = f"the whole output is in {path} (read it in parts with read_file, or grep it)"
         except OSError as error:
             where = f"it could not be saved ({error.strerror or error})"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,16 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..execution import Cancelled
 from ..permissions.targets import McpCall, PermissionTarget
 from ..tools.base import BaseTool, Tool, ToolContext, ToolError, ToolOutput
+from .config import clean
 from .manager import McpCallError, McpManager, McpToolInfo
 from .results import ResultLimits, call_result_output, resource_output
 
 PREFIX = "mcp__"
 MAX_NAME = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def clean(text: str) -> str:
-    return _UNSAFE.sub("_", text)
 
 
 def loom_tool_name(server: str, tool: str) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from .base import Provider, ProviderError, StreamTimeouts
+from .endpoints import base_url_problem
 from .names import PROVIDERS
 from .scripted import ScriptSource
 
@@ -20,14 +20,9 @@ SCRIPT_ENV = "LOOM_SCRIPT"
 
 def check_base_url(url: str, source: str) -> str:
     """``url`` if it is a usable http(s) URL; a one-line config error naming ``source`` otherwise."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ProviderError("config", f"invalid base URL {url!r} from {source}: it must look like "
-                                      "http://host:port or https://host/path")
-    try:
-        parts.port  # noqa: B018  (raises on a malformed port)
-    except ValueError:
-        raise ProviderError("config", f"invalid base URL {url!r} from {source}: bad port") from None
+    problem = base_url_problem(url, source)
+    if problem:
+        raise ProviderError("config", problem)
     return url.strip()
 
 

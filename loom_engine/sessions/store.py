@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..messages import Message, scrub_message
+from ..private_files import open_private, private_folder
 from ..redact import Redactor
 from ..transcript import close_dangling
 from ..turn_state import TurnState
@@ -100,8 +101,8 @@ class SessionWriter:
         self.id = session_id
         self.path = path
         self._redactor = redactor  # None: the user turned redaction off
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = open(path, "a", encoding="utf-8")
+        private_folder(path.parent)  # it holds every file the model read: the user's alone
+        self._file: IO[str] = open_private(path, "a")
         try:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

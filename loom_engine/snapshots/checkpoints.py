@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..private_files import open_private, private_folder, write_private
 from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind, TooManyFiles
 from .shadow import ShadowRepo, shadow_dir
 
@@ -216,7 +217,7 @@ class Checkpointer:
 
     def _append(self, snap: Snapshot) -> None:
         line = json.dumps(_to_record(snap), ensure_ascii=False, separators=(",", ":")) + "\n"
-        with open(self._log, "a", encoding="utf-8") as handle:
+        with open_private(self._log) as handle:
             handle.write(line)
 
     def _prune(self, history: tuple[Snapshot, ...]) -> None:
@@ -230,10 +231,8 @@ class Checkpointer:
         first_kept = prompts[-self.caps.keep_prompts].id
         kept = tuple(s for s in history if s.id >= first_kept)
         dropped = {s.tree for s in history if s.id < first_kept} - {s.tree for s in kept}
-        tmp = self._log.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(_to_record(s), ensure_ascii=False, separators=(",", ":")) + "\n"
-                               for s in kept), encoding="utf-8")
-        os.replace(tmp, self._log)
+        write_private(self._log, "".join(json.dumps(_to_record(s), ensure_ascii=False, separators=(",", ":"))
+                                         + "\n" for s in kept))
         self.repo.drop(dropped)
         if dropped:
             self.repo.prune()
@@ -248,8 +247,8 @@ class Checkpointer:
                 finally:
                     self._depth -= 1
                 return
-            self.repo.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
-            with open(self.repo.git_dir / "loom.lock", "a") as handle:
+            private_folder(self.repo.git_dir)  # copies of the user's files
+            with open_private(self.repo.git_dir / "loom.lock") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
                 self._depth = 1
                 try:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import Message
+from ..private_files import open_private, private_folder, write_private
 from .checkpoints import SnapshotFailure
 from .files import delete_path, inside, is_binary, unified_diff, write_entry
 from .model import (
@@ -130,8 +131,8 @@ class PreimageCheckpointer:
         return records
 
     def _append(self, record: dict[str, Any]) -> None:
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
-        with open(self.folder / "log.jsonl", "a", encoding="utf-8") as handle:
+        private_folder(self.folder)  # copies of the user's files
+        with open_private(self.folder / "log.jsonl") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def _relative(self, path: str) -> str | None:
@@ -163,8 +164,8 @@ class PreimageCheckpointer:
         digest = hashlib.sha256(data).hexdigest()
         blob = self.folder / "blobs" / digest
         if not blob.exists():
-            blob.parent.mkdir(parents=True, exist_ok=True)
-            blob.write_bytes(data)
+            private_folder(blob.parent)
+            write_private(blob, data)
         return digest
 
     def _content(self, blob: str) -> bytes | None:

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..private_files import private_folder, write_private
+
 # Attributes that could change bytes on the way in or out, or name a driver to run.
 # info/attributes outranks every .gitattributes in the work tree.
 NEUTRAL_ATTRIBUTES = ("* -text -eol -crlf -ident -filter -diff -merge -working-tree-encoding "
@@ -47,6 +49,7 @@ _SETTINGS = (
     ("index.sparse", "false"),
     ("safe.directory", "*"),
     ("gc.auto", "0"),
+    ("core.sharedRepository", "0600"),  # copies of the user's files: theirs alone, whatever the umask
     ("maintenance.auto", "false"),
     ("commit.gpgSign", "false"),
     ("protocol.allow", "never"),
@@ -153,7 +156,7 @@ class ShadowRepo:
         if (self.git_dir / "HEAD").is_file():
             self._write_attributes()
             return
-        self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of the user's files
+        private_folder(self.git_dir)  # copies of the user's files
         empty_template = self.git_dir / ".no-template"
         empty_template.mkdir(exist_ok=True)
         self.run(["init", "-q", f"--template={empty_template}"], cwd=self.git_dir)
@@ -169,8 +172,8 @@ class ShadowRepo:
                     continue
             except OSError:
                 pass
-            info.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            private_folder(info)
+            write_private(path, text)
 
     def _own_folders(self) -> str:
         """Exclude patterns for Loom's folders inside the workspace (anchored, escaped)."""

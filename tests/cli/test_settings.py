@@ -55,26 +55,48 @@ def test_rules_come_from_every_file_with_their_source(repo: Path, user: Path) ->
     assert loaded.widening == () and loaded.ignored == ()
 
 
-@pytest.mark.parametrize("text, fragment", [
+MALFORMED = [
     ("[permissions\nallow = 1", "not valid TOML"),
     ("permissions = 3\n", "permissions"),
     ("[permissions]\nallow = 'bash'\n", "permissions.allow"),
     ("[permissions]\ndeny = [1]\n", "permissions.deny"),
     ("[permissions]\nask = ['bash(']\n", "missing ')'"),
     ("permission_mode = 'yolo'\n", "permission_mode"),
-])
-def test_malformed_settings_name_the_file_and_the_problem(repo: Path, user: Path, text: str, fragment: str) -> None:
-    path = _write(repo / ".loom" / "settings.toml", text)
+    ("unknown_key = 1\n", "unknown_key"),
+    ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
+]
+
+
+@pytest.mark.parametrize("text, fragment", MALFORMED)
+def test_the_users_malformed_settings_stop_loom_naming_the_file_and_the_problem(
+        repo: Path, user: Path, text: str, fragment: str) -> None:
+    _write(user, text)
     with pytest.raises(ConfigError) as info:
         load_settings(repo, user, environ={})
     message = str(info.value)
-    assert str(path) in message and fragment in message and "\n" not in message
+    assert str(user) in message and fragment in message and "\n" not in message
+
+
+@pytest.mark.parametrize("text, fragment", [m for m in MALFORMED if m[1] != "unknown_key"])
+def test_a_malformed_project_file_is_skipped_with_one_line(repo: Path, user: Path, text: str,
+                                                           fragment: str) -> None:
+    path = _write(repo / ".loom" / "settings.toml", text)
+    _write(repo / ".loom" / "settings.local.toml", "max_turns = 7\n")
+    loaded = load_settings(repo, user, environ={})
+    (problem,) = loaded.problems
+    assert problem.startswith(f"{path}: ") and fragment in problem and problem.endswith(": skipped")
+    assert "\n" not in problem
+    assert loaded.settings.max_turns == 7 and loaded.rules == ()
 
 
 def test_non_utf8_settings(repo: Path, user: Path) -> None:
     path = repo / ".loom" / "settings.local.toml"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"\xff\xfe[permissions]")
+    assert load_settings(repo, user, environ={}).problems == (
+        f"{path}: not UTF-8 text (byte 0xff at position 0): skipped",)
+    user.parent.mkdir(parents=True)
+    user.write_bytes(b"\xff\xfe[permissions]")
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_settings(repo, user, environ={})
 

@@ -96,7 +96,7 @@ def test_web_fetch_is_denied_headless_until_the_host_is_allowed(repo: Path, tmp_
     (["run", "x", "--resume", "nope"], {}, 1, "nope"),
     (["run", "x"], {"LOOM_PROVIDER": "bogus"}, 1, "LOOM_PROVIDER"),
     (["run", "x", "--provider", "bogus"], {}, 2, "bogus"),
-    (["run", "x", "--provider", "openai", "--model", "m"], {"OPENAI_BASE_URL": "ftp://x"}, 1, "ftp://x"),
+    (["run", "x", "--provider", "openai", "--model", "m"], {"OPENAI_BASE_URL": "ftp://x"}, 2, "ftp://x"),
 ])
 def test_bad_input_is_one_line_no_traceback(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer,
                                             args: list[str], env_extra: dict[str, str], code: int,

@@ -73,13 +73,22 @@ def test_variables_expand_with_defaults(tmp_path: Path) -> None:
     assert expand("${A:-x}", {"A": ""}) == "x"
 
 
-def test_later_scopes_win_and_the_hash_follows_the_entry(tmp_path: Path) -> None:
+def test_later_scopes_win_but_a_project_never_replaces_the_users_own(tmp_path: Path) -> None:
     _write(tmp_path / "cfg/mcp.json", {"s": {"command": "user-cmd"}})
-    _write(tmp_path / "ws/.mcp.json", {"s": {"command": "project-cmd"}})
+    project = _write(tmp_path / "ws/.mcp.json", {"s": {"command": "project-cmd"}, "p": {"command": "p-cmd"}})
     cli = _write(tmp_path / "extra.json", {"s": {"command": "cli-cmd"}})
-    assert load_mcp_config(tmp_path / "ws", tmp_path / "cfg", env={}).servers[0].command == "project-cmd"
-    chosen = load_mcp_config(tmp_path / "ws", tmp_path / "cfg", [cli], env={}).servers[0]
-    assert chosen.command == "cli-cmd" and chosen.scope == "cli"
+    config = load_mcp_config(tmp_path / "ws", tmp_path / "cfg", env={})
+    assert [(s.name, s.command, s.scope) for s in config.servers] == [("p", "p-cmd", "project"),
+                                                                      ("s", "user-cmd", "user")]
+    (ignored,) = config.problems
+    assert ignored.line() == (f"{project}: server 's': ignored: your own server 's' "
+                              f"({tmp_path / 'cfg/mcp.json'}) is used")
+    chosen = load_mcp_config(tmp_path / "ws", tmp_path / "cfg", [cli], env={}).get("s")
+    assert chosen is not None and chosen.command == "cli-cmd" and chosen.scope == "cli"
+
+
+def test_the_hash_follows_the_entry(tmp_path: Path) -> None:
+    _write(tmp_path / "ws/.mcp.json", {"s": {"command": "project-cmd"}})
     first = load_mcp_config(tmp_path / "ws", tmp_path / "cfg", env={}).servers[0].entry_hash
     _write(tmp_path / "ws/.mcp.json", {"s": {"command": "project-cmd", "args": ["--more"]}})
     assert load_mcp_config(tmp_path / "ws", tmp_path / "cfg", env={}).servers[0].entry_hash != first
