@@ -9,6 +9,7 @@ outside the sandbox or widens Loom itself:
   next commit, ``core.fsmonitor`` on their next ``git status``), and the same two in
   the folder a ``.git`` *file* points to (a worktree), and that ``.git`` file;
 * ``.loom/`` and ``.claude/`` (project settings, hooks, commands, agents, skills);
+* the folder ``core.hooksPath`` names (husky's ``.husky``), read when the sandbox opens;
 * the ``protected`` paths Loom adds (the folders of trusted hook scripts, Loom's own
   config folder when it lies in the workspace).
 
@@ -30,6 +31,8 @@ workspace) and is named in :attr:`Layout.notes`.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,3 +168,25 @@ def _within(path: Path, folder: Path) -> bool:
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
+
+
+def configured_hooks_folders(roots: Iterable[Path]) -> tuple[Path, ...]:
+    """The folders ``core.hooksPath`` names for these repositories (from any config git
+    reads: the repository's, the user's, the system's). Reading config runs nothing."""
+    git = shutil.which("git")
+    if git is None:
+        return ()
+    found: list[Path] = []
+    for root in roots:
+        if not os.path.lexists(root / ".git"):
+            continue
+        try:
+            done = subprocess.run([git, "-C", os.fspath(root), "config", "--get", "core.hooksPath"],
+                                  capture_output=True, text=True, timeout=10, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        value = done.stdout.strip()
+        if done.returncode == 0 and value:
+            found.append(Path(os.path.abspath(root / os.path.expanduser(value))))
+    return tuple(found)

@@ -37,7 +37,7 @@ import loom_engine.sandbox.seccomp as seccomp
 from ..workspace import Workspace
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
-from .layout import Layout, plan_layout
+from .layout import Layout, configured_hooks_folders, plan_layout
 from .placeholders import Placeholders
 from .status import Backend, SandboxStatus
 
@@ -216,6 +216,7 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
     machine = machine or Machine()
     if not config.enabled:
         return Sandbox(config, workspace, protected, SandboxStatus("off", None, config.network), None, None)
+    protected = (*protected, *configured_hooks_folders((workspace.root, *workspace.extra_dirs)))
     writable = [Path(os.path.realpath(p)) for p in (workspace.root, *workspace.extra_dirs, *config.allow_write)]
 
     def unsafe(path: Path) -> bool:
