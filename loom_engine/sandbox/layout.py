@@ -87,7 +87,7 @@ def plan_layout(writable: Iterable[Path], *, protected: Sequence[Path] = (),
         if any(_within(root, path) for root in roots):
             notes.append(f"{raw} holds a writable folder, so it stays readable")
             continue
-        (hidden_dirs if path.is_dir() else hidden_files).append(path)
+        (hidden_dirs if os.path.isdir(path) else hidden_files).append(path)
     return Layout(writable=roots, read_only=_unique(finder.read_only), missing=_unique(finder.missing),
                   sealed=_unique(finder.sealed), hidden_dirs=_unique(hidden_dirs),
                   hidden_files=_unique(hidden_files), notes=tuple(notes))
@@ -122,7 +122,7 @@ class _Finder:
             if not os.path.lexists(step):
                 self.missing.append(step)
                 return
-            if step != path and not step.is_dir():
+            if step != path and not os.path.isdir(step):
                 self.read_only.append(step)  # a file where a folder should be (`.git` file)
                 return
             current = step
@@ -131,7 +131,7 @@ class _Finder:
     def follow_git_file(self, root: Path) -> None:
         """A `.git` file (a worktree, a submodule) names the folder git really uses."""
         dot_git = root / ".git"
-        if os.path.islink(dot_git) or not dot_git.is_file():
+        if os.path.islink(dot_git) or not os.path.isfile(dot_git):
             return
         gitdir = _gitdir_of(dot_git)
         if gitdir is None:
