@@ -272,10 +272,36 @@ def _bubblewrap(machine: Machine, unsafe: Callable[[Path], bool], session_dir: P
     return runner, "", ""
 
 
+_SESSION_PREFIX = "loom-sandbox-"
+
+
 def _new_session_dir() -> Path:
     """A private folder: ``tmp`` (the commands' /tmp) and ``empty`` (what hidden and
-    not-yet-existing protected paths show)."""
-    session = Path(tempfile.mkdtemp(prefix="loom-sandbox-"))
+    not-yet-existing protected paths show). The pid in its name lets a later Loom remove
+    it if this one is killed before it can."""
+    _remove_abandoned_sessions()
+    session = Path(tempfile.mkdtemp(prefix=f"{_SESSION_PREFIX}{os.getpid()}-"))
     (session / "tmp").mkdir(mode=0o700)
     (session / "empty").mkdir(mode=0o555)
     return session
+
+
+def _remove_abandoned_sessions() -> None:
+    """Session folders of this user's Loom processes that no longer run."""
+    folder = Path(tempfile.gettempdir())
+    try:
+        found = list(folder.glob(f"{_SESSION_PREFIX}*-*"))
+    except OSError:
+        return
+    for path in found:
+        pid = path.name.removeprefix(_SESSION_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if path.lstat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue  # alive (someone else's), or unreadable: left alone
