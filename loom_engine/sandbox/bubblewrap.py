@@ -50,7 +50,7 @@ def find_bwrap(search_path: str | None, unsafe: Callable[[Path], bool]) -> tuple
         if not entry or not os.path.isabs(entry):
             continue
         candidate = Path(entry) / "bwrap"
-        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+        if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):  # isfile: False when unreadable
             continue
         real = Path(os.path.realpath(candidate))
         if unsafe(real):

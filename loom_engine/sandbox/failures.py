@@ -24,6 +24,7 @@ _NETWORK = re.compile(
     r"name or service not known|no address associated with hostname|failed to resolve|"
     r"getaddrinfo|ENETUNREACH|EAI_AGAIN|nodename nor servname|unable to resolve|"
     r"could not resolve|name resolution", re.IGNORECASE)
+_REFUSED = re.compile(r"connection refused|ECONNREFUSED", re.IGNORECASE)
 _NOT_PERMITTED = re.compile(r"operation not permitted|EPERM", re.IGNORECASE)
 _SOCKET = re.compile(r"socket|\.sock\b|connect", re.IGNORECASE)
 _MISSING_TMP = re.compile(r"/tmp/\S*: no such file or directory|no such file or directory[^\n]*/tmp/", re.IGNORECASE)
@@ -45,6 +46,9 @@ def explain(output: str, command: str, *, backend: str, network: str, hidden: Se
         what = "no network" if network == "off" else "network only to the allowed domains"
         return (f"The sandbox gives commands {what}, so this could not reach the host; work offline "
                 f"(use files already here), or {_ESCALATE}")
+    if network != "on" and backend == "bubblewrap" and _REFUSED.search(text):
+        return ("The sandbox gives commands a network of their own, so servers running on this machine "
+                f"(its localhost) cannot be reached; start the server in the same command, or {_ESCALATE}")
     if _NOT_PERMITTED.search(text) and (_SOCKET.search(text) or _SOCKET.search(command)):
         return ("The sandbox refuses Unix sockets (docker, ssh-agent, D-Bus)"
                 + (" and, under the Landlock fallback, network sockets" if backend == "landlock" and

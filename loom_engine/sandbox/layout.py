@@ -9,6 +9,7 @@ outside the sandbox or widens Loom itself:
   next commit, ``core.fsmonitor`` on their next ``git status``), and the same two in
   the folder a ``.git`` *file* points to (a worktree), and that ``.git`` file;
 * ``.loom/`` and ``.claude/`` (project settings, hooks, commands, agents, skills);
+* the folder ``core.hooksPath`` names (husky's ``.husky``), read when the sandbox opens;
 * the ``protected`` paths Loom adds (the folders of trusted hook scripts, Loom's own
   config folder when it lies in the workspace).
 
@@ -30,6 +31,8 @@ workspace) and is named in :attr:`Layout.notes`.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +87,7 @@ def plan_layout(writable: Iterable[Path], *, protected: Sequence[Path] = (),
         if any(_within(root, path) for root in roots):
             notes.append(f"{raw} holds a writable folder, so it stays readable")
             continue
-        (hidden_dirs if path.is_dir() else hidden_files).append(path)
+        (hidden_dirs if os.path.isdir(path) else hidden_files).append(path)
     return Layout(writable=roots, read_only=_unique(finder.read_only), missing=_unique(finder.missing),
                   sealed=_unique(finder.sealed), hidden_dirs=_unique(hidden_dirs),
                   hidden_files=_unique(hidden_files), notes=tuple(notes))
@@ -119,7 +122,7 @@ class _Finder:
             if not os.path.lexists(step):
                 self.missing.append(step)
                 return
-            if step != path and not step.is_dir():
+            if step != path and not os.path.isdir(step):
                 self.read_only.append(step)  # a file where a folder should be (`.git` file)
                 return
             current = step
@@ -128,7 +131,7 @@ class _Finder:
     def follow_git_file(self, root: Path) -> None:
         """A `.git` file (a worktree, a submodule) names the folder git really uses."""
         dot_git = root / ".git"
-        if os.path.islink(dot_git) or not dot_git.is_file():
+        if os.path.islink(dot_git) or not os.path.isfile(dot_git):
             return
         gitdir = _gitdir_of(dot_git)
         if gitdir is None:
@@ -165,3 +168,25 @@ def _within(path: Path, folder: Path) -> bool:
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
+
+
+def configured_hooks_folders(roots: Iterable[Path]) -> tuple[Path, ...]:
+    """The folders ``core.hooksPath`` names for these repositories (from any config git
+    reads: the repository's, the user's, the system's). Reading config runs nothing."""
+    git = shutil.which("git")
+    if git is None:
+        return ()
+    found: list[Path] = []
+    for root in roots:
+        if not os.path.lexists(root / ".git"):
+            continue
+        try:
+            done = subprocess.run([git, "-C", os.fspath(root), "config", "--get", "core.hooksPath"],
+                                  capture_output=True, text=True, timeout=10, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        value = done.stdout.strip()
+        if done.returncode == 0 and value:
+            found.append(Path(os.path.abspath(root / os.path.expanduser(value))))
+    return tuple(found)

@@ -37,7 +37,7 @@ import loom_engine.sandbox.seccomp as seccomp
 from ..workspace import Workspace
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
-from .layout import Layout, plan_layout
+from .layout import Layout, configured_hooks_folders, plan_layout
 from .placeholders import Placeholders
 from .status import Backend, SandboxStatus
 
@@ -216,6 +216,7 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
     machine = machine or Machine()
     if not config.enabled:
         return Sandbox(config, workspace, protected, SandboxStatus("off", None, config.network), None, None)
+    protected = (*protected, *configured_hooks_folders((workspace.root, *workspace.extra_dirs)))
     writable = [Path(os.path.realpath(p)) for p in (workspace.root, *workspace.extra_dirs, *config.allow_write)]
 
     def unsafe(path: Path) -> bool:
@@ -271,10 +272,36 @@ def _bubblewrap(machine: Machine, unsafe: Callable[[Path], bool], session_dir: P
     return runner, "", ""
 
 
+_SESSION_PREFIX = "loom-sandbox-"
+
+
 def _new_session_dir() -> Path:
     """A private folder: ``tmp`` (the commands' /tmp) and ``empty`` (what hidden and
-    not-yet-existing protected paths show)."""
-    session = Path(tempfile.mkdtemp(prefix="loom-sandbox-"))
+    not-yet-existing protected paths show). The pid in its name lets a later Loom remove
+    it if this one is killed before it can."""
+    _remove_abandoned_sessions()
+    session = Path(tempfile.mkdtemp(prefix=f"{_SESSION_PREFIX}{os.getpid()}-"))
     (session / "tmp").mkdir(mode=0o700)
     (session / "empty").mkdir(mode=0o555)
     return session
+
+
+def _remove_abandoned_sessions() -> None:
+    """Session folders of this user's Loom processes that no longer run."""
+    folder = Path(tempfile.gettempdir())
+    try:
+        found = list(folder.glob(f"{_SESSION_PREFIX}*-*"))
+    except OSError:
+        return
+    for path in found:
+        pid = path.name.removeprefix(_SESSION_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if path.lstat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue  # alive (someone else's), or unreadable: left alone

@@ -153,6 +153,7 @@ async def test_network_off_cannot_reach_a_listener_on_the_hosts_loopback(lab: tu
     connect = f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), timeout=5)\""
     out = await bash(ctx, connect)
     assert out.is_error and not listener.accepted.is_set(), out.content
+    assert ("cannot be reached" if backend == "bubblewrap" else "network sockets") in out.content
     outside = await bash(ctx, connect, unsandboxed=True)
     assert not outside.is_error, outside.content
     assert listener.accepted.wait(10)

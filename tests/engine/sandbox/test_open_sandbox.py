@@ -148,3 +148,23 @@ def test_closing_removes_the_private_temp_folder(ws: Workspace) -> None:
 def _argv(sandbox, ws: Workspace) -> list[str]:  # type: ignore[no-untyped-def]
     with sandbox.launch(["true"], cwd=ws.root, env={}) as launch:
         return list(launch.argv)
+
+
+def test_a_killed_looms_private_folder_is_removed_by_the_next(ws: Workspace) -> None:
+    import subprocess
+    import sys
+    import tempfile
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True)
+    gone = int(child.stdout)  # a pid that has exited
+    abandoned = Path(tempfile.mkdtemp(prefix=f"loom-sandbox-{gone}-"))
+    (abandoned / "tmp").mkdir()
+    alive = Path(tempfile.mkdtemp(prefix=f"loom-sandbox-{os.getppid()}-"))
+    try:
+        real_sandbox(ws, "bubblewrap").close()
+        assert not abandoned.exists() and alive.exists()
+    finally:
+        for folder in (abandoned, alive):
+            if folder.exists():
+                folder.rmdir()
