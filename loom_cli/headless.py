@@ -45,6 +45,12 @@ def _cleaner(agent: Agent) -> Callable[[_T], _T]:
 async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextIO = sys.stdout,
                        err: TextIO = sys.stderr, mcp: McpManager | None = None,
                        mcp_wait_s: float = 5.0) -> int:
+    from .visible_text import raw_stream, visible_stream
+
+    # The answer, and every line on stderr, may carry the model's or a tool's control
+    # characters: they are shown (^[), never sent. JSON escapes its own and is data.
+    out = visible_stream(out) if output_format == "text" else raw_stream(out)
+    err = visible_stream(err)
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)

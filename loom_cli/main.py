@@ -254,7 +254,9 @@ def rewind(to: Annotated[int | None, typer.Option("--to", min=1, help="Rewind to
                                                json_output=output_format == "json"))
     except RewindCommandError as error:
         _fail(str(error), error.code)
-    print(text)
+    from .visible_text import raw_stream
+
+    print(text, file=raw_stream(sys.stdout) if output_format == "json" else sys.stdout)  # JSON is data
     raise typer.Exit(code_)
 
 
@@ -432,6 +434,11 @@ def _usage_line(error: Exception) -> str | None:
 
 
 def main() -> None:
+    from .visible_text import show_controls_on_standard_streams
+
+    # What any command prints (file names, settings, session prompts, server errors, the
+    # answer) may come from outside: no control character of it reaches the terminal.
+    show_controls_on_standard_streams()
     try:
         code = app(standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback

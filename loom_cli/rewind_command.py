@@ -96,7 +96,7 @@ def run_rewind(request: RewindRequest) -> tuple[int, str]:
             "errors": list(result.errors) if result else [],
             "messages": len(transcript.messages), "undo": "loom rewind --undo"}
     if request.json_output:
-        return (EXIT_ERROR if data["errors"] else EXIT_OK), json.dumps(data, ensure_ascii=False)
+        return (EXIT_ERROR if data["errors"] else EXIT_OK), json.dumps(data)
     lines = [f"Rewound session {loaded.info.id} to before prompt {point.index} ({_what(request.mode)})."]
     if result is not None:
         lines.append(_restored_line(len(result.restored), result.skipped))
@@ -140,8 +140,7 @@ def _undo(store: SessionStore, loaded: LoadedSession, checkpointer: Snapshots | 
                                     "restored": [c.path for c in result.restored] if result else [],
                                     "skipped": [c.path for c in result.skipped] if result else [],
                                     "errors": list(result.errors) if result else [],
-                                    "conversation_restored": outcome.conversation_restored, "note": note},
-                                   ensure_ascii=False)
+                                    "conversation_restored": outcome.conversation_restored, "note": note})
     lines = [f"Undid the last rewind of session {loaded.info.id}."]
     if result is not None:
         lines.append(_restored_line(len(result.restored), result.skipped))
@@ -159,7 +158,7 @@ def _undo_preview(loaded: LoadedSession, plan: RestorePlan | None, previous: Seq
         return json.dumps({"session": loaded.info.id, "undo": True, "applied": False,
                            "files": [_change_data(c) for c in (plan.changes if plan else ())],
                            "conversation_messages": len(previous) if previous is not None else None,
-                           "note": note}, ensure_ascii=False)
+                           "note": note})
     lines = [f"Undo the last rewind of session {loaded.info.id}:"]
     lines += _plan_lines(plan, request.include_conflicts) if plan is not None else ["Files: none were restored."]
     if previous is not None:
@@ -178,7 +177,7 @@ def _list(loaded: LoadedSession, points: Sequence[RestorePoint], json_output: bo
     if json_output:
         return json.dumps({"session": loaded.info.id, "points": [
             {"index": p.index, "time": p.time, "prompt": p.text, "files_changed": list(p.files_changed),
-             "code": p.can_restore_code} for p in points]}, ensure_ascii=False)
+             "code": p.can_restore_code} for p in points]})
     if not points:
         return f"Session {loaded.info.id} has no prompts."
     lines = [f"Prompts of session {loaded.info.id} (rewind to just before one with: loom rewind --to N):"]
@@ -207,8 +206,7 @@ def _preview(loaded: LoadedSession, point: RestorePoint, mode: RewindMode, plan:
                            "prompt": point.text, "files": [_change_data(c) for c in (plan.changes if plan else ())],
                            "left_out": sorted({i.path for i in (*plan.target.left_out, *plan.current.left_out)})
                            if plan else [],
-                           "messages_before": len(loaded.messages), "messages_after": kept},
-                          ensure_ascii=False)
+                           "messages_before": len(loaded.messages), "messages_after": kept})
     lines = [f"Rewind session {loaded.info.id} to before prompt {point.index} (\"{_one_line(point.text)}\"): "
              f"{_what(mode)}."]
     if plan is not None:

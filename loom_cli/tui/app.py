@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import TextArea
 
@@ -54,6 +54,7 @@ from .prompt_queue import PromptQueue
 from .queue_view import QueueView
 from .run_driver import RunDriver, StreamFactory
 from .run_view import EngineEvent, RunEnded, RunView
+from .safe_text import SafeTextApp
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .transcript import Transcript
@@ -70,7 +71,7 @@ __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 RUN_CLOSE_TIMEOUT_S = 5.0
 
 
-class LoomApp(App[int]):
+class LoomApp(SafeTextApp[int]):
     """The chat.
 
     ``agent`` is an `Agent`; tests and benchmarks pass stand-ins that have only what a

@@ -144,7 +144,7 @@ class HooksScreen(ModalScreen[None]):
                                       "read too.", style="dim"), id="hooks-list")
                 if plan.problems:
                     lines = "\n".join(f"  • {problem}" for problem in plan.problems)
-                    yield Static(f"Problems (those entries are skipped):\n{lines}", classes="problems")
+                    yield Static(Text(f"Problems (those entries are skipped):\n{lines}"), classes="problems")
             if plan.untrusted:
                 yield Static(Text("Hooks not trusted do not run: Loom asks about them at start; "
                                   f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"))
@@ -202,7 +202,7 @@ async def settle_hook_trust(app: App[int], options: TuiOptions) -> TuiOptions:
                                                   trust=plan.trust)):
         problem = await asyncio.to_thread(remember_hooks, options.workspace, plan.trust_keys(plan.untrusted))
         if problem:
-            app.notify(problem, severity="warning")
+            app.notify(problem, severity="warning", markup=False)
     return options
 
 

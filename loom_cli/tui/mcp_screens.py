@@ -161,7 +161,7 @@ class McpScreen(ModalScreen[None]):
         self.query_one("#mcp-servers", Static).update(servers_text(statuses, self.selected, self.left_out))
 
     def say(self, message: str) -> None:
-        self.query_one("#mcp-message", Static).update(message)
+        self.query_one("#mcp-message", Static).update(Text(message))  # names and errors: no markup
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

@@ -99,7 +99,7 @@ async def settle_trust(app: App[int], options: TuiOptions) -> TuiOptions:
         return replace(options, trust_project=False)
     problem = await asyncio.to_thread(remember_trust, question)
     if problem:
-        app.notify(problem, severity="warning")
+        app.notify(problem, severity="warning", markup=False)
     return replace(options, trust_project=True)
 
 
@@ -163,7 +163,7 @@ class TrustScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Trust the settings of {self.question.workspace}?", id="trust-title")
+            yield Static(Text(f"Trust the settings of {self.question.workspace}?"), id="trust-title")
             yield Static("This workspace's settings and agent files would change what Loom may do. Until you "
                          "trust them, Loom uses only what narrows (deny and ask rules, a stricter mode) and "
                          "leaves out:", id="trust-intro")
