@@ -62,10 +62,10 @@ def open_session_sandbox(chosen: SandboxSettings, workspace: Workspace, hooks: H
                          machine: Machine | None = None) -> Sandbox:
     """The session's sandbox, from the ``[sandbox]`` settings: on, off, or unavailable with
     its reason and fix in ``status`` (opening it never fails)."""
-    from loom_engine.paths import config_dir, data_dir
+    from loom_engine.paths import protected_paths
     from loom_engine.sandbox import open_sandbox
 
-    own = (config_dir(), data_dir())
+    own = protected_paths()  # the same folders the file tools' ask rules guard
     config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own)
     protected = read_only_in_workspace((workspace.root, *workspace.extra_dirs), own, hooks)
     return open_sandbox(config, workspace, protected=protected, machine=machine)
