@@ -128,11 +128,12 @@ class BashTool(BaseTool[BashInput]):
         except OSError as exc:
             return ToolOutput(f"Could not start bash: {exc}", is_error=True)
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
-        if confined is not None and (run.exit_code or 0) != 0:
+        if confined is not None and ((run.exit_code or 0) != 0 or run.refused):  # curl exits 0 on a 403
             layout = confined.layout()
             hint = explain_sandbox_failure(run.output, args.command, backend=confined.status.backend or "",
                                            network=confined.config.network,
-                                           hidden=(*layout.hidden_dirs, *layout.hidden_files))
+                                           hidden=(*layout.hidden_dirs, *layout.hidden_files),
+                                           allowed_domains=confined.config.allowed_domains, refused=run.refused)
             if hint:
                 notes.append(hint)
         return _result(args, run, notes, ctx)
@@ -166,6 +167,7 @@ class CommandResult:
     final_cwd: str | None
     stopped_background: bool
     size: OutputSize = OutputSize(0, 0, False, 0, 0)
+    refused: tuple[str, ...] = ()  # what the sandbox's domain proxy refused the command
 
 
 async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext, *,
@@ -195,11 +197,12 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     sink = _OutputSink(ctx.progress)
     argv: tuple[str, ...] = ("bash", "-c", script)
     pass_fds: tuple[int, ...] = ()
+    refused: list[str] = []
     try:
         with contextlib.ExitStack() as held:
             if sandbox is not None:  # what the launch holds lasts until the command has ended
                 launch = held.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
-                argv, pass_fds, env = launch.argv, launch.pass_fds, dict(launch.env)
+                argv, pass_fds, env, refused = launch.argv, launch.pass_fds, dict(launch.env), launch.refused
             read_fd, write_fd = os.pipe()
             pipe = os.fdopen(read_fd, "rb", 0)
             try:
@@ -235,6 +238,7 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
         aborted=outcome == "aborted",
         final_cwd=final_cwd,
         stopped_background=stopped,
+        refused=tuple(refused),
     )
 
 

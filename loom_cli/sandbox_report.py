@@ -4,7 +4,6 @@ line, and the ``sandbox`` object of `loom run`'s json and stream-json output."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,12 @@ class SandboxFacts:
     writable: tuple[Path, ...] = ()  # the workspace, --add-dir folders, allow_write
     read_only: tuple[Path, ...] = ()  # inside the writable folders (.git/hooks, .loom, trusted hook folders…)
     unreadable: tuple[Path, ...] = ()
-    allowed_domains: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be arranged (a deny_read path holding the workspace)
 
     def as_json(self) -> dict[str, Any]:
         return {**self.status.as_json(), "mode_source": self.mode_source,
                 "writable": [str(p) for p in self.writable], "read_only": [str(p) for p in self.read_only],
-                "unreadable": [str(p) for p in self.unreadable], "allowed_domains": list(self.allowed_domains),
-                "notes": list(self.notes)}
+                "unreadable": [str(p) for p in self.unreadable], "notes": list(self.notes)}
 
 
 def status_of(agent: Any) -> SandboxStatus | None:
@@ -73,7 +70,7 @@ def report_lines(facts: SandboxFacts, home: Path | None = None) -> list[str]:
     lines.append("  read-only   everything else" + (", and in there: " + ", ".join(map(shown, facts.read_only))
                                                     if facts.read_only else ""))
     lines.append("  unreadable  " + (", ".join(map(shown, facts.unreadable)) or "nothing"))
-    lines.append(f"  network     {_network(status.network, facts.allowed_domains)}")
+    lines.append(f"  network     {_network(status)}")
     lines += [f"  note        {note}" for note in facts.notes]
     return lines
 
@@ -87,11 +84,15 @@ def _turn_on(mode_source: str) -> str:
     return f'remove [sandbox] mode = "off" from your {mode_source}'
 
 
-def _network(mode: str, domains: Sequence[str]) -> str:
-    if mode == "on":
+def _network(status: SandboxStatus) -> str:
+    if status.network == "on":
         return "on: any host"
-    if mode == "allowlist":
-        return "only " + ", ".join(domains) if domains else "allow-list with no domains: no connections"
+    if status.reaches_allowed_domains:
+        return (f"{status.network_words()}, through Loom's proxy (http and https on ports 80 and 443)"
+                if status.allowed_domains else "allow-list with no domains: no connections")
+    if status.network == "allowlist":
+        return ("off: no connections; the allow-list (" + (", ".join(status.allowed_domains) or "empty")
+                + ") needs bubblewrap's private network, which this machine cannot give")
     return 'off: no connections ([sandbox] network = "allowlist" with allowed_domains opens some hosts)'
 
 

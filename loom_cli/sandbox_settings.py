@@ -11,13 +11,13 @@ to ``on``, a narrower network, no unasked commands.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from loom_engine.sandbox.allowed_hosts import AllowedDomainsError, AllowedHosts
 from loom_engine.sandbox.config import SANDBOX_MODES, NetworkMode, SandboxConfig, SandboxMode, default_deny_read
 
 from .project_trust import ProjectChange
@@ -29,8 +29,6 @@ MODE_FLAG = "--sandbox"
 # How much each value confines, least first: a project may only move up these scales.
 _MODE_STRENGTH: Mapping[str, int] = {"off": 0, "auto": 1, "on": 2}
 _NETWORK_STRENGTH: Mapping[str, int] = {"on": 0, "allowlist": 1, "off": 2}
-# ``example.com``, ``*.example.com``, ``localhost``: a host name, no scheme, port or path.
-_DOMAIN = re.compile(r"(\*\.)?[^\s/:*?#@\[\]]+")
 
 
 class SandboxSettings(BaseModel):
@@ -48,9 +46,11 @@ class SandboxSettings(BaseModel):
     @field_validator("allowed_domains")
     @classmethod
     def _domains(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not _DOMAIN.fullmatch(name) or ".." in name or name.startswith("."):
-                raise ValueError(f"{name!r} is not a domain (write example.com or *.example.com)")
+        # The proxy's own reading, so what is accepted here is exactly what it enforces.
+        try:
+            AllowedHosts.parse(names)
+        except AllowedDomainsError as error:
+            raise ValueError(str(error).removeprefix("[sandbox] allowed_domains: ")) from None
         return names
 
     @field_validator("allow_write", "deny_read")

@@ -78,5 +78,4 @@ def facts_of(sandbox: Sandbox, mode_source: str) -> SandboxFacts:
     return SandboxFacts(status=sandbox.status, mode_source=mode_source, workspace=sandbox.workspace.root,
                         writable=layout.writable if layout else (),
                         read_only=(*layout.read_only, *layout.missing) if layout else (),
-                        unreadable=config.deny_read, allowed_domains=config.allowed_domains,
-                        notes=layout.notes if layout else ())
+                        unreadable=config.deny_read, notes=layout.notes if layout else ())

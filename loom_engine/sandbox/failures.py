@@ -1,8 +1,9 @@
 """One sentence for the model when a confined command failed because of the sandbox.
 
-Read from what the command printed: a read-only file system, no network, a hidden
-file, a refused Unix socket, and (under the Landlock fallback) a refused write in the
-workspace root or in ``.git``. The sentence says what the wall is and what the model
+Read from what the command printed (and from what Loom's domain proxy refused it): a
+host not in the allow-list, a read-only file system, no network, a hidden file, a refused
+Unix socket, and (under the Landlock fallback) a refused write in the workspace root or
+in ``.git``. The sentence says what the wall is and what the model
 can do: work inside the workspace, or ask the user to run the one command outside
 the sandbox (``dangerously_disable_sandbox``).
 """
@@ -29,15 +30,28 @@ _NOT_PERMITTED = re.compile(r"operation not permitted|EPERM", re.IGNORECASE)
 _SOCKET = re.compile(r"socket|\.sock\b|connect", re.IGNORECASE)
 _MISSING_TMP = re.compile(r"/tmp/\S*: no such file or directory|no such file or directory[^\n]*/tmp/", re.IGNORECASE)
 _DENIED = re.compile(r"permission denied|EACCES", re.IGNORECASE)
+# The proxy's 403 as the command printed it (a plain-http body, Python's tunnel error).
+_PROXY_REFUSAL = re.compile(r"Loom's sandbox (?:refused|closed the tunnel to) [^\n>]*")
 
 
-def explain(output: str, command: str, *, backend: str, network: str, hidden: Sequence[Path]) -> str:
-    """The sentence for a failed confined command, or "" when nothing points at the sandbox."""
+def explain(output: str, command: str, *, backend: str, network: str, hidden: Sequence[Path],
+            allowed_domains: Sequence[str] = (), refused: Sequence[str] = ()) -> str:
+    """The sentence for a failed confined command, or "" when nothing points at the sandbox.
+    ``refused``: what Loom's proxy refused this command (under ``network = "allowlist"``)."""
     text = output[-20_000:]
+    if network == "allowlist" and backend != "bubblewrap":
+        network = "off"  # the allow-list needs bubblewrap's private network: without it, none
     for path in hidden:
         if _mentions(text, path) or _mentions(command, path):
             return (f"The sandbox hides {path} from commands (the user's deny_read list), so it reads as empty "
                     f"or missing; do without it, or {_ESCALATE}")
+    if network == "allowlist":
+        said = refused[0] if refused else (found.group(0) if (found := _PROXY_REFUSAL.search(text)) else "")
+        if said:
+            listed = ", ".join(allowed_domains) or "none"
+            return (f"{said.rstrip('.')}. Commands reach only the hosts in the user's allow-list "
+                    f"([sandbox] allowed_domains: {listed}) over http and https; do without this host, ask the "
+                    f"user to add it to allowed_domains in their Loom config, or {_ESCALATE}")
     if _READ_ONLY.search(text) or _BUSY.search(text):
         return ("The sandbox made this fail: commands may write only in the workspace and the temp folder "
                 "/tmp, and .git/hooks, .git/config, .loom and .claude stay read-only even there; write "

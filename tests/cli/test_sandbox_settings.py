@@ -107,7 +107,10 @@ def test_the_local_file_cannot_undo_the_project_files_tightening(workspace: Path
 @pytest.mark.parametrize("text, fragment", [
     ('[sandbox]\nmode = "maybe"\n', "sandbox.mode"),
     ('[sandbox]\nnetwork = "some"\n', "sandbox.network"),
-    ('[sandbox]\nallowed_domains = ["https://pypi.org/simple"]\n', "is not a domain"),
+    ('[sandbox]\nallowed_domains = ["https://pypi.org/simple"]\n', '"https://pypi.org/simple" is a URL'),
+    ('[sandbox]\nallowed_domains = ["pypi.org", "*"]\n', '"*" would allow every host'),
+    ('[sandbox]\nallowed_domains = ["*.com"]\n', '"*.com" covers a whole top-level domain'),
+    ('[sandbox]\nallowed_domains = ["pypi..org"]\n', '"pypi..org"'),
     ('[sandbox]\nallow_write = [""]\n', "is not a path"),
     ('[sandbox]\nwritable = ["/"]\n', "sandbox.writable"),
 ])

@@ -13,6 +13,7 @@ import asyncio
 import os
 import stat
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,10 @@ APPARMOR_REFUSAL = "bwrap: setting up uid map: Permission denied"
 
 
 def real_sandbox(workspace: Workspace, backend: Backend, config: SandboxConfig | None = None,
-                 protected: Sequence[Path] = ()) -> Sandbox:
+                 protected: Sequence[Path] = (), machine: Machine | None = None) -> Sandbox:
+    """``machine``: other test seams (the proxy's resolver); its backends are replaced by ``backend``."""
     sandbox = open_sandbox(config or SandboxConfig(), workspace, protected=protected,
-                           machine=Machine(backends=(backend,)))
+                           machine=replace(machine or Machine(), backends=(backend,)))
     if not sandbox.active:
         sandbox.close()
         pytest.skip(f"the {backend} sandbox cannot start here: {sandbox.status.reason}")

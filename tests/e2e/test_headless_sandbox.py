@@ -56,7 +56,8 @@ def test_stream_json_says_it_in_the_first_and_the_last_line(workspace: Path, tmp
     done = loom(["run", "hi", "-o", "stream-json", "--sandbox", "off"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    off = {"mode": "off", "active": False, "backend": None, "network": "off", "detail": "", "reason": "", "fix": ""}
+    off = {"mode": "off", "active": False, "backend": None, "network": "off", "allowed_domains": [], "detail": "",
+           "reason": "", "fix": ""}
     assert events[0] == {"type": "system", "subtype": "init", "session_id": events[0]["session_id"],
                          "model": "claude-sonnet-4-6", "sandbox": off}
     assert events[0]["session_id"] and events[1]["type"] == "turn_started"

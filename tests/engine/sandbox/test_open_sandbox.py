@@ -125,10 +125,28 @@ def test_off_is_the_users_choice(ws: Workspace) -> None:
     assert not sandbox.active and sandbox.status.summary() == "sandbox: off (your choice)"
 
 
-def test_allowlist_network_is_no_network_until_the_proxy_exists(ws: Workspace) -> None:
-    sandbox = real_sandbox(ws, "bubblewrap", SandboxConfig(network="allowlist"))
-    assert "allow-list is not available yet" in sandbox.status.detail
-    assert "--share-net" not in " ".join(_argv(sandbox, ws))
+async def test_allowlist_network_runs_the_command_behind_the_relay_without_the_hosts_network(
+        ws: Workspace) -> None:
+    sandbox = real_sandbox(ws, "bubblewrap", SandboxConfig(network="allowlist", allowed_domains=("pypi.org",)))
+    assert sandbox.status.summary().endswith(", network only pypi.org")
+    with sandbox.launch(["true"], cwd=ws.root, env={}) as launch:
+        argv = list(launch.argv)
+        assert launch.env["HTTPS_PROXY"] == "http://127.0.0.1:3128" and len(launch.pass_fds) == 2
+    assert "--share-net" not in argv
+    relay_at = argv.index("--pass-fd")
+    assert argv.index("--") < relay_at < argv.index("true")  # inside bwrap, in front of the command
+    sandbox.close()
+
+
+def test_allowlist_under_landlock_is_no_network_and_the_status_says_so(ws: Workspace) -> None:
+    sandbox = real_sandbox(ws, "landlock", SandboxConfig(network="allowlist", allowed_domains=("pypi.org",)))
+    assert sandbox.network_gate is None
+    assert "the domain allow-list needs bubblewrap's private network, so commands have no network" \
+        in sandbox.status.detail
+    assert sandbox.status.summary().endswith("network off (the allow-list needs bubblewrap)")
+    with sandbox.launch(["true"], cwd=ws.root, env={}) as launch:
+        assert "HTTPS_PROXY" not in launch.env and "--pass-fd" not in launch.argv
+    sandbox.close()
 
 
 def test_network_on_shares_the_network(ws: Workspace) -> None:
