@@ -175,10 +175,9 @@ class OpenBlock:
 
     def feed(self, text: str) -> None:
         scan = self._tail + text
-        last = None
-        for last in _MARKER.finditer(scan):
-            pass
-        if last is not None:  # (a marker seen again in the tail is still the last one)
+        # (a marker seen again in the tail is still the last one)
+        last = next(iter(reversed(list(_MARKER.finditer(scan)))), None)
+        if last is not None:
             private = last.group(1) == "BEGIN" and "PRIVATE KEY" in last.group(2)
             self.marker = last.group(0) if private else None
         self._tail = scan[-_LONGEST_MARKER:]
