@@ -10,8 +10,10 @@ each pinned by a digest of everything in it (see :mod:`loom_engine.hooks.pins`):
 * the ``hooks/`` folder beside the settings file that declares it (``.claude/hooks/`` for
   ``.claude/settings*.json``, ``.loom/hooks/`` for ``.loom/settings*.toml``), where hook scripts
   live by convention — covered whether or not the command names it;
-* the folder of every workspace file the command names; for a file at the top of the workspace,
-  the entries directly in the top folder (the workspace itself cannot be pinned whole);
+* the folder of every workspace file the command names, and of every workspace link to a file it
+  names (what the link leads to, in the workspace or not, is part of that folder's digest); for a
+  file at the top of the workspace, the entries directly in the top folder (the workspace itself
+  cannot be pinned whole);
 * every workspace folder the command runs things from: one it goes to (``cd dir && ./x``,
   ``make -C dir``), the fixed part of a glob (``.claude/hooks/checks/*.sh``:
   ``.claude/hooks/checks/``), a module's package (``python3 -m tools.guard``: ``tools/``). A
@@ -103,8 +105,8 @@ def too_big_line(folder: str) -> str:
 def hook_trust(hook: HookCommand, workspace_root: Path) -> HookTrust:
     """The key to record and compare for ``hook`` in this workspace, with what it covers."""
     root = Path(os.path.realpath(workspace_root))
-    files, folders = _named(hook, root)
-    covers = _covers(hook, root, files, folders)
+    files, links, folders = _named(hook, root)
+    covers = _covers(hook, (*files, *links), folders)
     pins: list[Pin] = []
     unreadable: list[str] = []
     too_big: list[str] = []
@@ -121,7 +123,7 @@ def hook_trust(hook: HookCommand, workspace_root: Path) -> HookTrust:
             if state.digest != ABSENT:
                 remembers.append(describe_cover(folder, whole))
     guarded = tuple(dict.fromkeys(str(root / folder) for folder, whole in covers if whole)) + tuple(
-        str(root / name) for name in files if "/" not in name)  # a file at the top: itself only
+        str(root / name) for name in (*files, *links) if "/" not in name)  # a file at the top: itself only
     found = HookTrust(None, files, tuple(unreadable), covers, tuple(too_big), tuple(pins), guarded,
                       tuple(remembers))
     if unreadable or too_big:
@@ -138,11 +140,11 @@ def _join(folder: str, inside: str) -> str:
     return "/".join(parts) or "."
 
 
-def _covers(hook: HookCommand, root: Path, files: tuple[str, ...], folders: tuple[str, ...]
-            ) -> tuple[tuple[str, bool], ...]:
-    """The folders the trust of ``hook`` covers (see the module doc), each once, none inside another."""
+def _covers(hook: HookCommand, files: tuple[str, ...], folders: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
+    """The folders the trust of ``hook`` covers (see the module doc), each once, none inside
+    another: ``files``' folders, ``folders``, and the hooks folder beside its settings file."""
     wanted: dict[str, None] = {}
-    if hook.source and not Path(hook.source).is_absolute():  # a project file, named from the root
+    if hook.in_project:  # its source is the settings file's path from the root
         wanted[Path(hook.source).parent.joinpath("hooks").as_posix()] = None
     for name in files:
         wanted[Path(name).parent.as_posix() if "/" in name else TOP] = None
@@ -153,13 +155,15 @@ def _covers(hook: HookCommand, root: Path, files: tuple[str, ...], folders: tupl
     return tuple((name, True) for name in kept) + (((TOP, False),) if TOP in wanted else ())
 
 
-def _named(hook: HookCommand, root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(workspace files, workspace folders) the words of ``hook`` name, relative, each once.
+def _named(hook: HookCommand, root: Path) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(workspace files, the workspace links they were named through, workspace folders) the
+    words of ``hook`` name, relative, each once.
 
     A folder counts where the hook runs things from it (``cd``/``pushd`` to it, ``-C`` or
     ``--directory`` it, the fixed part of a glob, a module's package); a folder named as an
     operand (``pytest tests``) is data the hook reads, not its code."""
     files: dict[str, None] = {}
+    links: dict[str, None] = {}
     folders: dict[str, None] = {}
     variables: dict[str, str] = {}
     bases = [root]  # where a relative word may point: the root, and every folder cd'ed to
@@ -173,7 +177,9 @@ def _named(hook: HookCommand, root: Path) -> tuple[tuple[str, ...], tuple[str, .
         gone_to: list[Path] = []
         for candidate, from_folder in _candidates(word, root):
             for base in bases:
-                kind, name = _workspace_path(candidate, base, root)
+                kind, name, link = _workspace_path(candidate, base, root)
+                if link is not None:
+                    links[link] = None
                 if kind == "file":
                     files[name] = None
                 elif kind == "folder" and (from_folder or goes_to):
@@ -183,7 +189,7 @@ def _named(hook: HookCommand, root: Path) -> tuple[tuple[str, ...], tuple[str, .
                         gone_to.append(root / name)
         bases += [folder for folder in gone_to if folder not in bases]
         previous = word
-    return tuple(files), tuple(folders)
+    return tuple(files), tuple(links), tuple(folders)
 
 
 def _candidates(word: str, root: Path) -> Iterator[tuple[str, str]]:
@@ -235,16 +241,20 @@ def _expand(word: str, root: Path, variables: dict[str, str]) -> str:
     return _VARIABLE.sub(value, word) if variables else word
 
 
-def _workspace_path(word: str, base: Path, root: Path) -> tuple[str | None, str]:
-    """("file" | "folder" | None, the path relative to the root; TOP for the root itself),
-    for ``word`` read in the folder ``base``."""
+def _workspace_path(word: str, base: Path, root: Path) -> tuple[str | None, str, str | None]:
+    """("file" | "folder" | None, the path relative to the root (TOP for the root itself),
+    the workspace link it was reached through or None), for ``word`` read in the folder ``base``."""
     if not word.strip():
-        return None, ""
+        return None, "", None
     try:
-        real = Path(os.path.realpath(base / word))  # an absolute word replaces the base
-        if not real.is_relative_to(root):
-            return None, ""
+        named = Path(os.path.abspath(base / word))  # an absolute word replaces the base
+        real = Path(os.path.realpath(named))
         kind = "file" if real.is_file() else "folder" if real.is_dir() else None
     except (OSError, ValueError):  # a NUL byte, a path too long: not a path
-        return None, ""
-    return kind, (TOP if real == root else real.relative_to(root).as_posix())
+        return None, "", None
+    # A workspace link to a file, wherever it leads: retargeting it changes what runs.
+    link = named.relative_to(root).as_posix() if (
+        kind == "file" and named != real and named.is_relative_to(root)) else None
+    if not real.is_relative_to(root):
+        return None, "", link
+    return kind, (TOP if real == root else real.relative_to(root).as_posix()), link

@@ -134,7 +134,7 @@ def test_a_file_the_hook_writes_to_is_not_covered(env: Path, tmp_path: Path) -> 
     assert _trusted(env, tmp_path)
 
 
-def test_a_symlink_out_of_the_workspace_is_not_a_workspace_file_but_the_entry_needs_trust(
+def test_a_symlink_out_of_the_workspace_is_not_a_workspace_file_but_what_it_runs_is_pinned(
         env: Path, tmp_path: Path) -> None:
     outside = _write(tmp_path / "elsewhere" / "tool.sh", "echo one\n")
     (env / "tool.sh").symlink_to(outside)
@@ -142,9 +142,13 @@ def test_a_symlink_out_of_the_workspace_is_not_a_workspace_file_but_the_entry_ne
     plan = _plan(env, tmp_path)
     assert plan.untrusted == plan.found  # the entry itself still needs the user's yes
     assert plan.trust[plan.found[0]].files == ()
+    # The link is the workspace's (a pull, or the model, could point it elsewhere): it is guarded
+    # and its folder pinned, with what it leads to.
+    assert str(env.resolve() / "tool.sh") in plan.trust[plan.found[0]].guarded
     _say_yes(env, tmp_path)
-    outside.write_text("echo two\n")  # not the workspace's: not part of the key
     assert _trusted(env, tmp_path)
+    outside.write_text("echo two\n")
+    assert not _trusted(env, tmp_path)
 
 
 def test_a_symlink_inside_the_workspace_covers_the_file_it_points_to(env: Path, tmp_path: Path) -> None:

@@ -278,3 +278,22 @@ async def test_an_edit_that_got_in_keeps_the_hook_from_running(env: Path, tmp_pa
     first, second = hook_runs(events)
     assert first.outcome == "ok"
     assert "changed since you trusted this hook" in second.message
+
+
+async def test_a_link_the_hook_is_named_through_is_pinned_too(env: Path, tmp_path: Path) -> None:
+    """`./hook.sh` is a link to .claude/hooks/real.sh: pointing it at another script (a
+    pull, or the model's `ln -sf` in bypass) changes what runs."""
+    log = tmp_path / "ran.log"
+    _set_up(env, log, Variant("./hook.sh", {".claude/hooks/real.sh": _mark("v1"), "evil.sh": _mark("v2")},
+                              ("evil.sh", _mark("v2"))))
+    (env / "hook.sh").symlink_to(env / ".claude" / "hooks" / "real.sh")
+    plan = _say_yes(env, tmp_path)
+    await _run_trusted(plan, env)
+    assert env / "hook.sh" in plan.protected_paths()
+    (env / "hook.sh").unlink()
+    (env / "hook.sh").symlink_to(env / "evil.sh")
+    (hook,) = plan.use.hooks
+    refused = await run_hook(hook, b"{}", cwd=env, env=hook_environment(env, hook))
+    assert "changed since you trusted this hook" in refused.failure
+    assert log.read_text() == "v1\n"
+    assert _plan(env, tmp_path).untrusted
