@@ -117,6 +117,8 @@ def _write(path: Path, text: str) -> None:
 def _set_up(env: Path, log: Path, variant: Variant, event: str = "UserPromptSubmit", matcher: str = "") -> None:
     if variant.needs and shutil.which(variant.needs) is None:
         pytest.skip(f"{variant.needs} is not installed")
+    # In the workspace (a sandboxed hook may write only there), outside every covered folder.
+    log.parent.mkdir(exist_ok=True)
     for name, text in variant.files.items():
         _write(env / name, text.replace("{log}", str(log)))
     settings = {"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": variant.command}]}]}}
@@ -150,7 +152,7 @@ def _pull(env: Path, variant: Variant, log: Path) -> None:
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 async def test_a_change_between_sessions_asks_again(env: Path, tmp_path: Path, name: str) -> None:
-    variant, log = VARIANTS[name], tmp_path / "ran.log"
+    variant, log = VARIANTS[name], env / "logs" / "ran.log"
     _set_up(env, log, variant)
     plan = _say_yes(env, tmp_path)
     assert not plan.untrusted
@@ -177,7 +179,7 @@ def _loom_run(env: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
 
 @pytest.mark.parametrize("name", ["sources lib.sh", "cd dir && ./x"])
 def test_headless_skips_the_hook_after_a_pull(env: Path, tmp_path: Path, name: str) -> None:
-    variant, log = VARIANTS[name], tmp_path / "ran.log"
+    variant, log = VARIANTS[name], env / "logs" / "ran.log"
     _set_up(env, log, variant)
     _say_yes(env, tmp_path)
     first = _loom_run(env, tmp_path)
@@ -207,7 +209,7 @@ def _built_permissions(env: Path, mode: str) -> PermissionManager:
 
 @pytest.mark.parametrize("mode", ["default", "accept-edits", "bypass"])
 def test_the_hook_folders_are_read_only_to_the_model_in_every_mode(env: Path, tmp_path: Path, mode: str) -> None:
-    variant, log = VARIANTS["sources lib.sh"], tmp_path / "ran.log"
+    variant, log = VARIANTS["sources lib.sh"], env / "logs" / "ran.log"
     _set_up(env, log, variant)
     _write(env / "tools" / "checks" / "one.sh", "true\n")
     _say_yes(env, tmp_path)
@@ -228,7 +230,7 @@ def test_the_hook_folders_are_read_only_to_the_model_in_every_mode(env: Path, tm
 
 def test_an_untrusted_hooks_folder_is_protected_too(env: Path, tmp_path: Path) -> None:
     """A yes at the next start would otherwise trust what the model wrote there."""
-    _set_up(env, tmp_path / "ran.log", VARIANTS["a glob"])
+    _set_up(env, env / "logs" / "ran.log", VARIANTS["a glob"])
     plan = _plan(env, tmp_path)
     assert plan.untrusted
     assert set(plan.protected_paths()) == {env / ".claude" / "hooks", env / "tools" / "checks"}
@@ -240,7 +242,7 @@ def test_an_untrusted_hooks_folder_is_protected_too(env: Path, tmp_path: Path) -
 
 def test_headless_accept_edits_cannot_change_lib_sh_and_the_hook_runs_what_was_trusted(
         env: Path, tmp_path: Path) -> None:
-    variant, log = VARIANTS["sources lib.sh"], tmp_path / "ran.log"
+    variant, log = VARIANTS["sources lib.sh"], env / "logs" / "ran.log"
     _set_up(env, log, variant, event="PreToolUse", matcher="Bash")
     _say_yes(env, tmp_path)
     lib = (env / ".claude" / "hooks" / "lib.sh").read_text()
@@ -261,7 +263,7 @@ async def test_an_edit_that_got_in_keeps_the_hook_from_running(env: Path, tmp_pa
                                                                fake_llm: FakeLLMServer) -> None:
     """The user allowed the model's edit of lib.sh (or bash wrote it): the hook does not run
     the changed code for the rest of the session."""
-    variant, log = VARIANTS["sources lib.sh"], tmp_path / "ran.log"
+    variant, log = VARIANTS["sources lib.sh"], env / "logs" / "ran.log"
     _set_up(env, log, variant, event="PreToolUse", matcher="Bash")
     plan = _say_yes(env, tmp_path)
     evil = "mark() { echo v2 >> " + str(log) + "; }\n"
@@ -283,7 +285,7 @@ async def test_an_edit_that_got_in_keeps_the_hook_from_running(env: Path, tmp_pa
 async def test_a_link_the_hook_is_named_through_is_pinned_too(env: Path, tmp_path: Path) -> None:
     """`./hook.sh` is a link to .claude/hooks/real.sh: pointing it at another script (a
     pull, or the model's `ln -sf` in bypass) changes what runs."""
-    log = tmp_path / "ran.log"
+    log = env / "logs" / "ran.log"
     _set_up(env, log, Variant("./hook.sh", {".claude/hooks/real.sh": _mark("v1"), "evil.sh": _mark("v2")},
                               ("evil.sh", _mark("v2"))))
     (env / "hook.sh").symlink_to(env / ".claude" / "hooks" / "real.sh")
