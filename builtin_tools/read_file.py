@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from loom_engine.key_blocks import OpenBlock
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
@@ -66,6 +67,8 @@ class Window:
     total: int | None  # None when a huge file was not counted to the end
     more: bool
     encoding: TextEncoding
+    # The BEGIN line of a private-key block the window starts inside of (it is above it).
+    key_opened_above: str | None = None
 
 
 class ReadFileTool(BaseTool[ReadFileInput]):
@@ -130,6 +133,11 @@ class ReadFileTool(BaseTool[ReadFileInput]):
 
 def _render(window: Window, next_offset: int, limit: int) -> str:
     body = "\n".join(f"{n:>{LINE_NUMBER_WIDTH}}\t{_cut(*line)}" for n, line in enumerate(window.lines, window.first))
+    if window.key_opened_above is not None:
+        # The marker in this note is what tells the redactor that the lines below are key
+        # material, whatever their width (see loom_engine.key_blocks).
+        body = (f"(Line {window.first} is inside a private key block that starts above it: "
+                f"{window.key_opened_above})\n{body}")
     notes: list[str] = []
     last = window.first + len(window.lines) - 1
     if window.more:
@@ -223,6 +231,7 @@ def _read_window(handle: BinaryIO, encoding: TextEncoding, offset: int, limit: i
     kept = length = 0  # characters in parts; the line's full length so far
     budget = OUTPUT_BUDGET
     full = more = False  # the window is complete; a line follows it
+    above = OpenBlock()  # a private-key block the lines skipped leave open
 
     def take() -> bool:
         """Add the line read so far to the window; False when it does not fit."""
@@ -242,10 +251,12 @@ def _read_window(handle: BinaryIO, encoding: TextEncoding, offset: int, limit: i
         if to_skip:
             found = text.count("\n")
             if found < to_skip:
+                above.feed(text)
                 breaks, to_skip = breaks + found, to_skip - found
                 continue
             for _ in range(to_skip):
                 position = text.index("\n", position) + 1
+            above.feed(text[:position])
             breaks, to_skip = breaks + to_skip, 0
         while not full and position < len(text):
             end = text.find("\n", position)
@@ -267,8 +278,8 @@ def _read_window(handle: BinaryIO, encoding: TextEncoding, offset: int, limit: i
             more = more or position < len(text)
             breaks += text.count("\n", position)
             if more and not count_to_end:
-                return Window(lines, offset, None, True, encoding)
+                return Window(lines, offset, None, True, encoding, above.marker)
     if not full and not to_skip and (parts or length) and not take():
         more = True
     total = breaks + (1 if last and last != "\n" else 0)
-    return Window(lines, offset, total, more or offset - 1 + len(lines) < total, encoding)
+    return Window(lines, offset, total, more or offset - 1 + len(lines) < total, encoding, above.marker)

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 # Why an edit of Loom's own config or data folder asks (in every mode, bypass too).
 OWN_FILES_SOURCE = "Loom's own files"
+# How the rules that guard project hook folders are named in a permission question.
+HOOK_FOLDERS_SOURCE = "project hook folders"
 
 
 class UsageError(Exception):
@@ -139,8 +141,11 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     timeouts = StreamTimeouts(settings.stream_first_byte_timeout, settings.stream_idle_timeout)
     provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
 
+    hook_plan = _hooks(options, workspace, records, layered.files)
     try:
-        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths())]
+        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths()),
+                  # What a project hook's trust covers: changed by the model, the hook would run its code.
+                  protected_layer(HOOK_FOLDERS_SOURCE, hook_plan.protected_paths())]
         layers += [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
         saved = records.saved_rules(workspace.root)
         if saved:
@@ -211,7 +216,6 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          interactive=interactive)
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
     warnings += list(mcp_plan.notes)
-    hook_plan = _hooks(options, workspace, records, layered.files)
     # A Claude Code file that cannot be read is named once, here (the settings' own line goes).
     warnings = [w for w in warnings if w not in hook_plan.problems]
     warnings += [f"hooks: {problem}" for problem in hook_plan.problems]

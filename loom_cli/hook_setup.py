@@ -9,11 +9,12 @@ Files, in the order their hooks run in (every file's hooks count; none overrides
 
 The last four sit in the workspace, so a cloned repository can ship any of them (the
 ``.local`` ones too): their hooks run only once the user trusted that exact entry and
-the workspace files it runs (recorded outside the workspace by the key of
+the folders its code lives in (recorded outside the workspace by the key of
 :func:`~loom_cli.hook_trust.hook_trust`, see :class:`~loom_cli.workspace_records.WorkspaceRecords`),
-or for one headless run with ``--trust-project-hooks``. Nothing inside the workspace can mark a hook trusted. A broken
-JSON file is one problem line and skipped; an entry with a problem is skipped, the rest
-of its file still counts.
+or for one headless run with ``--trust-project-hooks``. Nothing inside the workspace can
+mark a hook trusted, and the folders a project hook's trust covers are protected from the
+model's file tools (:meth:`HookPlan.protected_paths`). A broken JSON file is one problem
+line and skipped; an entry with a problem is skipped, the rest of its file still counts.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ class HookPlan:
         keys = [trust.key for hook in hooks if (trust := self.trust.get(hook)) is not None]
         return [key for key in dict.fromkeys(keys) if key is not None]
 
+    def protected_paths(self) -> tuple[Path, ...]:
+        """The folders (and top-level scripts) every project hook's trust covers, trusted or
+        not: the model's file tools must ask before changing them (or a yes at the next
+        start would trust what the model wrote), and a sandbox binds them read-only."""
+        return tuple(Path(path) for path in dict.fromkeys(
+            path for trust in self.trust.values() for path in trust.guarded))
+
     def skipped_line(self) -> str | None:
         """For a headless run's stderr: the project hooks left out, how many, and the flag."""
         if not self.untrusted:
@@ -97,8 +105,8 @@ def plan_hooks(workspace_root: Path, settings_files: Sequence[SettingsFile], tru
     trust = {hook: hook_trust(hook, workspace_root) for hook in dict.fromkeys(found) if hook.in_project}
     untrusted = [hook for hook in found if hook.in_project and not trust_project
                  and (trust[hook].key is None or trust[hook].key not in trusted)]
-    # A project hook runs pinned to the scripts it was trusted with (see HookCommand.pinned).
-    use = HookSet(tuple(trust[hook].pinned(hook, workspace_root) if hook.in_project else hook
+    # A project hook runs pinned to the folders it was trusted with (see HookCommand.pinned).
+    use = HookSet(tuple(trust[hook].pinned(hook) if hook.in_project else hook
                         for hook in found if hook not in untrusted))
     return HookPlan(tuple(found), use, tuple(untrusted), tuple(problems), trust)
 

@@ -42,15 +42,11 @@ def read_only_in_workspace(roots: Sequence[Path], own_folders: Iterable[Path], h
     found: list[Path] = [folder for folder in map(_real, own_folders) if inside(folder)]
     if hooks is not None and real_roots:
         root = real_roots[0]  # hooks run in the workspace root; their sources name files there
-        for hook in hooks.use.hooks:
-            if not hook.in_project:
-                continue
-            found.append(_real(root / hook.source).parent)
-            for script, _digest in hook.pinned:
-                path = _real(Path(script))
-                folder = path.parent
-                if inside(path):
-                    found.append(path if folder in real_roots else folder)
+        found += [_real(root / hook.source).parent for hook in hooks.use.hooks if hook.in_project]
+        # What every project hook's trust covers (loom_cli.hook_trust), the list the file tools'
+        # ask rules use too; an untrusted hook's as well: a yes at the next start would trust
+        # what a command wrote there.
+        found += [path for path in map(_real, hooks.protected_paths()) if inside(path)]
     return tuple(dict.fromkeys(path for path in found if path not in real_roots))
 
 

@@ -19,6 +19,12 @@ BEGIN, or only lines from the middle. So this pass reads the text line by line:
 
 Each redacted body is replaced by ``[REDACTED:private-key]`` and the prefix stays, so
 line numbers still tell the model where things are.
+
+A reader that shows a window of a file knows more than its window: :class:`OpenBlock`
+follows the lines above it, and when the window starts inside a private-key block the
+reader puts that block's BEGIN line in a note above the window, so every line of the
+window is read as inside the block, whatever its width (a key wrapped at 76 columns, or
+the short last line shown alone).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from enum import Enum
 LABEL = "[REDACTED:private-key]"
 
 _MARKER = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]{1,40}?)-----")
+_LONGEST_MARKER = len("-----BEGIN -----") + 40
 # Where one line ends: a real break, or an escaped one when the text is a JSON line.
 _BREAK = re.compile(r"(\r?\n|\\r\\n|\\n)")
 # The base64 a line ends with (standard alphabet, as PEM and OpenSSH use).
@@ -156,6 +163,24 @@ class LineState:
         else:
             self.context = Context.UNKNOWN
         self._run_prefix = None
+
+
+class OpenBlock:
+    """Text read from its start in pieces (cut anywhere): the BEGIN line of the private-key
+    block it leaves open, if any (``marker``)."""
+
+    def __init__(self) -> None:
+        self.marker: str | None = None
+        self._tail = ""  # the end of the last piece: a marker may be cut in two
+
+    def feed(self, text: str) -> None:
+        scan = self._tail + text
+        # (a marker seen again in the tail is still the last one)
+        last = next(iter(reversed(list(_MARKER.finditer(scan)))), None)
+        if last is not None:
+            private = last.group(1) == "BEGIN" and "PRIVATE KEY" in last.group(2)
+            self.marker = last.group(0) if private else None
+        self._tail = scan[-_LONGEST_MARKER:]
 
 
 def _split(text: str) -> Iterator[str]:

@@ -3,10 +3,11 @@
 A repository can ship hooks (``.loom/settings*.toml``, ``.claude/settings*.json``): each
 is a command that would run on the user's machine whenever its event fires. Before the
 agent is built, the chat lists the project hooks the user has not trusted yet, each with
-its event, matcher, command and file, and the workspace scripts it runs. ``y`` trusts
-exactly these entries and scripts (recorded by a hash of each entry and its scripts'
-content outside the workspace: a changed entry or script asks again); ``n`` or Esc
-starts without them, for this session (asked again at the next start).
+its event, matcher, command and file, the workspace scripts it runs and the folders its
+trust covers. ``y`` trusts exactly these entries and folders (recorded by a hash of each
+entry and its folders' content outside the workspace: a changed entry, or any change in
+those folders, asks again); ``n`` or Esc starts without them, for this session (asked
+again at the next start).
 
 `/hooks` lists every hook with the same details and its trust state, and the problems
 found in the files.
@@ -60,20 +61,27 @@ def hook_text(hook: HookCommand, state: str | None = None, trust: HookTrust | No
     if hook.fail_closed:
         details.append("fail closed")
     text.append("\n    " + " · ".join(details), style="dim")
-    if trust is not None and trust.files:
+    if trust is not None:
         text.append_text(_scripts_text(trust))
     return text
 
 
 def _scripts_text(trust: HookTrust) -> Text:
+    """The workspace scripts a hook runs and the folders its trust covers (see loom_cli.hook_trust)."""
+    from loom_cli.hook_trust import too_big_line
+
     readable = [name for name in trust.files if name not in trust.unreadable]
     text = Text()
     if readable:
-        text.append(f"\n    runs {', '.join(readable)} ", style="bold")
-        text.append("(its content is remembered)" if len(readable) == 1 else "(their content is remembered)",
-                    style="dim")
+        text.append(f"\n    runs {', '.join(readable)}", style="bold")
+    if trust.remembers:
+        *first, last = trust.remembers
+        text.append(f"\n    trusts {', '.join(first) + ' and ' if first else ''}{last}", style="bold")
+        text.append(", as it is now" if len(trust.remembers) == 1 else ", as they are now", style="dim")
     if trust.unreadable:
         text.append(f"\n    cannot read {', '.join(trust.unreadable)}: this hook stays off", style="bold red")
+    for folder in trust.too_big:
+        text.append(f"\n    {too_big_line(folder)}", style="bold red")
     return text
 
 
@@ -101,15 +109,15 @@ class HookTrustScreen(QuestionBox[bool]):
 
     def question(self) -> Question:
         one = len(self.hooks) == 1
-        scripts = any(trust.files for hook in self.hooks if (trust := self.trust.get(hook)) is not None)
+        folders = any(trust.remembers for hook in self.hooks if (trust := self.trust.get(hook)) is not None)
         return Question(
             title="Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
             lead=("This command" if one else "These commands") + " would run on your machine, with "
             "your permissions, each time " + ("its" if one else "their") + " event fires:",
             listed=hooks_text(self.hooks, trust=self.trust),
             note="A repository you cloned can ship these files: say yes only if you know where they "
-            "come from. Your answer is remembered until an entry " + ("or a script it runs " if scripts else "")
-            + "changes.",
+            "come from. Your answer is remembered until an entry " + ("or a file in a folder it trusts "
+                                                                      if folders else "") + "changes.",
             keys=Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
                                ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
                                + ("it" if one else "them")))

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .pins import Pin
+
 HookEventName = Literal[
     "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "PostCompact", "Notification"]
@@ -46,10 +48,10 @@ class HookCommand:
     fail_closed: bool = False
     source: str = ""  # how its file is named to the user: "user config (~/...)", ".claude/settings.json"
     in_project: bool = False  # from a file inside the workspace: runs only once trusted
-    # The workspace files the hook runs, as the user trusted them: (absolute path, sha256).
-    # A file changed since (by a pull, or by an edit in this session) keeps the hook from
-    # running until the user is asked again. Not part of the entry: set by whoever trusts.
-    pinned: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # The folders the hook's code lives in, as the user trusted them (see .pins). A change
+    # since (by a pull, or by an edit in this session) keeps the hook from running until
+    # the user is asked again. Not part of the entry: set by whoever trusts.
+    pinned: tuple[Pin, ...] = field(default=(), compare=False)
 
     @property
     def entry_hash(self) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import shlex
 import shutil
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..execution import CancelToken
 from ..providers.names import OWN_ENV_PREFIXES
 from .config import HookCommand
+from .pins import changed_pin
 
 if TYPE_CHECKING:
     from ..sandbox.sandbox import Sandbox
@@ -67,24 +67,19 @@ def hook_environment(root: Path, hook: HookCommand | None = None,
     env = dict(os.environ if base is None else base)
     if hook is not None and hook.in_project:
         env = {k: v for k, v in env.items() if not k.startswith(OWN_ENV_PREFIXES)}
+        # Its folder is pinned as trusted (see .pins): Python's __pycache__ written there
+        # would read as a change, and the hook would stop running after its first run.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["LOOM_PROJECT_DIR"] = str(root)
     env["CLAUDE_PROJECT_DIR"] = str(root)
     return env
 
 
 def changed_since_trusted(hook: HookCommand) -> str | None:
-    """The first file the hook was trusted with that is no longer as it was (changed,
-    gone, unreadable), or None. A script the model edited in this session, or a pull
-    changed, must not run on the strength of the user's earlier yes."""
-    for path, digest in hook.pinned:
-        try:
-            with open(path, "rb") as handle:
-                current = hashlib.file_digest(handle, "sha256").hexdigest()
-        except OSError:
-            return path
-        if current != digest:
-            return path
-    return None
+    """The first folder the hook was trusted with that is no longer as it was (a file in
+    it changed, added, gone, unreadable), or None. Code the model edited in this session,
+    or a pull changed, must not run on the strength of the user's earlier yes."""
+    return changed_pin(hook.pinned)
 
 
 async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping[str, str],

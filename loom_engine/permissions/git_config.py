@@ -11,9 +11,13 @@ Two layers:
 * :func:`git_environment` is applied to every bash call. It overrides, through the
   ``GIT_CONFIG_COUNT`` command-line scope (which beats every config file), the keys that
   can be turned off without changing what a command means: ``core.fsmonitor=false``
-  (speed only) and ``safe.bareRepository=explicit`` (a folder laid out as a bare
-  repository is never picked up implicitly); ``GIT_OPTIONAL_LOCKS=0`` keeps ``git status``
-  from writing the index, which would run the ``post-index-change`` hook.
+  (speed only), ``safe.bareRepository=explicit`` (a folder laid out as a bare
+  repository is never picked up implicitly) and ``core.hooksPath`` pointed at the null
+  device, where no hook can be found or planted: a repository's hooks (``.git/hooks``,
+  or husky's ``.husky`` through its own ``core.hooksPath``) are its author's programs,
+  and ``git diff`` runs ``post-index-change`` whenever it refreshes the index (a file
+  whose stat changed since the commit). ``GIT_OPTIONAL_LOCKS=0`` keeps ``git status``
+  from writing the index at all.
 * :func:`repository_doubt` is asked before a read-only git command is auto-allowed: the
   repository's own config (local and worktree scope, includes followed, submodules too,
   since ``git status`` runs their clean filters) may only hold keys known to name no
@@ -32,6 +36,8 @@ from pathlib import Path
 NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("safe.bareRepository", "explicit"),
+    # Not a folder: git finds no hook there, and nothing can create one.
+    ("core.hooksPath", os.devnull),
 )
 _UNTRUSTED_SCOPES = frozenset({"local", "worktree"})
 _SCAN_TIMEOUT_S = 5.0
@@ -55,8 +61,7 @@ _SAFE_KEYS = frozenset({
     "diff.noprefix", "diff.colormoved", "diff.submodule", "log.decorate", "log.abbrevcommit",
     "log.date", "merge.ff", "merge.conflictstyle", "commit.gpgsign", "tag.gpgsign",
     "include.path",  # what an include brings in is listed (and checked) with its own keys
-    # Hooks do not run in status/diff/log/show once GIT_OPTIONAL_LOCKS=0 keeps status
-    # from writing the index (post-index-change); husky and co. set this one.
+    # Overridden by NEUTRAL_CONFIG (no hook runs); husky and co. set this one.
     "core.hookspath",
     # Attribute files can only pick drivers; the programs are config keys checked here.
     "core.attributesfile", "core.excludesfile",

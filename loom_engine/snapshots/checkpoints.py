@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..private_files import open_private, private_folder, write_private
+from .files import link_on_path
 from .model import LeftOut, Snapshot, SnapshotCaps, SnapshotKind, TooManyFiles
 from .shadow import ShadowRepo, shadow_dir
 
@@ -151,7 +152,15 @@ class Checkpointer:
         adds: dict[str, int] = {}
         removes: list[str] = []
         left_out: list[LeftOut] = []
+        links: dict[str, bool] = {}  # folder -> a link (or a file) stands there now
         for path in sorted(look):
+            folder = os.path.dirname(path)
+            if folder not in links:
+                links[folder] = link_on_path(self.workspace, path) is not None
+            if links[folder]:  # behind a link now: gone from the workspace, never read
+                if path in tracked:
+                    removes.append(path)
+                continue
             try:
                 info = os.lstat(self.workspace / path)
             except (FileNotFoundError, NotADirectoryError):

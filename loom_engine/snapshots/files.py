@@ -12,13 +12,35 @@ MAX_DIFF_LINES = 2000
 _BINARY_SNIFF = 8000
 
 
+def link_on_path(workspace: Path, path: str) -> str | None:
+    """The first folder on the way to ``path`` (relative to the real ``workspace``) that is
+    not a real folder now — a link, wherever it points, or a file — or None. A snapshot
+    never holds a path behind a link (git refuses one), so such a path's folder was real
+    when it was kept and has been replaced since: reading or writing through it would
+    reach whatever the link names."""
+    parts = Path(path).parts[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = os.path.join(workspace, *parts[:depth])
+        try:
+            info = os.lstat(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # missing: a restore makes it a real folder
+        if not stat.S_ISDIR(info.st_mode):
+            return "/".join(parts[:depth])
+    return None
+
+
+def link_reason(link: str) -> str:
+    """Why a path behind ``link`` (see :func:`link_on_path`) is left alone, in words."""
+    return f"{link} is no longer a folder (a link or a file stands there); nothing is written through it"
+
+
 def inside(workspace: Path, path: str) -> Path:
-    """``workspace/path``, refused when a folder on the way leads out of the workspace (a link)."""
-    full = workspace / path
-    parent = os.path.realpath(full.parent)
-    if parent != str(workspace) and not parent.startswith(str(workspace) + os.sep):
-        raise ValueError("a folder on its path is a link leading out of the workspace")
-    return full
+    """``workspace/path``, refused when a folder on the way is a link now (see :func:`link_on_path`)."""
+    link = link_on_path(workspace, path)
+    if link is not None:
+        raise ValueError(link_reason(link))
+    return workspace / path
 
 
 def delete_path(workspace: Path, path: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from ..messages import Message
 from ..private_files import open_private, private_folder, write_private
 from .checkpoints import SnapshotFailure
-from .files import delete_path, inside, is_binary, unified_diff, write_entry
+from .files import delete_path, inside, is_binary, link_on_path, link_reason, unified_diff, write_entry
 from .model import (
     FileAction,
     FileChange,
@@ -201,6 +201,11 @@ class PreimageCheckpointer:
         current = self.snapshot("check")
         changes = []
         for path, blob in sorted(earliest.items()):
+            link = link_on_path(self.workspace, path)
+            if link is not None:  # never read through it: it may lead anywhere
+                changes.append(FileChange(path=path, action="modify" if blob != _GONE else "delete", diff="",
+                                          blocked=link_reason(link)))
+                continue
             now = self._store_hash(path)
             if now == blob:
                 continue

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from ..messages import Message
 from .checkpoints import Checkpointer
-from .files import delete_path, is_binary, unified_diff, write_entry
+from .files import delete_path, is_binary, link_on_path, link_reason, unified_diff, write_entry
 from .model import FileAction, FileChange, RestorePlan, RestorePoint, RestoreResult, Snapshot, StalePlan
 from .preimages import PreimageCheckpointer
 
@@ -129,7 +131,20 @@ def plan_restore(checkpointer: Snapshots, target: Snapshot, *, session_id: str |
         binary = is_binary(before) or is_binary(after)
         changes.append(FileChange(path=path, action=action, diff="" if binary else unified_diff(path, before, after),
                                   conflict=path in outside, blocked=blocked, binary=binary))
-    return RestorePlan(target=target, current=current, changes=tuple(changes))
+    return RestorePlan(target=target, current=current, changes=_behind_links(checkpointer.workspace, changes))
+
+
+def _behind_links(workspace: Path, changes: Sequence[FileChange]) -> tuple[FileChange, ...]:
+    """``changes`` with each path whose folder is a link (or a file) now left alone, with
+    the reason — unless this restore deletes that link first (deletions go first)."""
+    deleted = {c.path for c in changes if c.action == "delete" and c.blocked is None}
+    out: list[FileChange] = []
+    for change in changes:
+        link = link_on_path(workspace, change.path) if change.blocked is None else None
+        if link is not None and link not in deleted:
+            change = replace(change, blocked=link_reason(link))
+        out.append(change)
+    return tuple(out)
 
 
 def apply_restore(checkpointer: Snapshots, plan: RestorePlan, *, include_conflicts: bool = False,

@@ -1,5 +1,5 @@
 """What the session's sandbox keeps read-only inside the workspace: Loom's own folders when
-they lie there, and what trusted project hooks run (their scripts' folders, their files')."""
+they lie there, and what project hooks run (the folders their trust covers, a script at the top)."""
 
 from __future__ import annotations
 
@@ -43,13 +43,15 @@ def test_a_trusted_hook_s_script_folder_and_settings_folder_are_protected(worksp
     _write(workspace / "tools" / "hooks" / "guard.sh", "#!/bin/sh\nexit 0\n")
     _write(workspace / "lint.sh", "#!/bin/sh\nexit 0\n")
     plan = _trusted_plan(workspace, tmp_path, "sh tools/hooks/guard.sh", "sh ./lint.sh", "echo hi")
-    assert read_only_in_workspace([workspace], [], plan) == (workspace / ".claude", workspace / "tools" / "hooks",
-                                                      workspace / "lint.sh")
+    assert read_only_in_workspace([workspace], [], plan) == (
+        workspace / ".claude", workspace / ".claude" / "hooks", workspace / "tools" / "hooks", workspace / "lint.sh")
 
 
-def test_untrusted_hooks_protect_nothing(workspace: Path, tmp_path: Path) -> None:
+def test_an_untrusted_hook_s_folders_are_protected_too(workspace: Path, tmp_path: Path) -> None:
+    """A yes at the next start would trust what a command wrote there."""
     _write(workspace / "tools" / "guard.sh", "#!/bin/sh\nexit 0\n")
     _write(workspace / ".claude" / "settings.json", json.dumps(
         {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "sh tools/guard.sh"}]}]}}))
     plan = read_hook_plan(workspace, tmp_path / "config" / "config.toml", WorkspaceRecords(tmp_path / "data"))
-    assert plan.untrusted and read_only_in_workspace([workspace], [], plan) == ()
+    assert plan.untrusted
+    assert read_only_in_workspace([workspace], [], plan) == (workspace / ".claude" / "hooks", workspace / "tools")

@@ -89,6 +89,17 @@ def make_repo(path: Path) -> None:
     git(path, "commit", "-q", "-m", "init")
 
 
+def stale_stat(path: Path) -> None:
+    """Make the index's stat data of ``path`` surely stale, whatever the clock: an mtime an
+    hour before the recorded one differs from it and is older than the index, so git
+    compares the content, finds it unchanged and writes the refreshed index (which is what
+    runs ``post-index-change``). Touching it "now" could land within the index's own
+    timestamp on a fast machine, and git would leave the index alone."""
+    recorded = path.stat()
+    past = recorded.st_mtime_ns - 3600 * 10**9
+    os.utime(path, ns=(past, past))
+
+
 def payload(lab: Lab) -> str:
     return f"sh -c 'touch {lab.marker}; cat'"
 
@@ -126,14 +137,16 @@ async def test_fsmonitor_in_a_shipped_repository_config_is_turned_off(lab: Lab) 
 
 
 @needs_git
-async def test_post_index_change_hook_does_not_run_on_status(lab: Lab) -> None:
+async def test_post_index_change_hook_does_not_run_on_status_or_diff(lab: Lab) -> None:
     repo = lab.root / "repo"
     make_repo(repo)
     hook = repo / ".git" / "hooks" / "post-index-change"
     hook.write_text(f"#!/bin/sh\ntouch {lab.marker}\n")
     hook.chmod(0o755)
-    os.utime(repo / "f.txt")  # stale stat data: status would refresh and write the index
-    await lab.run("cd repo && git status")
+    stale_stat(repo / "f.txt")  # status and diff would refresh the index and write it
+    assert lab.check("cd repo && git status && git diff") == "allow"
+    out = await lab.run("cd repo && git status && git diff")
+    assert "On branch" in out
     assert not lab.marker.exists()
 
 
@@ -202,9 +215,9 @@ def test_git_environment_keeps_what_the_user_set() -> None:
     env = git_environment({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.name",
                            "GIT_CONFIG_VALUE_0": "me", "PATH": "/bin"})
     assert env["GIT_CONFIG_KEY_0"] == "user.name" and env["GIT_CONFIG_VALUE_0"] == "me"
-    assert env["GIT_CONFIG_COUNT"] == "3"
-    assert {env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_KEY_2"]} == {"core.fsmonitor",
-                                                                   "safe.bareRepository"}
+    assert env["GIT_CONFIG_COUNT"] == "4"
+    assert {env[f"GIT_CONFIG_KEY_{n}"]: env[f"GIT_CONFIG_VALUE_{n}"] for n in (1, 2, 3)} == {
+        "core.fsmonitor": "false", "safe.bareRepository": "explicit", "core.hooksPath": os.devnull}
     assert env["GIT_OPTIONAL_LOCKS"] == "0" and env["PATH"] == "/bin"
     assert git_environment({"GIT_CONFIG_COUNT": "junk"})["GIT_CONFIG_COUNT"] == "junk"
 
@@ -391,7 +404,8 @@ async def test_a_hooks_path_set_by_husky_still_runs_no_hook(lab: Lab) -> None:
     executable(repo / ".husky" / "post-index-change", f"#!/bin/sh\ntouch {lab.marker}\n")
     git(repo, "config", "core.hooksPath", ".husky")
     assert lab.check("git status", cwd=repo) == "allow"
-    os.utime(repo / "f.txt")
+    assert lab.check("git diff", cwd=repo) == "allow"
+    stale_stat(repo / "f.txt")  # `git diff` refreshes the index and writes it
     out = await lab.run("cd repo && git status && git diff && git log -p && git show")
     assert "On branch" in out
     assert not lab.marker.exists()

@@ -145,6 +145,38 @@ async def test_no_line_of_a_key_survives_any_presentation(kind: str, keys: dict[
     assert not failures, f"{len(failures)} of {len(cases)} presentations leaked: {failures}"
 
 
+def _rewrapped(key: str, width: int) -> str:
+    """The same key with its base64 wrapped at ``width`` columns (MIME encoders use 76)."""
+    lines = key.splitlines()
+    body = "".join(line for line in lines if line in key_material(key))
+    wrapped = [body[i:i + width] for i in range(0, len(body), width)]
+    return "\n".join([lines[0], *wrapped, lines[-1]]) + "\n"
+
+
+@pytest.mark.parametrize("kind", [*sorted(KEY_MAKERS), "pkcs8-at-76-columns"])
+async def test_every_window_that_starts_inside_a_key_is_redacted(kind: str, keys: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """Issue 19, item 14: read_file with any offset and a limit of 1 to 3. A window that
+    starts inside the block (its short last line alone, a stretch of a key wrapped at 76
+    columns) has neither marker nor a line of PEM width to go by: read_file names the
+    block's BEGIN above the window, and nothing of the key comes out of the redaction."""
+    key = _rewrapped(keys["pkcs8"], 76) if kind == "pkcs8-at-76-columns" else keys[kind]
+    (tmp_path / "id_key").write_text("# a deploy key\n" + key + "after the key\n")
+    redactor = Redactor()
+    total = len(key.splitlines()) + 2
+    failures = []
+    for offset in range(1, total + 1):
+        for limit in (1, 2, 3):
+            raw, _ = await show("read_file", {"path": "id_key", "offset": offset, "limit": limit}, tmp_path)
+            if leaks(redactor.redact(raw), key):
+                failures.append((offset, limit, leaks(redactor.redact(raw), key)[0]))
+    assert not failures, f"{len(failures)} windows leaked: {failures[:5]}"
+    raw, _ = await show("read_file", {"path": "id_key", "offset": 4, "limit": 1}, tmp_path)
+    assert raw.startswith("(Line 4 is inside a private key block that starts above it: -----BEGIN ")
+    after, _ = await show("read_file", {"path": "id_key", "offset": total, "limit": 1}, tmp_path)
+    assert after == f"{total:>6}\tafter the key"  # past the END: no note
+
+
 def test_rg_with_headings(keys: dict[str, str]) -> None:
     """rg's grouped form: the path on its own line, then `12:` matches and `13-` context."""
     key = keys["openssh-rsa"]

@@ -1,6 +1,6 @@
 """Snapshot tests (pytest-textual-snapshot) of the question about a project's hooks when they
-run workspace scripts, at 120 and 60 columns: each script named under its hook, one that
-cannot be read said so.
+run workspace scripts, at 120 and 60 columns: each script named under its hook with the
+folders its trust covers, one that cannot be read or a folder too big to remember said so.
 
 Update the stored SVGs after an intended visual change with `--snapshot-update`.
 """
@@ -20,9 +20,13 @@ FORMAT = HookCommand(event="PostToolUse", matcher="Write|Edit", command="python3
                      args=("--config", "tools/fmt.toml"), source=".claude/settings.json", in_project=True)
 LINT = HookCommand(event="Stop", matcher="", command="./scripts/lint.sh", source=".loom/settings.toml",
                    in_project=True)
-TRUST = {GUARD: HookTrust("k1", (".claude/hooks/guard.sh",)),
-         FORMAT: HookTrust("k2", (".claude/hooks/fmt.py", "tools/fmt.toml")),
-         LINT: HookTrust(None, ("scripts/lint.sh",), ("scripts/lint.sh",))}
+CHECKS = HookCommand(event="Stop", matcher="", command="python3 -m checks.all", source=".loom/settings.toml",
+                     in_project=True)
+TRUST = {GUARD: HookTrust("k1", (".claude/hooks/guard.sh",), remembers=("everything in .claude/hooks/",)),
+         FORMAT: HookTrust("k2", (".claude/hooks/fmt.py", "tools/fmt.toml"),
+                           remembers=("everything in .claude/hooks/", "everything in tools/")),
+         LINT: HookTrust(None, ("scripts/lint.sh",), ("scripts/lint.sh",)),
+         CHECKS: HookTrust(None, too_big=("checks",))}
 
 
 class Host(App[None]):
@@ -38,5 +42,5 @@ class Host(App[None]):
 
 @pytest.mark.parametrize("width", [120, 60])
 def test_question_names_the_scripts(snap_compare, width: int) -> None:
-    screen = HookTrustScreen((GUARD, FORMAT, LINT), guard_s=0.0, trust=TRUST)
+    screen = HookTrustScreen((GUARD, FORMAT, LINT, CHECKS), guard_s=0.0, trust=TRUST)
     assert snap_compare(Host(screen), terminal_size=(width, 36))
