@@ -211,7 +211,7 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
         last = mention.end if mention.end is not None and mention.end >= start else start + MAX_LINES - 1
         args.update(offset=start, limit=min(last - start + 1, MAX_LINES))
     ctx = ToolContext(workspace=workspace, cancel=source.cancel or CancelToken(), state=source.state,
-                      call_id="attachment")
+                      call_id="attachment", read_rules=source.permissions)
     why_not = _permission(tool, args, ctx, source.permissions)
     if why_not:
         return _refused(shown, why_not)
