@@ -224,8 +224,8 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
     content = source.redact(output.content) if source.redact is not None else output.content
     content = cap_text(content)
     if folder:
-        # The listing's first line names the folder; a closing note is in parentheses.
-        rows = [row for row in content.splitlines()[1:] if row.strip() and not row.startswith("(")]
+        # The listing's first line names the folder; its notes are in parentheses or brackets.
+        rows = [row for row in content.splitlines()[1:] if row.strip() and not row.startswith(("(", "["))]
         count = "1 entry" if len(rows) == 1 else f"{len(rows)} entries"
         return Attachment(shown, "folder", content, f"📎 {shown} (folder, {count})")
     return _file(shown, content, ranged=mention.start is not None)

@@ -153,6 +153,7 @@ async def test_a_folder_attachment_leaves_out_what_a_rule_covers(repo: Path, tmp
     [attachment] = prompt.attachments
     _hides_secrets(attachment.content)
     assert _note(2) in attachment.content
+    assert attachment.label == "📎 secrets/ (folder, 0 entries)"  # the note is no entry
 
 
 def test_the_manager_answers_for_rules_only(repo: Path, tmp_path: Path) -> None:
