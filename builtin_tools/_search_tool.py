@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from loom_engine.permissions.targets import FileAccess, PermissionTarget
 from loom_engine.tools.base import ArgsT, BaseTool, ToolContext, ToolError
 
@@ -43,3 +45,42 @@ class RgSearchTool(FolderReadTool[ArgsT]):
     def __init__(self, rg_path: str | None = None, *, use_rg: bool = True) -> None:
         # Set to None after a failed start, so the fallback is used from then on.
         self.rg: str | None = (rg_path or find_rg()) if use_rg else None
+
+
+class RuledOut:
+    """What a search leaves out because a permission rule denies reading it or asks first
+    (a search cannot stop to ask about each file). The rules are the permission
+    manager's, asked through the tool context; this only counts what they withhold."""
+
+    def __init__(self, ctx: ToolContext, tool: str) -> None:
+        rules = ctx.read_rules
+        self._withheld = rules.withheld_reads(tool) if rules is not None else None
+        self.count = 0
+
+    @property
+    def active(self) -> bool:
+        """Whether any rule could leave something out (else no path need be checked)."""
+        return self._withheld is not None
+
+    def keeps(self, path: Path) -> bool:
+        """Whether ``path`` (as found on disk) may be shown; counts it when not."""
+        if self._withheld is None or not self._withheld(path):
+            return True
+        self.count += 1
+        return False
+
+    def counted_note(self) -> str | None:
+        """The note naming how many paths were left out (never which), or None."""
+        if not self.count:
+            return None
+        paths = "1 path" if self.count == 1 else f"{self.count} paths"
+        return (f"[{paths} left out: permission rules deny reading them or ask first, "
+                "and a search cannot ask.]")
+
+    def search_note(self) -> str | None:
+        """grep's note: it says that rules leave files out, not how many, since a count
+        of matching files would tell what the left-out files contain."""
+        if self._withheld is None:
+            return None
+        return ("[Files that permission rules deny reading, or ask about first, are left out "
+                "of this search.]")

@@ -19,7 +19,7 @@ from ._files.paths import resolve_path
 from ._files.rg import RG_WALK_ARGS, SearchCancelled, rg_filter_args, stream_rg_paths
 from ._files.safe_io import open_folder, pinned_folder
 from ._files.walk import walk
-from ._search_tool import RgSearchTool, check_pattern
+from ._search_tool import RgSearchTool, RuledOut, check_pattern
 
 MAX_RESULTS = 200
 _GLOB_META = re.compile(r"[*?\[{\\]")
@@ -81,15 +81,21 @@ class GlobTool(RgSearchTool[GlobInput]):
             return ToolOutput("Search aborted.", is_error=True)
         if ctx.cancel.cancelled:
             return ToolOutput("Search aborted.", is_error=True)
+        ruled_out = RuledOut(ctx, self.name)
+        if ruled_out.active:
+            found = [rel for rel in found if ruled_out.keeps(root / rel)]
+        note = ruled_out.counted_note()
         where = ctx.workspace.relative(root)
         if not found:
-            return ToolOutput(f"No files match {args.pattern!r} in {where}.")
+            return ToolOutput("\n".join([f"No files match {args.pattern!r} in {where}.", *([note] if note else [])]))
         shown = [rel if where == "." else f"{where}/{rel}" for rel in found[:MAX_RESULTS]]
         lines = [_printable(p) for p in shown]
         if len(found) > MAX_RESULTS:
             more = len(found) - MAX_RESULTS
             lines.append(f"[Showing the {MAX_RESULTS} newest of {len(found)} matching files; "
                          f"{more} more not shown. Use a more specific pattern or path.]")
+        if note:
+            lines.append(note)
         return ToolOutput("\n".join(lines))
 
     async def find(self, root: Path, glob: PathGlob, ctx: ToolContext) -> list[str]:

@@ -25,7 +25,7 @@ from ._files.safe_io import pinned_folder
 from ._grep_fallback import search_with_python
 from ._grep_query import FileMatches, GrepInput, Query, SearchError, SearchResult
 from ._grep_rg import search_with_rg
-from ._search_tool import RgSearchTool, check_pattern
+from ._search_tool import RgSearchTool, RuledOut, check_pattern
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_LINE_CHARS = 500
@@ -167,6 +167,13 @@ class GrepTool(RgSearchTool[GrepInput]):
             return ToolOutput("Search aborted.", is_error=True)
 
         searched_file = root.is_file()
+        ruled_out = RuledOut(ctx, self.name)
+        if ruled_out.active:
+            result.files = [f for f in result.files
+                            if ruled_out.keeps(root if searched_file else root / f.rel)]
+            note = ruled_out.search_note()
+            if note:
+                result.notes.append(note)
 
         def display(rel: str) -> str:
             if searched_file:

@@ -16,7 +16,7 @@ from loom_engine.tools.base import ToolContext, ToolError, ToolOutput
 from ._files.paths import resolve_path
 from ._files.safe_io import open_folder
 from ._files.walk import walk
-from ._search_tool import FolderReadTool
+from ._search_tool import FolderReadTool, RuledOut
 
 MAX_ENTRIES = 1000
 # Counting stops here: `ls /` should answer, not walk the whole disk.
@@ -77,7 +77,7 @@ class LsTool(FolderReadTool[LsInput]):
         except OSError as error:
             return ToolOutput(f"Cannot list {where}: {error.strerror or error}.", is_error=True)
         text = await asyncio.to_thread(render_tree, root, header, spec,
-                                       lambda: ctx.cancel.cancelled)
+                                       lambda: ctx.cancel.cancelled, ruled_out=RuledOut(ctx, self.name))
         if ctx.cancel.cancelled:
             return ToolOutput("Listing aborted.", is_error=True)
         return ToolOutput(text)
@@ -85,10 +85,13 @@ class LsTool(FolderReadTool[LsInput]):
 
 def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
                 cancelled: Callable[[], bool] = lambda: False,
-                max_entries: int = MAX_ENTRIES, max_scanned: int = MAX_SCANNED) -> str:
-    prune = None
-    if spec is not None:
-        prune = lambda rel, is_dir: spec.match_file(rel + "/" if is_dir else rel)  # noqa: E731
+                max_entries: int = MAX_ENTRIES, max_scanned: int = MAX_SCANNED,
+                ruled_out: RuledOut | None = None) -> str:
+    def prune(rel: str, is_dir: bool) -> bool:
+        if spec is not None and spec.match_file(rel + "/" if is_dir else rel):
+            return True
+        # A folder a rule covers is not entered: nothing in it is listed.
+        return ruled_out is not None and not ruled_out.keeps(root / rel)
     children: dict[str, list[_Node]] = {}
     total = 0
     for entry in walk(root, include_dirs=True, include_symlinks=True, prune=prune,
@@ -100,14 +103,19 @@ def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
                 target = os.readlink(root / entry.rel)
             except OSError:
                 target = "?"
+            # The target is shown too: a link into a folder no search may show is left out.
+            if ruled_out is not None and ruled_out.active \
+                    and not ruled_out.keeps(Path(os.path.realpath(root / entry.rel))):
+                continue
         children.setdefault(parent, []).append(_Node(name, entry.rel, entry.is_dir, target))
         total += 1
         if total >= max_scanned:
             break
     for nodes in children.values():
         nodes.sort(key=lambda n: (not n.is_dir, n.name.casefold(), n.name))
+    note = ruled_out.counted_note() if ruled_out is not None else None
     if total == 0:
-        return f"{header}\n(empty folder)"
+        return "\n".join([header, "(empty folder)", *([note] if note else [])])
 
     # Breadth first, so a cut keeps the upper levels whole and trims the deepest ones.
     included: set[str] = set()
@@ -148,6 +156,8 @@ def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
         counted = f"{total:,}+" if total >= max_scanned else str(total)
         lines.append(f"[Showing {len(included)} of {counted} entries; deeper levels were cut. "
                      f"List a subfolder or add ignore patterns to see more.]")
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 

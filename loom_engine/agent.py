@@ -492,7 +492,7 @@ class Agent:
 
         return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
                            call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
-                           spawn_subagent=spawn, sandbox=self.sandbox)
+                           spawn_subagent=spawn, sandbox=self.sandbox, read_rules=self.permissions)
 
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:

@@ -211,7 +211,7 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
         last = mention.end if mention.end is not None and mention.end >= start else start + MAX_LINES - 1
         args.update(offset=start, limit=min(last - start + 1, MAX_LINES))
     ctx = ToolContext(workspace=workspace, cancel=source.cancel or CancelToken(), state=source.state,
-                      call_id="attachment")
+                      call_id="attachment", read_rules=source.permissions)
     why_not = _permission(tool, args, ctx, source.permissions)
     if why_not:
         return _refused(shown, why_not)
@@ -224,8 +224,8 @@ async def _attach(mention: Mention, resolved: Path, source: AttachmentSource) ->
     content = source.redact(output.content) if source.redact is not None else output.content
     content = cap_text(content)
     if folder:
-        # The listing's first line names the folder; a closing note is in parentheses.
-        rows = [row for row in content.splitlines()[1:] if row.strip() and not row.startswith("(")]
+        # The listing's first line names the folder; its notes are in parentheses or brackets.
+        rows = [row for row in content.splitlines()[1:] if row.strip() and not row.startswith(("(", "["))]
         count = "1 entry" if len(rows) == 1 else f"{len(rows)} entries"
         return Attachment(shown, "folder", content, f"📎 {shown} (folder, {count})")
     return _file(shown, content, ranged=mention.start is not None)

@@ -281,7 +281,7 @@ async def _run_shell(agent: CommandAgent, commands: list[str], outputs: list[str
         return ToolContext(workspace=agent.workspace, cancel=cancel, state=state, call_id=call_id,
                            progress=lambda line: queue.put_nowait(ToolProgress(call_id=call_id, text=line,
                                                                                 **stamp())),
-                           emit=queue.put_nowait, sandbox=sandbox)
+                           emit=queue.put_nowait, sandbox=sandbox, read_rules=agent.permissions)
 
     pipeline = ToolPipeline(registry=agent.registry, bus=agent.bus, metrics=agent.metrics, make_context=context,
                             emit=queue.put_nowait, stamp=stamp, permissions=agent.permissions,

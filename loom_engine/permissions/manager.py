@@ -315,11 +315,7 @@ class PermissionManager:
         action = "writing" if write else "reading"
 
         def hits(behavior: Behavior) -> CompiledRule | None:
-            for name in rule_tools:
-                for c in self._store.for_tool(name, behavior, write=write):
-                    if self._path_rule_matches(c, resolved, inside):
-                        return c
-            return None
+            return self._path_rule_hit(behavior, rule_tools, resolved, inside, write)
 
         deny = hits("deny")
         if deny:
@@ -361,6 +357,35 @@ class PermissionManager:
                            suggestions=suggestions, hint=allow_flag, alt=add_dir)
         return Verdict("deny", f"{shown} is outside the workspace: writing there is not permitted "
                        "(no rule or --add-dir allows it)", hint=f"{add_dir} or {allow_flag}")
+
+    # -- reads a search makes -------------------------------------------------------------
+
+    def withheld_reads(self, tool: str) -> Callable[[Path], bool] | None:
+        """A test for the paths a search by ``tool`` must leave out: those a deny or ask
+        rule for reading covers (a search cannot stop to ask about each file). None when
+        no such rule exists, so nothing need be checked. The test takes a path as found
+        on disk below a resolved folder: a walk does not follow links, so resolving it
+        would check a link's target instead of the entry shown. The rules are the ones
+        in force now, for the one search."""
+        rules = [c for behavior in ("deny", "ask") for c in self._store.for_tool(tool, behavior, write=False)]
+        if not rules:
+            return None
+        contains = self.workspace.contains
+
+        def withheld(path: Path) -> bool:
+            inside = contains(path)
+            return any(self._path_rule_matches(c, path, inside) for c in rules)
+
+        return withheld
+
+    def _path_rule_hit(self, behavior: Behavior, rule_tools: set[str], resolved: Path, inside: bool,
+                       write: bool) -> CompiledRule | None:
+        """The first rule of ``behavior`` for one of ``rule_tools`` that covers the path."""
+        for name in rule_tools:
+            for c in self._store.for_tool(name, behavior, write=write):
+                if self._path_rule_matches(c, resolved, inside):
+                    return c
+        return None
 
     def _path_rule_matches(self, c: CompiledRule, resolved: Path, inside: bool) -> bool:
         if c.rule.specifier is None:

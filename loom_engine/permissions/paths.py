@@ -108,14 +108,22 @@ class PathPattern:
         and ask rules), ``outside_too`` lets a base-name pattern match outside the root."""
         if self.absolute:
             name = str(resolved).lstrip("/") or "."
-        elif resolved == root or root in resolved.parents:
-            rel = resolved.relative_to(root).as_posix()
-            name = rel if rel != "." and rel else "."
+        elif (rel := _below(str(resolved), str(root))) is not None:
+            name = rel or "."
         elif outside_too and self.basename_only:
             name = str(resolved).lstrip("/")
         else:
             return False
         return self._spec.match_file(name) or (loose and self._folded.match_file(fold(name)))
+
+
+def _below(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` ("" for the root itself), None when outside it; on the
+    strings of two resolved paths, since a search checks every file it finds."""
+    if path == root:
+        return ""
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
 
 
 def compile_path_pattern(spec: str, root: Path) -> PathPattern:

@@ -75,6 +75,17 @@ class ToolSessionState:
         return (st.st_mtime_ns, st.st_size) != (record.mtime_ns, record.size)
 
 
+class ReadRules(Protocol):
+    """What the permission rules say about reading single files, for tools that read many
+    at once (grep, glob, ls): a search cannot stop to ask about each file it finds, so it
+    leaves out what a deny or an ask rule covers. The permission manager answers."""
+
+    def withheld_reads(self, tool: str) -> Callable[[Path], bool] | None:
+        """A test for the paths (as found on disk) a deny or ask rule covers for reading
+        by ``tool``; None when no rule limits reading, so nothing need be checked."""
+        ...
+
+
 # The task tool starts a child agent through this; the engine provides it.
 SpawnSubagent = Callable[..., Awaitable[ToolOutput]]
 
@@ -96,6 +107,8 @@ class ToolContext:
     resolved_paths: dict[str, Path] = field(default_factory=dict)
     # The OS sandbox commands run in (bash, a command's `!cmd`); None: unconfined.
     sandbox: Sandbox | None = None
+    # The rules a search leaves files out by; None: no rules (nothing is left out).
+    read_rules: ReadRules | None = None
 
     @property
     def cwd(self) -> Path:
