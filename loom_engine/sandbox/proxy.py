@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from . import client_hello
 from .allowed_hosts import AllowedHosts, HostError, IPAddress, parse_host
+from .client_hello import RECORD_HEADER_SIZE, NotClientHello, record_length, server_name
 from .proxy_request import ProxyRequest, Rejected, parse_request
 from .relay import DEFAULT_PORT, proxy_environment, relay_argv
 
@@ -397,14 +397,14 @@ class DomainProxy:
         where = request.host.authority(request.port)
         try:
             async with asyncio.timeout(self._limits.head_timeout):
-                header = await reader.readexactly(client_hello.RECORD_HEADER_SIZE)
-                payload = await reader.readexactly(client_hello.record_length(header))
-            name = client_hello.server_name(payload)
+                header = await reader.readexactly(RECORD_HEADER_SIZE)
+                payload = await reader.readexactly(record_length(header))
+            name = server_name(payload)
             if name is None and not request.host.is_address:
-                raise client_hello.NotClientHello("the TLS handshake names no host")
+                raise NotClientHello("the TLS handshake names no host")
             if name is not None and parse_host(name) != request.host:
-                raise client_hello.NotClientHello(f"its TLS handshake asks for {parse_host(name).name}")
-        except (client_hello.NotClientHello, HostError) as error:
+                raise NotClientHello(f"its TLS handshake asks for {parse_host(name).name}")
+        except (NotClientHello, HostError) as error:
             self._refused(f"Loom's sandbox closed the tunnel to {where}: {error}", listener)
             return None
         return header + payload

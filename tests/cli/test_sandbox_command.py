@@ -114,7 +114,7 @@ def test_a_bad_setting_is_one_line_and_exit_1(workspace: Path, tmp_path: Path) -
 
 
 @pytest.mark.usefixtures("confined")
-def test_a_trusted_hook_s_folder_is_read_only(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_project_hook_s_folder_is_read_only_before_and_after_the_trust(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_loom(monkeypatch, tmp_path)
     (workspace / "ci" / "hooks").mkdir(parents=True)
     (workspace / "ci" / "hooks" / "guard.sh").write_text("#!/bin/sh\nexit 0\n")
@@ -126,7 +126,9 @@ def test_a_trusted_hook_s_folder_is_read_only(workspace: Path, tmp_path: Path, m
     untrusted = describe_sandbox(workspace).facts.read_only
     records.trust_hooks(workspace, plan.trust_keys(plan.untrusted))
     trusted = describe_sandbox(workspace).facts.read_only
-    assert workspace / "ci" / "hooks" not in untrusted
+    # Read-only before the yes too: otherwise a yes at the next start would trust whatever a
+    # command wrote there meanwhile.
+    assert workspace / "ci" / "hooks" in untrusted
     assert workspace / "ci" / "hooks" in trusted
 
 
