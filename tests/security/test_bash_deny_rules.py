@@ -15,14 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from loom_cli.sandbox_settings import SandboxSettings, read_denials, sandbox_config
 from loom_cli.settings import load_settings
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.paths import compile_path_pattern
 from loom_engine.permissions.targets import CommandRun
+from loom_engine.sandbox.status import Backend
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.loom_command import loom, loom_env
+from tests.doubles.sandbox import BACKENDS, bash, real_path, real_sandbox, tool_context
 
 TOKEN = "tok-SECRET123"
 
@@ -126,3 +129,55 @@ def test_loom_run_grep_r_is_refused_and_the_token_stays_out(repo: Path, tmp_path
     result = json.dumps(fake_llm.requests[-1].messages[-1])
     assert TOKEN not in result
     assert "read(./secrets/**) from .claude/settings.json" in result
+
+
+# -- the sandbox's wall: what a read deny rule names, no command inside can read --------
+
+def test_read_deny_rules_naming_one_place_become_walls(tmp_path: Path) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    denials = read_denials(["read(./secrets/**)", "read_file(keys/)", "grep(.env)", "read(~/private/**)",
+                            "read(*.pem)", "read(**/id_rsa)", "read(./src/*/x)", "edit(./build/**)",
+                            "bash(rm:*)", "read"], root, home=home)
+    assert denials.paths == (root / "secrets", root / "keys", root / ".env", home / "private")
+    assert denials.unbound == ("read(*.pem)", "read(**/id_rsa)", "read(./src/*/x)", "read")
+    assert denials.note() == ("read deny rules with a wildcard are not walls, only asked about: "
+                              "read(*.pem), read(**/id_rsa), read(./src/*/x), read")
+    assert read_denials(["read(./secrets/**)"], root, home=home).note() == ""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_command_the_check_allows_cannot_read_a_denied_folder(repo: Path, backend: Backend) -> None:
+    root = real_path(repo)
+    denials = read_denials(["read(./secrets/**)"], root, home=Path.home())
+    config = sandbox_config(SandboxSettings(), root, home=Path.home(), own_folders=(),
+                            denied_reads=denials.paths)
+    ctx = tool_context(Workspace.at(root), real_sandbox(Workspace.at(root), backend, config))
+    out = await bash(ctx, "cat secrets/token.txt; grep -r tok- .")
+    assert TOKEN not in out.content and "tok-public" in out.content
+    shown = await bash(ctx, "cat secrets/token.txt", unsandboxed=True)
+    assert TOKEN in shown.content  # the wall is what kept it out
+
+
+def test_loom_run_in_bypass_cannot_read_a_denied_file_through_another_program(
+        repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """Bypass allows `tac secrets/token.txt` (a program the check does not know); the sandbox,
+    built with the rule's folder hidden, keeps the token out all the same."""
+    _rules(repo, "claude", "deny")
+    fake_llm.enqueue(Reply.tool("bash", {"command": "tac secrets/token.txt"}), Reply.text("done"))
+    done = loom(["run", "read the token", "--permission-mode", "bypass"], repo,
+                loom_env(tmp_path, fake_llm, LOOM_SANDBOX="on"))
+    assert done.returncode == 0, done.stderr
+    result = json.dumps(fake_llm.requests[-1].messages[-1])
+    assert TOKEN not in result
+    assert "secrets/token.txt" in result and "Permission denied" not in result  # it ran, and read nothing
+
+
+def test_loom_sandbox_names_the_rules_it_cannot_make_walls(repo: Path, tmp_path: Path,
+                                                           fake_llm: FakeLLMServer) -> None:
+    _write(repo / ".claude" / "settings.json",
+           json.dumps({"permissions": {"deny": ["Read(./secrets/**)", "Read(**/*.pem)"]}}))
+    done = loom(["sandbox"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    assert "read deny rules with a wildcard are not walls, only asked about: read(**/*.pem)" in done.stdout
+    [unreadable] = [line for line in done.stdout.splitlines() if line.startswith("  unreadable")]
+    assert unreadable.endswith(", secrets")  # the rule's folder, shown from the workspace
