@@ -20,7 +20,7 @@ from loom_cli.settings import load_settings
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.paths import compile_path_pattern
-from loom_engine.permissions.targets import CommandRun
+from loom_engine.permissions.targets import CommandRun, Confinement
 from loom_engine.sandbox.status import Backend
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -72,6 +72,14 @@ def test_a_walk_through_a_covered_folder_asks(repo: Path, tmp_path: Path, source
     decision = _manager(repo, tmp_path, mode).check("bash", CommandRun(command, str(repo)), is_read_only=False)
     assert decision.behavior == "ask", decision.reason
     assert "secrets/**) from ." in decision.reason and "needs approval" in decision.reason
+
+
+def test_accept_edits_in_the_sandbox_still_asks_about_the_walk(repo: Path, tmp_path: Path) -> None:
+    """The sandbox lets accept-edits run commands unasked, but not past a rule's ask."""
+    _rules(repo, "claude", "deny")
+    confined = CommandRun("grep -r tok- .", str(repo), confinement=Confinement(network="off"))
+    decision = _manager(repo, tmp_path, "accept-edits").check("bash", confined, is_read_only=False)
+    assert decision.behavior == "ask" and "may cover some" in decision.reason
 
 
 @pytest.mark.parametrize("mode", ["default", "accept-edits", "plan", "bypass"])
