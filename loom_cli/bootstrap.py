@@ -16,7 +16,7 @@ from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
 from .sandbox_report import start_line
-from .sandbox_settings import refused_line
+from .sandbox_settings import read_denials, refused_line
 from .sandbox_setup import open_session_sandbox
 from .settings import (
     BASE_URL_VARIABLES,
@@ -224,7 +224,9 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
                         "(see /hooks; asked again at the next start)")
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
-    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan)
+    denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
+                           workspace.root, home=Path.home())
+    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials)
     said = start_line(sandbox.status)  # why commands are not confined, and the fix
     warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,

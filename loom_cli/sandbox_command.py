@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .sandbox_report import SandboxFacts
@@ -23,7 +23,7 @@ def describe_sandbox(cwd: Path) -> SandboxReport:
     from loom_engine.workspace import Workspace, find_workspace_root
 
     from .hook_setup import plan_hooks
-    from .sandbox_settings import refused_line
+    from .sandbox_settings import read_denials, refused_line
     from .sandbox_setup import facts_of, open_session_sandbox
     from .settings import DEFAULT_SOURCE, load_settings
     from .workspace_records import WorkspaceRecords
@@ -32,9 +32,12 @@ def describe_sandbox(cwd: Path) -> SandboxReport:
     records = WorkspaceRecords(data_dir())
     loaded = load_settings(root, user_config_file(), trusted_hash=records.trusted_hash(root))
     hooks = plan_hooks(root, loaded.files, records.trusted_hooks(root))
-    sandbox = open_session_sandbox(loaded.settings.sandbox, Workspace.at(root), hooks)
+    denials = read_denials((text for rules in loaded.rules for text in rules.deny), root, home=Path.home())
+    sandbox = open_session_sandbox(loaded.settings.sandbox, Workspace.at(root), hooks, denials=denials)
     try:
         facts = facts_of(sandbox, loaded.sources.get("sandbox.mode", DEFAULT_SOURCE))
     finally:
         sandbox.close()
+    if denials.note():
+        facts = replace(facts, notes=(*facts.notes, denials.note()))
     return SandboxReport(facts, (refused_line(loaded.refused),) if loaded.refused else ())

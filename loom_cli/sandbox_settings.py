@@ -12,11 +12,14 @@ to ``on``, a narrower network, no unasked commands.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from loom_engine.permissions.rules import parse_rule
+from loom_engine.permissions.tool_facts import BUILTIN_TOOL_FACTS
 from loom_engine.sandbox.allowed_hosts import AllowedDomainsError, AllowedHosts
 from loom_engine.sandbox.config import SANDBOX_MODES, NetworkMode, SandboxConfig, SandboxMode, default_deny_read
 
@@ -110,19 +113,77 @@ def refused_line(changes: Sequence[ProjectChange]) -> str:
 
 
 def sandbox_config(chosen: SandboxSettings, workspace_root: Path, *, home: Path,
-                   own_folders: Iterable[Path]) -> SandboxConfig:
+                   own_folders: Iterable[Path], denied_reads: Iterable[Path] = ()) -> SandboxConfig:
     """The one SandboxConfig of a session: the chosen settings, their paths made absolute,
     and the default unreadable paths (credentials in ``home``, Loom's ``own_folders``)
-    ahead of the user's."""
+    ahead of the user's, then the paths read deny rules name (see :func:`read_denials`)."""
     def absolute(text: str) -> Path:
-        if text == "~" or text.startswith("~/"):
-            return home / text[2:]
-        path = Path(text).expanduser()  # ~user/…
-        return path if path.is_absolute() else workspace_root / path
+        return _absolute(text, workspace_root, home)
 
-    deny_read = [*default_deny_read(home, *own_folders), *(absolute(path) for path in chosen.deny_read)]
+    deny_read = [*default_deny_read(home, *own_folders), *(absolute(path) for path in chosen.deny_read),
+                 *denied_reads]
     return SandboxConfig(mode=chosen.mode, network=chosen.network,
                          allowed_domains=tuple(chosen.allowed_domains),
                          allow_write=tuple(dict.fromkeys(absolute(path) for path in chosen.allow_write)),
                          deny_read=tuple(dict.fromkeys(deny_read)),
                          auto_allow_in_accept_edits=chosen.auto_allow_in_accept_edits)
+
+
+def _absolute(text: str, workspace_root: Path, home: Path) -> Path:
+    if text == "~" or text.startswith("~/"):
+        return home / text[2:]
+    path = Path(text).expanduser()  # ~user/…
+    return path if path.is_absolute() else workspace_root / path
+
+
+@dataclass(frozen=True)
+class ReadDenials:
+    """What the sandbox makes of the deny rules for reading: ``paths`` it hides from every
+    command (a rule naming one folder or file), and the ``unbound`` rules it cannot hold
+    (a wildcard names no one place; the permission check alone holds those)."""
+
+    paths: tuple[Path, ...] = ()
+    unbound: tuple[str, ...] = ()
+
+    def note(self) -> str:
+        """One line for `loom sandbox`, or '' when every rule is a wall."""
+        if not self.unbound:
+            return ""
+        return (f"read deny rules with a wildcard are not walls, only asked about: {', '.join(self.unbound)}")
+
+
+def read_denials(deny_rules: Iterable[str], workspace_root: Path, *, home: Path) -> ReadDenials:
+    """The deny rules (rule texts, any tool) that forbid reading, as the sandbox can hold
+    them: a pattern with no wildcard before a closing ``/**`` (``./secrets/**``,
+    ``secrets/``, ``.env``, ``~/private/**``) names one place to hide — a bare name at
+    the workspace's top (the rule covers that name deeper too, which no wall can)."""
+    readers = BUILTIN_TOOL_FACTS.rule_tools(write=False)
+    paths: list[Path] = []
+    unbound: list[str] = []
+    for text in deny_rules:
+        try:
+            rule = parse_rule(text)
+        except ValueError:
+            continue  # the permission rules name it already, where they are loaded
+        if rule.tool not in readers:
+            continue
+        place = _literal_place(rule.specifier) if rule.specifier is not None else ""
+        if place:
+            paths.append(_absolute(place, workspace_root, home))
+        else:
+            unbound.append(rule.text)
+    return ReadDenials(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(unbound)))
+
+
+def _literal_place(spec: str) -> str:
+    """The one path a read pattern names, or '' when it has a wildcard (or names the
+    workspace itself, which cannot be hidden from the commands run in it)."""
+    place = spec.strip()
+    while place.endswith("/**"):
+        place = place[:-3]
+    place = place.rstrip("/")
+    if place.startswith("./"):
+        place = place[2:].lstrip("/")
+    if not place or place in (".", "~") or any(ch in place for ch in "*?[\\"):
+        return ""
+    return place

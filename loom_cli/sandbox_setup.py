@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .sandbox_report import SandboxFacts
-from .sandbox_settings import SandboxSettings, sandbox_config
+from .sandbox_settings import ReadDenials, SandboxSettings, sandbox_config
 
 if TYPE_CHECKING:
     from loom_engine.sandbox import Machine, Sandbox
@@ -55,14 +55,16 @@ def _real(path: Path) -> Path:
 
 
 def open_session_sandbox(chosen: SandboxSettings, workspace: Workspace, hooks: HookPlan | None, *,
-                         machine: Machine | None = None) -> Sandbox:
+                         machine: Machine | None = None, denials: ReadDenials | None = None) -> Sandbox:
     """The session's sandbox, from the ``[sandbox]`` settings: on, off, or unavailable with
-    its reason and fix in ``status`` (opening it never fails)."""
+    its reason and fix in ``status`` (opening it never fails). ``denials``: what the read
+    deny rules hide from every command."""
     from loom_engine.paths import protected_paths
     from loom_engine.sandbox import open_sandbox
 
     own = protected_paths()  # the same folders the file tools' ask rules guard
-    config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own)
+    config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own,
+                            denied_reads=denials.paths if denials else ())
     protected = read_only_in_workspace((workspace.root, *workspace.extra_dirs), own, hooks)
     return open_sandbox(config, workspace, protected=protected, machine=machine)
 

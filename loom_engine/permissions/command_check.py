@@ -85,6 +85,10 @@ class CommandCheckHost(Protocol):
         """One path read or written; ``rule_tools`` are the tool names whose rules apply."""
         ...
 
+    def check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
+        """A folder a command reads through (``one_level``: only its own entries)."""
+        ...
+
 
 class CommandCheck:
     """The check of command lines run by one tool, against the rules in force now."""
@@ -246,6 +250,7 @@ class CommandCheck:
         if any(w.glob_parent_dots for w in words):
             return Verdict("ask", f"`{shown}` has a pattern that may expand to '..'")
         verdicts: list[Verdict] = []
+        read_tools = set(self._host.tool_facts.rule_tools(write=False))
         for base in cwds:
             try:
                 expanded, listed = _expand_words(words, base)
@@ -269,15 +274,17 @@ class CommandCheck:
                     resolved = resolved_reads[raw] = physical(raw, base)
                 except Unknowable as exc:
                     return Verdict("ask", f"`{shown}`: {exc}")
-                verdicts.append(self._host.check_path("read_file", set(self._host.tool_facts.rule_tools(write=False)),
-                                                 str(resolved), False, base))
+                verdicts.append(self._host.check_path("read_file", read_tools, str(resolved), False, base))
+            # The trees it walks: its file operands, or the working directory when
+            # none of them exists.
+            named = [resolved_reads[_user_path(p)] for p in check.walks]
+            tops = [p for p in named if os.path.lexists(p)]
+            if not tops and check.reads_cwd:
+                tops = [resolved_reads[str(base)]]
+            if check.descends != "none":
+                verdicts.extend(self._host.check_walk(read_tools, top, one_level=check.descends == "one")
+                                for top in tops if top.is_dir())
             if check.follows:
-                # The trees it walks: its file operands, or the working directory when
-                # none of them exists.
-                named = [resolved_reads[_user_path(p)] for p in check.walks]
-                tops = [p for p in named if os.path.lexists(p)]
-                if not tops and check.reads_cwd:
-                    tops = [resolved_reads[str(base)]]
                 outward = outward_symlink(tops, self._host.workspace.contains)
                 if outward:
                     return Verdict("ask", f"`{shown}` follows symlinks and {outward}")

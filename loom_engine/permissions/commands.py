@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .getopt import could_abbreviate
 from .option_tables import READERS
@@ -165,6 +166,9 @@ class ReadOnlyCheck:
     # The words (among ``paths``) naming the trees it walks: its file operands, never a
     # pattern or another option's value; none: the working directory.
     walks: tuple[str, ...] = ()
+    # How far into those trees it reads: not at all, a folder's own entries, or every
+    # file below (``grep -r``, ``rg``, ``find``, ``du``, ``ls -R``).
+    descends: Literal["none", "one", "all"] = "none"
 
 
 def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
@@ -204,8 +208,10 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
         trees = trees[1:]
     trees += [g.value for g in parsed.given if g.key in reader.tree_options and g.value]
     walks = tuple(t for t in trees if t)
+    descends: Literal["none", "one", "all"] = \
+        "all" if reader.always or parsed.keys() & reader.descends else "one" if reader.lists else "none"
     return ReadOnlyCheck(tuple(paths), reads_cwd=True,
-                         follows=bool(parsed.keys() & reader.follows), walks=walks)
+                         follows=bool(parsed.keys() & reader.follows), walks=walks, descends=descends)
 
 
 def _git_read_only(words: Sequence[Word]) -> ReadOnlyCheck | None:

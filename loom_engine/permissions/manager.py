@@ -378,6 +378,24 @@ class PermissionManager:
 
         return withheld
 
+    def check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
+        """A command that reads through ``folder`` (resolved; with ``one_level`` only its
+        own entries): it asks when a deny or ask rule for reading by one of
+        ``rule_tools`` could cover something in it, in every mode (a command cannot
+        leave those files out the way a search does, and bypass keeps a rule's deny)."""
+        behavior: Behavior
+        for behavior in ("deny", "ask"):
+            for name in rule_tools:
+                for c in self._store.for_tool(name, behavior, write=False):
+                    if c.rule.specifier is None or (c.path is not None and
+                                                    c.path.could_match_below(folder, one_level=one_level)):
+                        what = "the entries of" if one_level else "every file below"
+                        return Verdict("ask", f"it reads {what} {self.workspace.relative(folder)}, where "
+                                       f"{c.label} may cover some; it needs approval", True,
+                                       hint=f"name the files to read instead; {c.label} "
+                                       "keeps a run without a user from allowing this")
+        return Verdict("allow", "no rule for reading covers what it walks")
+
     def _path_rule_hit(self, behavior: Behavior, rule_tools: set[str], resolved: Path, inside: bool,
                        write: bool) -> CompiledRule | None:
         """The first rule of ``behavior`` for one of ``rule_tools`` that covers the path."""

@@ -29,7 +29,9 @@ class Reader:
     walks. ``refused``: the options that make it write, run a program, or read a list of
     file names from a file (names no check sees). ``first_operand_pattern``: its first
     operand is a pattern unless one of ``pattern_options`` is given. ``tree_options``:
-    options whose value names a folder it walks like an operand."""
+    options whose value names a folder it walks like an operand. ``descends``: the
+    options that make it read every file below a folder (``always``: it always does);
+    ``lists``: without them it still reads the entries of a folder it is given."""
 
     options: OptionTable | None
     follows: frozenset[str] = frozenset()
@@ -37,6 +39,9 @@ class Reader:
     first_operand_pattern: bool = False
     pattern_options: frozenset[str] = frozenset()
     tree_options: frozenset[str] = frozenset()
+    descends: frozenset[str] = frozenset()
+    always: bool = False
+    lists: bool = False
 
     def parse(self, args: Sequence[str]) -> ParsedArguments:
         if self.options is None:
@@ -148,16 +153,21 @@ READERS: dict[str, Reader] = {
     "stat": Reader(STAT),
     "grep": Reader(GREP, follows=frozenset({"-R", "--dereference-recursive"}),
                    first_operand_pattern=True,
-                   pattern_options=frozenset({"-e", "--regexp", "-f", "--file"})),
+                   pattern_options=frozenset({"-e", "--regexp", "-f", "--file"}),
+                   # any --directories value counts: its argument takes abbreviations too
+                   descends=frozenset({"-r", "-R", "--recursive", "--dereference-recursive",
+                                       "-d", "--directories"})),
     # diff follows the symlinks it meets while comparing folders unless told not to.
     "diff": Reader(DIFF, follows=frozenset({"-r", "--recursive"}),
-                   tree_options=frozenset({"--from-file", "--to-file"})),
-    "find": Reader(None, follows=FIND_FOLLOWS, refused=FIND_REFUSED),
-    "ls": Reader(LS, follows=frozenset({"-L", "--dereference"})),
-    "du": Reader(DU, follows=frozenset({"-L", "--dereference"}), refused=_NAME_LIST),
+                   tree_options=frozenset({"--from-file", "--to-file"}),
+                   descends=frozenset({"-r", "--recursive"}), lists=True),
+    "find": Reader(None, follows=FIND_FOLLOWS, refused=FIND_REFUSED, always=True),
+    "ls": Reader(LS, follows=frozenset({"-L", "--dereference"}),
+                 descends=frozenset({"-R", "--recursive"}), lists=True),
+    "du": Reader(DU, follows=frozenset({"-L", "--dereference"}), refused=_NAME_LIST, always=True),
     "rg": Reader(RG, follows=frozenset({"-L", "--follow"}),
                  # a preprocessor, a hostname program, decompressors found on PATH
-                 refused=frozenset({"--pre", "--hostname-bin", "-z", "--search-zip"}),
+                 refused=frozenset({"--pre", "--hostname-bin", "-z", "--search-zip"}), always=True,
                  first_operand_pattern=True,
                  pattern_options=frozenset({"-e", "--regexp", "-f", "--file", "--files",
                                             "--type-list"})),

@@ -101,6 +101,20 @@ class PathPattern:
     basename_only: bool
     _spec: pathspec.GitIgnoreSpec
     _folded: pathspec.GitIgnoreSpec  # the same pattern, folded (see fold())
+    # The absolute folder (or file) every path it matches lies in or is, as matched
+    # (the pattern's words before its first wildcard); None when it may match anywhere
+    # (``*.pem``, ``.env``, ``**/x``).
+    literal: str | None = None
+
+    def could_match_below(self, folder: Path, *, one_level: bool = False) -> bool:
+        """Whether a path in ``folder`` (a resolved folder a command walks) could match:
+        the folder lies in the pattern's literal folder, or, unless only its own
+        entries are read (``one_level``), holds that folder. Compared folded, like a
+        deny rule matches; a pattern that may match anywhere always could."""
+        if self.literal is None:
+            return not one_level
+        walked, literal = fold(str(folder)).rstrip("/") + "/", fold(self.literal).rstrip("/") + "/"
+        return walked.startswith(literal) or (not one_level and literal.startswith(walked))
 
     def matches(self, resolved: Path, root: Path, *, outside_too: bool,
                 loose: bool = False) -> bool:
@@ -131,7 +145,10 @@ def compile_path_pattern(spec: str, root: Path) -> PathPattern:
     if not _is_absolute_spec(spec):
         line = _relative_line(spec)
         inner = line.rstrip("/")
-        return PathPattern(spec, False, "/" not in inner, _spec(line), _spec(fold(line)))
+        basename_only = "/" not in inner
+        lead = None if basename_only else _literal_lead(inner.lstrip("/"))
+        literal = os.path.join(root, lead) if lead else None
+        return PathPattern(spec, False, basename_only, _spec(line), _spec(fold(line)), literal)
     expanded = _expand_anchor(spec)
     if not os.path.isabs(expanded):
         expanded = os.path.join(root, expanded)
@@ -142,7 +159,17 @@ def compile_path_pattern(spec: str, root: Path) -> PathPattern:
     real = os.path.realpath(literal).lstrip("/")
     escaped = escape_glob(real)
     line = "/" + "/".join(p for p in (escaped, rest) if p) if escaped or rest else "**"
-    return PathPattern(spec, True, False, _spec(line), _spec(fold(line)))
+    return PathPattern(spec, True, False, _spec(line), _spec(fold(line)), "/" + real)
+
+
+def _literal_lead(line: str) -> str:
+    """The words of a gitignore line before its first wildcard (or escape), joined."""
+    lead: list[str] = []
+    for part in line.split("/"):
+        if _has_glob(part) or "\\" in part:
+            break
+        lead.append(part)
+    return "/".join(lead)
 
 
 def _spec(line: str) -> pathspec.GitIgnoreSpec:
