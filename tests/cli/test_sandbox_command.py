@@ -114,7 +114,8 @@ def test_a_bad_setting_is_one_line_and_exit_1(workspace: Path, tmp_path: Path) -
 
 
 @pytest.mark.usefixtures("confined")
-def test_a_project_hook_s_folder_is_read_only_before_and_after_the_trust(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_project_hook_s_folder_is_read_only_before_and_after_the_trust(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate_loom(monkeypatch, tmp_path)
     (workspace / "ci" / "hooks").mkdir(parents=True)
     (workspace / "ci" / "hooks" / "guard.sh").write_text("#!/bin/sh\nexit 0\n")
