@@ -18,6 +18,8 @@ if _ROOT not in sys.path:
 from hypothesis import settings  # noqa: E402
 
 from tests.doubles.fake_llm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
+from tests.doubles.proxy_origin import http_origin, https_origin  # noqa: E402,F401  (re-exported fixtures)
+from tests.doubles.sandbox import lab  # noqa: E402,F401  (re-exported fixture)
 
 # Property tests draw the same thousands of inputs on every run, so CI is repeatable;
 # HYPOTHESIS_PROFILE=explore draws fresh ones each run to hunt for new counterexamples.

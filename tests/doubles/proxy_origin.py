@@ -134,3 +134,17 @@ class StaticResolver:
         if name not in self._table:
             raise Rejected(502, f"cannot resolve {name}: not in the test's table")
         return self._table[name]
+
+
+# Fixtures, re-exported by tests/conftest.py. ``https_origin`` serves the certificate of the
+# test module's own ``tls_files`` fixture (each module names the hosts it needs).
+@pytest.fixture
+def http_origin() -> Iterator[Origin]:
+    with origin_site() as origin:
+        yield origin
+
+
+@pytest.fixture
+def https_origin(tls_files: TlsFiles) -> Iterator[Origin]:
+    with origin_site(tls_files) as origin:
+        yield origin

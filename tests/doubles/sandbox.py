@@ -80,3 +80,14 @@ def run_bash(ctx: ToolContext, command: str, **kw: object) -> ToolOutput:
 
 def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace folder and a folder beside it, outside (both with their real paths);
+    re-exported by tests/conftest.py."""
+    root = real_path(tmp_path) / "ws"
+    root.mkdir()
+    outside = real_path(tmp_path) / "outside"
+    outside.mkdir()
+    return root, outside

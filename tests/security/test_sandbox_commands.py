@@ -26,16 +26,7 @@ from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.sandbox import Machine, Sandbox, SandboxConfig, open_sandbox
 from loom_engine.sandbox.status import Backend
 from loom_engine.workspace import Workspace
-from tests.doubles.sandbox import BACKENDS, bash, failing_bwrap, real_path, real_sandbox, sysctl_tree, tool_context
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> tuple[Path, Path]:
-    root = real_path(tmp_path) / "ws"
-    root.mkdir()
-    outside = real_path(tmp_path) / "outside"
-    outside.mkdir()
-    return root, outside
+from tests.doubles.sandbox import BACKENDS, bash, failing_bwrap, real_sandbox, sysctl_tree, tool_context
 
 
 def _refusing(root: Path, tmp_path: Path) -> Sandbox:

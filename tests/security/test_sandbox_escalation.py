@@ -27,18 +27,9 @@ from loom_engine.permissions.targets import CommandRun, Confinement
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.sandbox import Sandbox
 from loom_engine.workspace import Workspace
-from tests.doubles.sandbox import real_path, real_sandbox
+from tests.doubles.sandbox import real_sandbox
 
 WHY = "npm install writes ~/.npm, which the sandbox keeps read-only"
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> tuple[Path, Path]:
-    root = real_path(tmp_path) / "ws"
-    root.mkdir()
-    outside = real_path(tmp_path) / "outside"
-    outside.mkdir()
-    return root, outside
 
 
 def _agent(root: Path, command: str, *, mode: PermissionMode = "default", allow: tuple[str, ...] = (),

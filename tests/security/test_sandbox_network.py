@@ -20,7 +20,7 @@ import pytest
 from loom_engine.sandbox import Machine, Sandbox, SandboxConfig
 from loom_engine.sandbox.network import AllowListGate
 from loom_engine.workspace import Workspace
-from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate, origin_site
+from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate
 from tests.doubles.sandbox import bash, real_path, real_sandbox, tool_context
 
 PY = sys.executable
@@ -32,18 +32,6 @@ REFUSAL = ("Loom's sandbox refused evil.test:{port}: evil.test is not in [sandbo
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     return make_certificate(tmp_path_factory.mktemp("tls"), ["allowed.test", "evil.test"])
-
-
-@pytest.fixture
-def http_origin() -> Iterator[Origin]:
-    with origin_site() as origin:
-        yield origin
-
-
-@pytest.fixture
-def https_origin(tls_files: TlsFiles) -> Iterator[Origin]:
-    with origin_site(tls_files) as origin:
-        yield origin
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import socket
 import ssl
 import stat
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ import pytest
 from loom_engine.sandbox.allowed_hosts import AllowedHosts
 from loom_engine.sandbox.proxy import DomainProxy, ProxyLimits, SystemResolver, is_local_address
 from loom_engine.sandbox.proxy_request import Rejected
-from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate, origin_site
+from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate
 
 # Long enough for a loaded machine; a test that needs it has already failed.
 PATIENCE = 30.0
@@ -25,18 +25,6 @@ PATIENCE = 30.0
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     return make_certificate(tmp_path_factory.mktemp("tls"), ["allowed.test", "other.test"])
-
-
-@pytest.fixture
-def http_origin() -> Iterator[Origin]:
-    with origin_site() as origin:
-        yield origin
-
-
-@pytest.fixture
-def https_origin(tls_files: TlsFiles) -> Iterator[Origin]:
-    with origin_site(tls_files) as origin:
-        yield origin
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from loom_engine.sandbox import relay as relay_module
 from loom_engine.sandbox.allowed_hosts import AllowedHosts
 from loom_engine.sandbox.proxy import DomainProxy
 from loom_engine.sandbox.relay import proxy_environment, relay_argv
-from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate, origin_site
+from tests.doubles.proxy_origin import Origin, StaticResolver, TlsFiles, make_certificate
 
 PATIENCE = 60.0
 TRANSPORTS = ["socket", "channel"]
@@ -56,18 +56,6 @@ needs_bwrap = pytest.mark.skipif(not _namespaces_work(), reason="bubblewrap cann
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     return make_certificate(tmp_path_factory.mktemp("tls"), ["allowed.test"])
-
-
-@pytest.fixture
-def http_origin() -> Iterator[Origin]:
-    with origin_site() as origin:
-        yield origin
-
-
-@pytest.fixture
-def https_origin(tls_files: TlsFiles) -> Iterator[Origin]:
-    with origin_site(tls_files) as origin:
-        yield origin
 
 
 @pytest.fixture
