@@ -1,10 +1,13 @@
-"""The six stages every tool call goes through.
+"""The eight stages every tool call goes through.
 
-discover -> validate -> PreToolUse hooks -> authorize (PermissionRequest hooks, the
-user's answer) -> check cancel -> execute -> PostToolUse hooks -> format.
+1. discover -> 2. validate -> 3. PreToolUse hooks -> 4. authorize (the rules, the
+PermissionRequest hooks, the user's answer) -> 5. check cancel -> 6. execute ->
+7. format (redact, cap) -> 8. PostToolUse hooks (their notes join the result).
+
 Every failure becomes an error result the model reads; nothing here ends the run
 except an abort (and a hook's ``"continue": false``, which the turn honours after the
-batch).
+batch). How the answers of the rules, the hooks and the user combine is decided in
+:mod:`.authorize`; the hooks are run by :mod:`.tool_hooks`; this module does the I/O.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,17 +31,17 @@ from ..events import (
     ToolFinished,
 )
 from ..execution import Cancelled
-from ..hooks.config import HookEventName
 from ..hooks.engine import HookEngine
-from ..hooks.outcome import HookVerdict
-from ..hooks.payload import claude_tool_name, claude_tool_response, loom_tool_input, tool_fields
+from ..hooks.payload import loom_tool_input
 from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
 from ..permissions.decision import PermissionDecision
 from ..redact import Redactor
+from .authorize import Authorization, Facts, authorize, denial_text
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
+from .tool_hooks import ToolHooks
 
 if TYPE_CHECKING:
     from ..permissions.manager import PermissionManager
@@ -110,13 +113,21 @@ class ToolPipeline:
     timeout_s: float = 600.0
     # The user's hook commands (PreToolUse, PermissionRequest, PostToolUse...); None: none.
     hooks: HookEngine | None = None
-    # Set when a hook answered "continue": false: the run stops after this batch of calls.
-    stop_reason: str | None = None
     # Asks are shown one at a time even when calls run in parallel.
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # Permission-prompt notification hooks still running: the call goes on once the user
-    # answers, and :meth:`settle` waits for them at the run's end.
-    _notifying: set[asyncio.Task[None]] = field(default_factory=set)
+    _hooks: ToolHooks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._hooks = ToolHooks(self.hooks, self.emit, self.stamp)
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Set when a hook answered "continue": false: the run stops after this batch of calls."""
+        return self._hooks.stop_reason
+
+    async def settle(self) -> None:
+        """At the run's end: wait for the permission-prompt notification hooks still running."""
+        await self._hooks.settle()
 
     def is_concurrency_safe(self, call: ToolUsePart) -> bool:
         tool = self.registry.get(call.name)
@@ -127,6 +138,7 @@ class ToolPipeline:
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, input=dict(call.input), **self.stamp()))
         staged = await self._stages(call)
         output, waited_s = staged.output, staged.waited_s
+        # 7. format
         content = output.content
         display = output.display
         if self.redact:
@@ -139,6 +151,7 @@ class ToolPipeline:
         # Output may carry lone surrogates (file names that are not UTF-8 decode to them);
         # the session file and the next request could not encode them.
         content = scrub_text(content)
+        # 8. PostToolUse hooks
         if staged.executed and staged.input is not None:
             content += await self._post_hooks(call, staged.input, content, output.is_error, display)
         # The call's own time: a question to the user is not the tool being slow.
@@ -166,13 +179,17 @@ class ToolPipeline:
             return _Staged(invalid)
         args = invalid
         ctx = self.make_context(call.id)
-        # 2b. PreToolUse hooks: they may block the call, change its arguments (validated
+        # 3. PreToolUse hooks: they may block the call, change its arguments (validated
         # again) or answer the permission question (never over a deny rule).
-        hook = await self._pre_hooks(tool, call, arguments, ctx)
-        if isinstance(hook, ToolOutput):
-            return _Staged(hook)
-        if hook.updated_input is not None:
-            arguments = loom_tool_input(call.name, arguments, hook.updated_input)
+        pre = await self._hooks.pre_tool_use(call, arguments, ctx)
+        facts = Facts(pre_tool_use=pre.answer, interactive=self.interactive)
+        blocked = authorize(facts)
+        if blocked.behavior == "deny":
+            return _Staged(ToolOutput(denial_text(blocked), is_error=True))
+        if pre.stopped:
+            return _Staged(ToolOutput(f"A PreToolUse hook stopped the run: {self.stop_reason}", is_error=True))
+        if pre.updated_input is not None:
+            arguments = loom_tool_input(call.name, arguments, pre.updated_input)
             checked = _validate(tool, call.name, arguments)
             if isinstance(checked, ToolOutput):
                 return _Staged(ToolOutput("A PreToolUse hook changed the arguments and they are not valid, so "
@@ -183,10 +200,10 @@ class ToolPipeline:
             # there, with one state per call so a key block spanning lines is known.
             redact_line, send = self.redactor.lines(), ctx.progress
             ctx.progress = lambda line: send(redact_line(line))
-        # 3. authorize
+        # 4. authorize
         asked_at = time.monotonic()
         try:
-            denial = await self._authorize(tool, args, ctx, call, hook, arguments)
+            denial = await self._authorize(tool, args, ctx, call, facts, arguments)
         except (asyncio.CancelledError, Cancelled):
             raise
         except ToolError as error:  # the tool found the arguments unusable while naming its target
@@ -198,10 +215,10 @@ class ToolPipeline:
         waited_s = time.monotonic() - asked_at
         if denial is not None:
             return _Staged(denial, waited_s)
-        # 4. check cancel
+        # 5. check cancel
         if ctx.cancel.cancelled:
             return _Staged(ToolOutput("Interrupted by user before the tool ran.", is_error=True), waited_s)
-        # 5. execute
+        # 6. execute
         return _Staged(await self._execute(tool, args, ctx, call), waited_s, executed=True,
                        input=arguments)
 
@@ -220,131 +237,52 @@ class ToolPipeline:
             self.metrics.errors[f"tool:{type(error).__name__}"] += 1
             return ToolOutput(f"{call.name} failed: {type(error).__name__}: {error}", is_error=True)
 
-    async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext,
-                         call: ToolUsePart, hook: HookVerdict, arguments: Mapping[str, Any]) -> ToolOutput | None:
+    async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
+                         facts: Facts, arguments: Mapping[str, Any]) -> ToolOutput | None:
+        """Hear the rules, then the PermissionRequest hooks, then the user, each only
+        while :func:`authorize` still asks them. None: the call may run."""
+        verdict = authorize(facts)
+        while verdict.behavior == "ask":
+            if verdict.by == "rules":
+                facts = replace(facts, rule=await self._check_rules(tool, args, ctx))
+            elif verdict.by == "PermissionRequest hook" and verdict.question is not None:
+                answer = await self._hooks.permission_request(call, arguments, ctx, verdict.question)
+                facts = replace(facts, permission_request=answer)
+            elif verdict.question is not None:
+                async with self._ask_lock:
+                    return await self._ask(tool, args, ctx, call, verdict.question)
+            else:  # no question to put: cannot happen (authorize always names one for an ask)
+                raise AssertionError(f"an ask of the {verdict.by} without a question")
+            verdict = authorize(facts)
+        if verdict.behavior == "allow":
+            return None
+        if verdict.by == "headless run":
+            self._warn_denied(tool, call, verdict)
+        return ToolOutput(denial_text(verdict), is_error=True)
+
+    async def _check_rules(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> PermissionDecision | None:
         if self.permissions is None:
-            if hook.decision != "ask":
-                return None
-            decision = PermissionDecision("ask", hook.decision_reason or "a hook asks to confirm this call")
-        else:
-            target = tool.permission_target(args, ctx)
-            # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
-            decision = await asyncio.to_thread(self.permissions.check, tool.name, target,
-                                               is_read_only=tool.is_read_only, cwd=ctx.cwd)
-        if decision.behavior == "deny":
-            # A deny rule stays a deny, whatever a hook answered.
-            return ToolOutput(f"Permission denied: {decision.reason}. Do not retry this call unchanged.",
-                              is_error=True)
-        if hook.decision == "allow" and decision.behavior == "ask" and not decision.user_only:
-            return None  # the hook answered the question
-        if hook.decision == "ask" and decision.behavior == "allow":
-            why = hook.decision_reason or "a hook asks to confirm this call"
-            decision = PermissionDecision("ask", why, hint="a change to the PreToolUse hook that asks for confirmation")
-        if decision.behavior == "allow":
             return None
-        # A PermissionRequest hook may answer the question in the user's place.
-        answered = await self._permission_hooks(call, arguments, ctx, decision)
-        if isinstance(answered, ToolOutput):
-            return answered
-        if answered == "allow" and not decision.user_only:
-            return None
-        if not self.interactive and decision.unattended_allow:
-            return None  # an allow rule the user wrote covers it
-        if not self.interactive:
-            hint = decision.hint or "a --allow rule"
-            self.emit(Notice(level="warning",
-                             message=f"denied {tool.name} {_summary(call)}: {decision.reason}; allow it with {hint}",
-                             **self.stamp()))
-            return ToolOutput(
-                f"Permission denied: this is a non-interactive run and {decision.reason}; the user has not "
-                "allowed this action. Do not retry it; finish what you can without it and say what was "
-                "not permitted.", is_error=True)
-        async with self._ask_lock:
-            return await self._ask(tool, args, ctx, call, decision)
+        target = tool.permission_target(args, ctx)
+        # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
+        return await asyncio.to_thread(self.permissions.check, tool.name, target,
+                                       is_read_only=tool.is_read_only, cwd=ctx.cwd)
 
-    # --- hooks -------------------------------------------------------------------------
-
-    async def _fire(self, event: HookEventName, call: ToolUsePart, arguments: Mapping[str, Any],
-                    ctx: ToolContext, **extra: Any) -> HookVerdict:
-        hooks = self.hooks
-        if hooks is None or not hooks.wants(event, claude_tool_name(call.name), call.name):
-            return HookVerdict()
-        fields = {**tool_fields(call.name, arguments, call.id, hooks.root), **extra}
-        verdict = await hooks.fire(event, fields, names=(claude_tool_name(call.name), call.name),
-                                   call_id=call.id, cancel=ctx.cancel, emit=self.emit, stamp=self.stamp)
-        if verdict.stop and self.stop_reason is None:
-            self.stop_reason = verdict.stop_reason or f"a {event} hook stopped the run"
-        return verdict
-
-    async def _pre_hooks(self, tool: Tool, call: ToolUsePart, arguments: Mapping[str, Any],
-                         ctx: ToolContext) -> HookVerdict | ToolOutput:
-        verdict = await self._fire("PreToolUse", call, arguments, ctx)
-        if verdict.blocked or verdict.decision == "deny":
-            reason = verdict.reason or verdict.decision_reason or "a PreToolUse hook denied it"
-            return ToolOutput(f"Blocked by a PreToolUse hook: {reason}", is_error=True)
-        if verdict.stop:
-            return ToolOutput(f"A PreToolUse hook stopped the run: {self.stop_reason}", is_error=True)
-        return verdict
-
-    async def _permission_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], ctx: ToolContext,
-                                decision: PermissionDecision) -> ToolOutput | Literal["allow"] | None:
-        """A PermissionRequest hook's answer: a denial, "allow", or None (the user is
-        asked, or a headless run denies). An ``updatedInput`` given here is not applied:
-        the rules were checked against the arguments as they are, and a change after that
-        check would skip it (a PreToolUse hook may change them before the check)."""
-        verdict = await self._fire("PermissionRequest", call, arguments, ctx,
-                                   permission_suggestions=list(decision.suggested_rules), reason=decision.reason)
-        if verdict.blocked or verdict.decision == "deny":
-            reason = verdict.reason or verdict.decision_reason or "a PermissionRequest hook denied it"
-            return ToolOutput(f"Permission denied by a hook: {reason}", is_error=True)
-        if verdict.decision == "allow":
-            return "allow"
-        return None
-
-    async def _notify(self, ctx: ToolContext, message: str) -> None:
-        if self.hooks is not None:
-            await self.hooks.fire("Notification", {"message": message, "notification_type": "permission_prompt"},
-                                  names=("permission_prompt",), cancel=ctx.cancel, emit=self.emit,
-                                  stamp=self.stamp)
-
-    async def settle(self) -> None:
-        """At the run's end: wait for the notification hooks still running, so each is
-        reported and none outlives the run (their HookRan may come after the run's final
-        event). An abort has stopped them already (they hold the run's cancel token); if
-        this wait is itself cancelled, they are cancelled too."""
-        pending = set(self._notifying)
-        if not pending:
-            return
-        try:
-            await asyncio.gather(*pending, return_exceptions=True)
-        except BaseException:
-            for task in pending:
-                task.cancel()
-            # Their processes are killed and reaped by run_hook's own clean-up.
-            await asyncio.wait(pending, timeout=5)
-            raise
+    def _warn_denied(self, tool: Tool, call: ToolUsePart, denied: Authorization) -> None:
+        """A headless run tells its user what it denied and how to allow it."""
+        hint = (denied.question.hint if denied.question else "") or "a --allow rule"
+        self.emit(Notice(level="warning",
+                         message=f"denied {tool.name} {_summary(call)}: {denied.reason}; allow it with {hint}",
+                         **self.stamp()))
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
                           is_error: bool, display: Mapping[str, Any] | None) -> str:
-        """What PostToolUse / PostToolUseFailure hooks add to the result for the model."""
         if self.hooks is None:
             return ""
-        event: HookEventName = "PostToolUseFailure" if is_error else "PostToolUse"
-        if is_error:
-            extra: dict[str, Any] = {"error": content}
-        else:
-            # Claude Code's shapes (see claude_tool_response), and Loom's text as the model reads it.
-            extra = {"tool_response": claude_tool_response(call.name, arguments, content, display, self.hooks.root),
-                     "loom_tool_response": content}
-        verdict = await self._fire(event, call, arguments, self.make_context(call.id), **extra)
-        notes = []
-        if verdict.blocked:
-            notes.append(f"[{event} hook: {verdict.reason}]")
-        if verdict.context:
-            notes.append(f"[{event} hook context: {verdict.context}]")
-        if not notes:
+        text = await self._hooks.post_tool_use(call, arguments, self.make_context(call.id), content,
+                                               is_error, display)
+        if not text:
             return ""
-        text = "\n\n" + "\n\n".join(notes)
         return scrub_text(self.redactor.redact(text) if self.redact else text)
 
     async def _ask(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
@@ -362,12 +300,7 @@ class ToolPipeline:
         self.emit(PermissionRequested(request_id=request_id, call_id=call.id, tool=tool.name,
                                       input=dict(call.input), reason=decision.reason, preview=preview,
                                       suggested_rules=tuple(decision.suggested_rules), **self.stamp()))
-        # Notification hooks (a desktop alert, say) run while the question waits, and
-        # never hold the call up once it is answered: settle() waits for them at the end.
-        if self.hooks is not None and self.hooks.wants("Notification", "permission_prompt"):
-            notify = asyncio.create_task(self._notify(ctx, f"Loom needs your permission to use {tool.name}"))
-            self._notifying.add(notify)
-            notify.add_done_callback(self._notifying.discard)
+        self._hooks.notify_permission_prompt(ctx, tool.name)
         answer = await self.bus.request(request_id)
         if not isinstance(answer, PermissionAnswer):
             answer = PermissionAnswer("deny", note="invalid answer")
