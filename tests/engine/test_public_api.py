@@ -1,5 +1,5 @@
 """The public API: ``loom_engine.__all__`` is honest, importing the engine pulls in no
-UI library, and the README's embedding example runs as written."""
+UI library, and the embedding example (docs/embedding.md) runs as written."""
 
 from __future__ import annotations
 
@@ -63,10 +63,9 @@ def test_importing_the_whole_engine_imports_no_ui_library() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_readme_embedding_example_runs(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Embedding the engine"):]
-    example = re.search(r"```python\n(.*?)```", section, re.S)
+def test_docs_embedding_example_runs(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    page = (ROOT / "docs" / "embedding.md").read_text()
+    example = re.search(r"```python\n(.*?)```", page, re.S)
     assert example is not None
     (tmp_path / "main.py").write_text("print('hello')\n")
     fake_llm.enqueue(Reply.tool("read_file", {"path": "main.py"}))
