@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -77,11 +76,16 @@ async def test_a_minute_without_a_prompt_after_an_answer_runs_the_idle_notificat
         assert idle["notification_type"] == "idle_prompt"
         # Anything sent before the wait is over (here a command, which starts no run that
         # would arm a new wait) ends that wait without a notification.
-        app.lifecycle.idle_prompt_s = 1.0
+        # The wait is long enough that only its cancellation can end it within the test
+        # (a short one raced the typing of /cost on a loaded machine).
+        app.lifecycle.idle_prompt_s = 3600.0
         await pilot.press(*"again")
         await pilot.press("enter")
         await wait_idle(pilot, app)
+        armed = app.lifecycle._idle_wait
+        assert armed is not None and not armed.done()
         await pilot.press(*"/cost")
         await pilot.press("enter")
-        await asyncio.sleep(1.6)
+        await wait_for(pilot, armed.done)
+        assert armed.cancelled()
         assert [e for e, _ in _logged(repo)].count("Notification") == 1
