@@ -83,7 +83,7 @@ class LsTool(FolderReadTool[LsInput]):
         return ToolOutput(text)
 
 
-def render_tree(root: Path, header: str, spec: pathspec.PathSpec | None,
+def render_tree(root: Path, header: str, spec: pathspec.PathSpec[pathspec.Pattern] | None,
                 cancelled: Callable[[], bool] = lambda: False,
                 max_entries: int = MAX_ENTRIES, max_scanned: int = MAX_SCANNED,
                 ruled_out: RuledOut | None = None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from loom_engine.mcp.names import is_mcp_name
 from loom_engine.subagents.definitions import AgentCatalog, AgentDefinition
 
 _SOURCES = "the user config dir's agents/, .claude/agents/ and .loom/agents/ (a later one wins by name)"
@@ -34,7 +35,7 @@ def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection
     broken = [p for p in catalog.problems if p.skipped]
     remarks = [f"{_shown(p.path, workspace_root)}: {p.message}" for p in catalog.problems if not p.skipped]
     for agent in catalog:
-        missing = [t for t in agent.tools or () if t not in known_tools and not t.startswith("mcp__")]
+        missing = [t for t in agent.tools or () if t not in known_tools and not is_mcp_name(t)]
         if missing:
             remarks.append(f"{_shown(agent.path, workspace_root)}: tools Loom does not have, left out: "
                            + ", ".join(missing))

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from loom_engine.mcp.names import is_prompt_command
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
@@ -54,7 +56,7 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)
-            if prompt.startswith("/mcp__"):
+            if is_prompt_command(prompt):
                 expanded = await _prompt_command(mcp, prompt, err)
                 if expanded is None:
                     return EXIT_USAGE

@@ -59,7 +59,7 @@ class ImagePart:
 
 Part = TextPart | ThinkingPart | ToolUsePart | ToolResultPart | ImagePart
 
-_PART_TYPES: dict[str, type] = {
+_PART_TYPES: dict[str, type[Part]] = {
     "text": TextPart,
     "thinking": ThinkingPart,
     "tool_use": ToolUsePart,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_engine.mcp.names import is_mcp_name
 from loom_engine.permissions.modes import MODES
 
 from ..slash_commands import COMMANDS
@@ -250,7 +251,7 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
 
         app.output(help_text(prompt_commands(app.agent), custom_entries(app.agent, Path(app.workspace_root))))
         return
-    if name not in COMMAND_NAMES and name not in USAGE and not name.startswith("mcp__"):
+    if name not in COMMAND_NAMES and name not in USAGE and not is_mcp_name(name):
         custom_command(app, command)  # a custom command waits in the queue for the agent, as a prompt does
         return
     if name == "hooks":  # read from the files: it needs no agent
@@ -306,7 +307,7 @@ async def run_command(app: LoomApp, command: ParsedCommand) -> None:
             app.output(sandbox_text(agent, app.lifecycle.sandbox_source))
         case "rewind":
             rewind_command(app)
-        case _ if name.startswith("mcp__"):
+        case _ if is_mcp_name(name):
             prompt_command(app, command)
 
 

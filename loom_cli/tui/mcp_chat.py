@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from loom_engine.mcp.names import is_prompt_command
+
 from ..wording import plural
 
 if TYPE_CHECKING:
@@ -156,7 +158,7 @@ async def expand_prompt_command(agent: Any, text: str) -> str | None:
     """The server's prompt text for ``/mcp__server__prompt args``; None when ``text``
     names no server prompt. ValueError (one line) for bad arguments or a failed call."""
     manager = manager_of(agent)
-    if manager is None or not text.startswith("/mcp__"):
+    if manager is None or not is_prompt_command(text):
         return None
     from loom_engine.mcp.prompts import parse_prompt_command, run_prompt_command
 

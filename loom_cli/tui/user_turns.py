@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from textual.widget import Widget
 
 from loom_engine.events import AgentEvent
+from loom_engine.mcp.names import is_prompt_command
 
 if TYPE_CHECKING:
     from loom_engine.commands.invoke import Invocation
@@ -48,7 +49,7 @@ async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
         # A custom command or a skill: the model gets its expansion, the transcript
         # keeps what was typed.
         stream = run_invocation(agent, invocation)
-    elif text.startswith("/mcp__"):
+    elif is_prompt_command(text):
         from .mcp_chat import expand_prompt_command
 
         # An MCP server's prompt: its text is what the model gets (ValueError: one line).

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files, read_markdown
+from ..mcp.names import is_mcp_name
 from ..permissions.rules import parse_rule
 from ..providers.models import full_model_name
 from ..skills.catalog import loom_tool_rule, split_tool_list
@@ -40,8 +41,6 @@ from ..skills.catalog import loom_tool_rule, split_tool_list
 COMMAND_SUFFIX = MARKDOWN_SUFFIX
 MAX_DESCRIPTION = 200  # the menu shows one line; the file keeps the rest
 PROJECT_COMMAND_DIRS = (".claude/commands", ".loom/commands")
-# Names the MCP servers' prompts use (/mcp__server__prompt): never a file's.
-RESERVED_PREFIX = "mcp__"
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _KEYS = ("description", "argument-hint", "allowed-tools", "model")
 
@@ -196,7 +195,7 @@ class CommandCatalog(NamedCatalog[CustomCommand]):
                 if name is None:
                     warnings.append(f"{path}: skipped: a command name has letters, digits, '-', '_' and '.'")
                     continue
-                if name.lower() in taken or name.lower().startswith(RESERVED_PREFIX):
+                if name.lower() in taken or is_mcp_name(name.lower()):  # MCP prompts' names
                     warnings.append(f"{path}: /{name} is a built-in command, which wins; rename the file "
                                     "to use it")
                     continue

@@ -335,8 +335,8 @@ def _call_target(use: ToolUsePart | None) -> str:
             break
     if value is None:
         value = next((v for v in use.input.values() if isinstance(v, str) and v.strip()), "")
-    value = " ".join(str(value).split())
-    return value if len(value) <= 80 else value[:77] + "..."
+    target = " ".join(str(value).split())
+    return target if len(target) <= 80 else target[:77] + "..."
 
 
 def _size(text: str) -> str:

@@ -20,16 +20,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .pins import Pin
 
 HookEventName = Literal[
     "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "PostCompact", "Notification"]
-HOOK_EVENTS: tuple[HookEventName, ...] = (
-    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
-    "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "PostCompact", "Notification")
+HOOK_EVENTS: tuple[HookEventName, ...] = get_args(HookEventName)
 
 DEFAULT_TIMEOUT_S = 60.0
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*")

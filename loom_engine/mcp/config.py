@@ -35,6 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .names import clean
+
 Transport = Literal["stdio", "http", "sse"]
 Scope = Literal["user", "project", "cli"]
 
@@ -43,8 +45,6 @@ USER_FILE = "mcp.json"
 _TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http",
                                 "streamablehttp": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# Characters a tool name may not hold (Loom's ``mcp__<server>__<tool>`` names).
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 # Far beyond any real file: a server entry is a few hundred bytes and a few levels deep.
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 32
@@ -91,11 +91,6 @@ class ServerConfig:
         if tool in self.disabled_tools:
             return False
         return self.enabled_tools is None or tool in self.enabled_tools
-
-
-def clean(text: str) -> str:
-    """``text`` as it appears in a Loom tool name: characters outside ``[A-Za-z0-9_-]`` as ``_``."""
-    return _UNSAFE.sub("_", text)
 
 
 def same_server_name(name: str) -> str:

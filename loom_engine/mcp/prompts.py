@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .manager import McpManager, McpPromptInfo
+from .names import tool_name
 from .results import resource_text
-from .tools import loom_tool_name
 
 if TYPE_CHECKING:
     from mcp.types import GetPromptResult
@@ -28,7 +28,7 @@ class PromptCommand:
 
 def command_name(prompt: McpPromptInfo) -> str:
     """The slash command's name, without the slash (cleaned like tool names)."""
-    return loom_tool_name(prompt.server, prompt.name)
+    return tool_name(prompt.server, prompt.name)
 
 
 def find_prompt(text: str, prompts: Sequence[McpPromptInfo]) -> McpPromptInfo | None:

@@ -1,8 +1,7 @@
 """MCP servers' tools as Loom tools, and the two tools that reach the servers otherwise.
 
-Each server tool becomes ``mcp__<server>__<tool>`` (characters outside
-``[A-Za-z0-9_-]`` become ``_``; a name longer than 64 characters is cut and ends in a
-short hash so it stays unique); :meth:`McpToolset.lookup` maps a Loom name back.
+Each server tool becomes ``mcp__<server>__<tool>`` (the rule: :mod:`.names`);
+:meth:`McpToolset.lookup` maps a Loom name back.
 The server's JSON schema goes to the model as is; the server validates the arguments.
 
 :class:`McpToolset` is the agent's :class:`~loom_engine.tools.source.ToolSource`: tools
@@ -15,7 +14,6 @@ leaves or changes its list. When the schemas together would take more than
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,21 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..execution import Cancelled
 from ..permissions.targets import McpCall, PermissionTarget
 from ..tools.base import BaseTool, Tool, ToolContext, ToolError, ToolOutput
-from .config import clean
 from .manager import McpCallError, McpManager, McpToolInfo
+from .names import tool_name
 from .results import ResultLimits, call_result_output, resource_output
-
-PREFIX = "mcp__"
-MAX_NAME = 64
-
-
-def loom_tool_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, cleaned, at most 64 characters."""
-    name = f"{PREFIX}{clean(server)}__{clean(tool)}"
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return f"{name[:MAX_NAME - 9]}_{digest}"
 
 
 class _AnyArgs(BaseModel):
@@ -72,7 +58,7 @@ class McpTool(BaseTool[_AnyArgs]):
     def __init__(self, info: McpToolInfo, toolset: McpToolset) -> None:
         self.info = info
         self.toolset = toolset
-        self.name = loom_tool_name(info.server, info.name)
+        self.name = tool_name(info.server, info.name)
         self.description = info.description or f"{info.name} (from the MCP server {info.server})"
         self.json_schema: Mapping[str, Any] = info.input_schema or {"type": "object"}
         self.is_read_only = info.read_only
@@ -142,7 +128,7 @@ class ToolSearchTool(BaseTool[_SearchArgs]):
 
     def __init__(self, toolset: McpToolset) -> None:
         self.toolset = toolset
-        names = [loom_tool_name(t.server, t.name) for t in toolset.manager.tools()]
+        names = [tool_name(t.server, t.name) for t in toolset.manager.tools()]
         self.description += "\nAvailable: " + ", ".join(names[:200])
 
     async def run(self, args: _SearchArgs, ctx: ToolContext) -> ToolOutput:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..mcp.names import server_prefix, server_rule_names
 from ..workspace import Workspace
 from .command_check import CommandCheck
 from .decision import PermissionDecision, Verdict, behavior_word, combine
@@ -243,7 +244,7 @@ class PermissionManager:
         """An MCP tool: rules naming it, its server (``mcp__s`` or ``mcp__s__*``) decide;
         otherwise a read-only tool runs like a read and any other asks (plan mode refuses
         it), as an edit would."""
-        server = mcp_server_rule_names(target.server)
+        server = server_rule_names(target.server)
         behavior: Behavior
         for behavior in ("deny", "ask", "allow"):
             hit = next((c for c in self._store if c.behavior == behavior and c.rule.specifier is None
@@ -263,7 +264,7 @@ class PermissionManager:
             return Verdict("allow", "bypass mode: everything is allowed")
         return Verdict("ask", f"{target.tool} on the MCP server {target.server} may change things",
                        suggestions=(tool,), hint=f"--allow {shlex.quote(tool)} (or "
-                       f"--allow 'mcp__{target.server}__*' for every tool of that server)")
+                       f"--allow '{server_prefix(target.server)}*' for every tool of that server)")
 
     # -- network ----------------------------------------------------------------------
 
@@ -440,12 +441,6 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except OSError:  # a name too long, say: not a folder we could add
         return False
-
-
-def mcp_server_rule_names(server: str) -> frozenset[str]:
-    """The rule names that stand for every tool of an MCP server (lower case)."""
-    base = f"mcp__{server}".lower()
-    return frozenset({base, base + "__*"})
 
 
 def url_host(url: str) -> str:

@@ -21,11 +21,11 @@ nothing else.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
-PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
 # In the order Shift+Tab cycles them.
-MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "plan", "bypass")
+PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
+MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 # The same modes in Claude Code's words: agent files use them, and hook scripts compare
 # the payload's permission_mode against them.
 CLAUDE_MODE_NAMES: dict[PermissionMode, str] = {"default": "default", "accept-edits": "acceptEdits",

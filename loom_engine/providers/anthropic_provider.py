@@ -23,6 +23,7 @@ from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolRes
 from ..usage import Usage
 from .base import (
     ProviderError,
+    ProviderErrorKind,
     ProviderEvent,
     ProviderRequest,
     StreamCompleted,
@@ -287,7 +288,7 @@ class StreamAccumulator:
 # --- errors ---------------------------------------------------------------------------
 
 
-def _classify_status(status: int | None, etype: str | None, message: str) -> str:
+def _classify_status(status: int | None, etype: str | None, message: str) -> ProviderErrorKind:
     etype = etype or ""
     lowered = message.lower()
     if etype == "overloaded_error" or status == 529:

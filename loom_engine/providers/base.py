@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 from ..messages import Message
 from ..tool_spec import ToolSpec
@@ -75,17 +75,26 @@ ProviderEvent = StreamText | StreamThinking | StreamToolUseStart | StreamComplet
 # --- errors ---------------------------------------------------------------------------
 
 
+# How a failed request is classified: the one list (a script's error turns are checked
+# against it, the providers' classifiers return it, the chat words each kind).
+ProviderErrorKind = Literal["auth", "permission", "not_found", "bad_request", "context_length",
+                            "request_too_large", "rate_limit", "overloaded", "server", "connection",
+                            "timeout", "stream_broken", "config"]
+ERROR_KINDS: frozenset[ProviderErrorKind] = frozenset(get_args(ProviderErrorKind))
+
+
+def error_kind(value: object) -> ProviderErrorKind | None:
+    """``value`` as an error kind, or None when it names none."""
+    return next((kind for kind in ERROR_KINDS if kind == value), None)
+
+
 class ProviderError(Exception):
-    """A failed request, classified so the engine knows whether to retry.
+    """A failed request, classified (``kind``) so the engine knows whether to retry."""
 
-    ``kind`` is one of: auth, permission, not_found, bad_request, context_length,
-    request_too_large, rate_limit, overloaded, server, connection, timeout,
-    stream_broken, config.
-    """
+    RETRYABLE: frozenset[ProviderErrorKind] = frozenset(
+        {"rate_limit", "overloaded", "server", "connection", "timeout", "stream_broken"})
 
-    RETRYABLE = frozenset({"rate_limit", "overloaded", "server", "connection", "timeout", "stream_broken"})
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None,
+    def __init__(self, kind: ProviderErrorKind, message: str, *, status: int | None = None,
                  retry_after: float | None = None, partial_output: bool = False) -> None:
         super().__init__(message)
         self.kind = kind

@@ -7,10 +7,10 @@ the factory all read them here. Importing this module costs nothing at start-up.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 
 ProviderName = Literal["anthropic", "openai", "scripted"]
-PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "scripted")
+PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 DEFAULT_MODELS: Mapping[str, str] = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4o",

@@ -24,6 +24,7 @@ from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolRes
 from ..usage import Usage
 from .base import (
     ProviderError,
+    ProviderErrorKind,
     ProviderEvent,
     ProviderRequest,
     StreamCompleted,
@@ -246,7 +247,7 @@ class ChunkAccumulator:
 # --- errors ---------------------------------------------------------------------------
 
 
-def _classify(status: int | None, etype: str, code: str, message: str) -> str:
+def _classify(status: int | None, etype: str, code: str, message: str) -> ProviderErrorKind:
     lowered = message.lower()
     if status == 413:
         return "request_too_large"

@@ -51,7 +51,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None and retry_after >= 0:
             return retry_after
-        raw = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        raw = min(self.max_delay, self.base_delay * (2.0 ** (attempt - 1)))
         if self.jitter > 0:
             raw *= 1 - self.jitter + 2 * self.jitter * rng()
         return max(0.0, min(raw, self.max_delay))

@@ -48,6 +48,7 @@ from typing import Any
 from ..messages import Message, Part, TextPart, ThinkingPart, ToolUsePart
 from ..usage import Usage
 from .base import (
+    ERROR_KINDS,
     ProviderError,
     ProviderEvent,
     ProviderRequest,
@@ -55,6 +56,7 @@ from .base import (
     StreamText,
     StreamThinking,
     StreamToolUseStart,
+    error_kind,
 )
 
 Turn = Mapping[str, Any]
@@ -62,8 +64,6 @@ ScriptSource = Sequence[Turn] | str | os.PathLike[str] | Callable[[ProviderReque
 
 _TURN_KEYS = frozenset({"text", "thinking", "signature", "tool_calls", "usage", "stop_reason",
                         "error", "chunk_size", "delay"})
-_ERROR_KINDS = frozenset({"auth", "permission", "not_found", "bad_request", "context_length", "rate_limit",
-                          "overloaded", "server", "connection", "timeout", "stream_broken", "config"})
 
 
 def load_script(path: str | os.PathLike[str]) -> list[Turn]:
@@ -100,9 +100,9 @@ def _check_turn(turn: Any, number: int) -> None:
         raise ProviderError("config",
                             f"script turn {number}: 'tool_calls' must be a list of objects with a 'name'")
     error = turn.get("error")
-    if error is not None and (not isinstance(error, Mapping) or error.get("kind") not in _ERROR_KINDS):
+    if error is not None and (not isinstance(error, Mapping) or error_kind(error.get("kind")) is None):
         raise ProviderError("config", f"script turn {number}: 'error' needs a 'kind' among "
-                                      f"{', '.join(sorted(_ERROR_KINDS))}")
+                                      f"{', '.join(sorted(ERROR_KINDS))}")
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -186,7 +186,8 @@ class ScriptedProvider:
         error = turn.get("error")
         if error is not None:
             retry_after = error.get("retry_after")
-            raise ProviderError(str(error["kind"]), str(error.get("message") or f"scripted {error['kind']} error"),
+            kind = error_kind(error["kind"]) or "config"  # checked when the script was read
+            raise ProviderError(kind, str(error.get("message") or f"scripted {kind} error"),
                                 status=error.get("status"),
                                 retry_after=float(retry_after) if retry_after is not None else None,
                                 partial_output=streamed)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..messages import scrub_message, scrub_text
 from .base import (
     ProviderError,
+    ProviderErrorKind,
     ProviderEvent,
     StreamCompleted,
     StreamText,
@@ -215,7 +216,7 @@ def describe_cause(exc: BaseException) -> str:
     return one_line(str(exc)) or type(exc).__name__
 
 
-def status_error(kind: str, *, service: str, where: str, detail: str, model: str, base_url: str,
+def status_error(kind: ProviderErrorKind, *, service: str, where: str, detail: str, model: str, base_url: str,
                  key_hint: str, status: int | None, retry_after: float | None,
                  partial: bool) -> ProviderError:
     """The ProviderError for an HTTP error status (or an error event in the stream),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 SandboxMode = Literal["auto", "on", "off"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "on", "off")
+SANDBOX_MODES: tuple[SandboxMode, ...] = get_args(SandboxMode)
 # ``allowlist``: only the hosts in ``allowed_domains``, through Loom's proxy.
-NetworkMode = Literal["off", "on", "allowlist"]
-NETWORK_MODES: tuple[NetworkMode, ...] = ("off", "allowlist", "on")
+NetworkMode = Literal["off", "allowlist", "on"]
+NETWORK_MODES: tuple[NetworkMode, ...] = get_args(NetworkMode)
 
 # Unreadable inside the sandbox unless the user says otherwise: credentials a command
 # has no business reading (home-relative; Loom's own config and data folders are added

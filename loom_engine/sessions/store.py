@@ -277,9 +277,8 @@ def _header_workspace(path: Path) -> str | None:
             header = json.loads(handle.readline())
     except (OSError, ValueError):
         return None
-    if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("workspace"), str):
-        return header["workspace"]
-    return None
+    workspace = header.get("workspace") if isinstance(header, dict) and header.get("type") == "session" else None
+    return workspace if isinstance(workspace, str) else None
 
 
 class _Malformed(ValueError):

@@ -16,13 +16,13 @@ narrower of its own and the parent's (see ``PermissionManager.child``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import Any, Protocol
 
 from ..config import AgentConfig
 from ..events import TERMINAL_EVENTS, AgentEvent, Finished
 from ..execution import CancelToken
+from ..mcp.names import belongs_to, is_mcp_name
 from ..messages import Message
 from ..metrics import RunMetrics
 from ..providers.base import Provider, ProviderError
@@ -31,7 +31,6 @@ from ..tools.base import ToolOutput
 from .definitions import AgentDefinition
 
 TASK_TOOL = "task"
-_MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")  # as MCP tool names are cleaned (mcp.tools)
 
 
 class ChildAgent(Protocol):
@@ -69,8 +68,8 @@ def child_config(parent_config: AgentConfig, *, parent_tools: Collection[str], d
         wanted = [t for t in wanted if t in tools]
     wanted = [t for t in wanted if t in parent_tools and t not in definition.disallowed_tools]
     if definition.mcp_servers is not None:
-        servers = tuple(f"mcp__{_MCP_UNSAFE.sub('_', s)}__" for s in definition.mcp_servers)
-        wanted = [t for t in wanted if not t.startswith("mcp__") or t.startswith(servers)]
+        servers = tuple(definition.mcp_servers)
+        wanted = [t for t in wanted if not is_mcp_name(t) or belongs_to(t, servers)]
     if parent_config.depth + 1 >= parent_config.max_depth:
         wanted = [t for t in wanted if t != TASK_TOOL]  # its own task calls could only be refused
     changes: dict[str, Any] = {"agent_type": definition.name}

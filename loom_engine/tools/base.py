@@ -7,9 +7,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, runtime_checkable
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar  # a default (PEP 696) before Python 3.13
 
 from ..events import AgentEvent
 from ..execution import CancelToken
@@ -118,8 +119,10 @@ class ToolContext:
         return self.workspace.resolve(path)
 
 
-# The validated arguments a tool's ``run`` receives: its own ``input_model``.
-ArgsT = TypeVar("ArgsT", bound=BaseModel)
+# The validated arguments a tool's ``run`` receives: its own ``input_model``. A bare
+# ``Tool`` (a registry's, a pipeline's: tools of every kind) means ``Tool[Any]``, so an
+# embedder's strict type checker accepts it as written.
+ArgsT = TypeVar("ArgsT", bound=BaseModel, default=Any)
 
 
 @runtime_checkable

@@ -13,8 +13,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any, get_type_hints
+from collections.abc import Callable
+from typing import Any, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -71,12 +71,27 @@ class FunctionTool(BaseTool[BaseModel]):
         return ToolOutput("" if result is None else str(result))
 
 
-def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         description: str | None = None, read_only: bool = False, guidance: str = "") -> Any:
+# What ``@tool`` accepts: a function, plain or async, returning text, a ToolOutput or
+# anything ``str()`` turns into the result.
+ToolFunction = Callable[..., Any]
+
+
+@overload
+def tool(fn: ToolFunction, *, name: str | None = None, description: str | None = None,
+         read_only: bool = False, guidance: str = "") -> FunctionTool: ...
+
+
+@overload
+def tool(*, name: str | None = None, description: str | None = None, read_only: bool = False,
+         guidance: str = "") -> Callable[[ToolFunction], FunctionTool]: ...
+
+
+def tool(fn: ToolFunction | None = None, *, name: str | None = None, description: str | None = None,
+         read_only: bool = False, guidance: str = "") -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Decorator: ``@tool`` or ``@tool(read_only=True, guidance="...")`` makes a FunctionTool
     (``guidance``: its note in the system prompt)."""
 
-    def wrap(f: Callable[..., Any | Awaitable[Any]]) -> FunctionTool:
+    def wrap(f: ToolFunction) -> FunctionTool:
         return FunctionTool(f, name=name, description=description, read_only=read_only, guidance=guidance)
 
     return wrap(fn) if fn is not None else wrap

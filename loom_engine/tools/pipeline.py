@@ -327,7 +327,8 @@ class ToolPipeline:
 
 def _validate(tool: Tool, name: str, arguments: Mapping[str, Any]) -> BaseModel | ToolOutput:
     try:
-        return tool.input_model.model_validate(dict(arguments))
+        validated: BaseModel = tool.input_model.model_validate(dict(arguments))
+        return validated
     except ValidationError as error:
         return ToolOutput(format_validation_error(name, error), is_error=True)
     except Exception as error:

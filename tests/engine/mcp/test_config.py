@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from loom_engine.mcp.config import ServerConfig, expand, load_mcp_config
-from loom_engine.mcp.tools import loom_tool_name
+from loom_engine.mcp.names import tool_name as loom_tool_name
 
 
 def _write(path: Path, servers: object) -> Path:

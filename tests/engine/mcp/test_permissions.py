@@ -56,3 +56,13 @@ def test_modes(tmp_path: Path) -> None:
     assert _check(tmp_path, "mcp__time__get_current_time", READ, mode="plan")[0] == "allow"
     assert _check(tmp_path, "mcp__time__set_clock", WRITE, mode="bypass")[0] == "allow"
     assert _check(tmp_path, "mcp__time__set_clock", WRITE, mode="accept-edits")[0] == "ask"
+
+
+def test_a_server_rule_names_the_server_as_its_tools_do(tmp_path: Path) -> None:
+    # A server configured as "my server" has tools named mcp__my_server__…: the rule the
+    # hint suggests, and any rule spelt that way, covers them.
+    call = McpCall("my server", "set_clock", read_only=False)
+    behavior, hint = _check(tmp_path, "mcp__my_server__set_clock", call)
+    assert behavior == "ask" and "--allow 'mcp__my_server__*'" in hint
+    assert _check(tmp_path, "mcp__my_server__set_clock", call, allow=("mcp__my_server__*",))[0] == "allow"
+    assert _check(tmp_path, "mcp__my_server__set_clock", call, deny=("mcp__my_server",))[0] == "deny"

@@ -113,6 +113,15 @@ async def test_error_turns_raise_the_given_kind() -> None:
     assert info.value.kind == "stream_broken" and info.value.partial_output is True
 
 
+async def test_every_error_kind_a_provider_raises_can_be_scripted() -> None:
+    # The script's check reads the one list of kinds, request_too_large included.
+    provider = ScriptedProvider([{"error": {"kind": "request_too_large", "message": "413 from a proxy"}}])
+    with pytest.raises(ProviderError) as info:
+        await run(provider)
+    assert (info.value.kind, info.value.message, info.value.retryable) == \
+        ("request_too_large", "413 from a proxy", False)
+
+
 async def test_unparsable_tool_input_is_kept_raw() -> None:
     provider = ScriptedProvider([{"tool_calls": [{"name": "edit_file", "input": "{\"path\": "},
                                                  {"name": "ls", "input": "{\"path\": \".\"}"}]}])
