@@ -58,7 +58,8 @@ async def test_declining_starts_with_narrowing_only(real: Harness, repo: Path, t
         rules = app.agent.permissions.effective_rules()
         assert ("deny", "bash(rm:*)", ".loom/settings.toml") in rules
         assert not any(rule[0] == "allow" and rule[1] == "bash" for rule in rules)
-        assert "project settings not applied (workspace not trusted)" in screen_text(app)
+        # The warning is written after the agent is built: wait for it on the screen, not a clock.
+        await wait_for(pilot, lambda: "project settings not applied (workspace not trusted)" in screen_text(app))
     assert _records(tmp_path).trusted_hash(repo) is None
     # Not trusted: asked again next time.
     again = _app(real)
