@@ -143,7 +143,7 @@ async def test_ctrl_d_during_a_permission_question_asks_where_it_can_be_seen(har
         await send(pilot, "edit it")
         await wait_for(pilot, lambda: app.permission_queue.asking)
         await pilot.press("ctrl+d")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.activity.message == "a run is going — Ctrl+D again to stop it and quit")
         assert app.is_running and app.running
         # The question is docked under the activity line, which stays in view.
         assert app.activity.message == "a run is going — Ctrl+D again to stop it and quit"

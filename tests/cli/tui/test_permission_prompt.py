@@ -53,9 +53,8 @@ async def test_pgup_scrolls_the_transcript_while_the_question_waits(harness: Har
         await wait_idle(pilot, app)
         await send(pilot, "now fix it")
         await wait_for(pilot, lambda: app.permission_prompt.is_open)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.transcript.scroll_y > 0)  # following the long answer's bottom
         bottom = app.transcript.scroll_y
-        assert bottom > 0
         await pilot.press("pageup")
         await wait_for(pilot, lambda: app.transcript.scroll_y < bottom)
         await pilot.press("pagedown")
@@ -77,7 +76,7 @@ async def test_every_choice_is_visible_from_50_columns(harness: Harness, width: 
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "edit")
         await wait_for(pilot, lambda: app.permission_prompt.is_open)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "d  no, and tell Loom why (it goes on)" in screen_text(app))
         shown = screen_text(app)
         for line in ("y  allow once", "a  allow always this session", "p  allow always in this project",
                      "e  allow all edits this session", "n  no, stop here (esc)",
@@ -178,7 +177,7 @@ async def test_a_long_diff_scrolls_inside_the_question_and_the_choices_stay_visi
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "make a table")
         await wait_for(pilot, lambda: app.permission_prompt.is_open)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "LINE_0 = 0" in screen_text(app) and "y  allow once" in screen_text(app))
         shown = screen_text(app)
         assert "LINE_0 = 0" in shown and "LINE_299" not in shown  # the top of the diff, capped
         assert "y  allow once" in shown and "d  no, and tell Loom why (it goes on)" in shown

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from loom_cli.stop_reason import stop_reason
 from loom_cli.tui.tool_block import ToolBlock, ToolCallData
 from loom_engine.events import MaxTurnsReached
+from tests.cli.tui.helpers import wait_for
 
 BLOCKS = [
     ToolCallData(call_id="a", name="read_file", input={"path": "one.txt"}, status="done", content="only line"),
@@ -81,6 +82,7 @@ async def test_live_tail_keeps_lines_and_shows_a_progress_bar_as_last_drawn() ->
         for i in range(1, 7):
             app.block.add_live_output(f"step {i}")
         app.block.add_live_output("\r10%\r55%\r100%")
-        await pilot.pause(0.3)
+        # Live output repaints on a timer: wait for the last write to be drawn.
+        await wait_for(pilot, lambda: "100%" in [line.strip() for line in app.block.view.plain_lines()], timeout=30)
         lines = [line.strip() for line in app.block.view.plain_lines()]
     assert lines[1:] == ["⎿ … 2 lines above", "step 3", "step 4", "step 5", "step 6", "100%"]

@@ -161,9 +161,11 @@ async def test_streaming_does_not_yank_a_reader_who_scrolled_up() -> None:
         assert transcript.scroll_y == 5
         transcript.scroll_end(animate=False, immediate=True)  # back at the bottom: follow again
         await pilot.pause()
+        end = transcript.max_scroll_y
         stream.append("tail line\n\nmore")
-        await pilot.pause(0.2)
-        assert transcript.scroll_y == transcript.max_scroll_y
+        # Wait for the new lines to be laid out (the end moves), then for the view to follow.
+        await wait_for(pilot, lambda: transcript.max_scroll_y > end)
+        await wait_for(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
 
 
 async def test_tool_output_expands_on_click(harness: Harness) -> None:
