@@ -30,7 +30,7 @@ async def test_an_aborted_stream_emits_and_counts_its_usage(tmp_path: Path) -> N
 
 
 async def test_a_stream_stopped_before_any_output_is_not_counted(tmp_path: Path) -> None:
-    provider = ScriptedProvider([{"text": "late", "delay": 5.0}])
+    provider = ScriptedProvider([{"text": "late", "delay": 60.0}])  # the abort ends it long before
     agent = Agent(config=AgentConfig(model="claude-sonnet-4-5"), provider=provider, tools=[],
                   workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
     import asyncio

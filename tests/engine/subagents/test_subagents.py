@@ -36,7 +36,7 @@ class ParentAndChildren:
             self.child_requests.append(request)
             self.children_running += 1
             try:
-                await asyncio.wait_for(self.barrier.wait(), 5)
+                await asyncio.wait_for(self.barrier.wait(), 30)  # both children arrive; a bound
                 await asyncio.sleep(self.child_delay)
             finally:
                 self.children_running -= 1
@@ -91,7 +91,7 @@ async def test_abort_reaches_every_child(tmp_path: Path) -> None:
         parent.abort()
 
     aborter = asyncio.create_task(abort_when_children_run())
-    events = await asyncio.wait_for(_collect(parent), 5)
+    events = await asyncio.wait_for(_collect(parent), 30)  # a bound on a hang
     await aborter
     assert isinstance(events[-1], Aborted)
     assert provider.children_running == 0

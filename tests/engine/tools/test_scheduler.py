@@ -52,8 +52,13 @@ async def test_semaphore_bounds_parallelism() -> None:
 
 async def test_cancel_stops_every_parallel_call() -> None:
     cancelled: list[int] = []
+    started: list[int] = []
+    all_started = asyncio.Event()
 
     async def run_one(call: int) -> int:
+        started.append(call)
+        if len(started) == 3:
+            all_started.set()
         try:
             await asyncio.sleep(10)
         except asyncio.CancelledError:
@@ -62,7 +67,7 @@ async def test_cancel_stops_every_parallel_call() -> None:
         return call
 
     task = asyncio.create_task(Scheduler(10).run([1, 2, 3], run_one, lambda c: True))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(all_started.wait(), 30)  # every call is running: then cancel
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert sorted(cancelled) == [1, 2, 3]
