@@ -48,7 +48,8 @@ def marked(marker: str) -> list[int]:
     return pids
 
 
-def wait_until_gone(marker: str, seconds: float = 5.0) -> list[int]:
+def wait_until_gone(marker: str, seconds: float = 30.0) -> list[int]:
+    """The marked processes still running once they are gone or the bound (a hang, not a timing) passes."""
     deadline = time.monotonic() + seconds
     while (left := marked(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -102,8 +103,11 @@ async def test_nothing_a_command_detaches_outlives_it(how: str, marker: str, tmp
 
 
 async def test_a_timeout_ends_detached_processes_too(marker: str, tmp_path: Path) -> None:
-    command = f"setsid {sleeper(marker)} & sleep 60"
-    result = await BashTool().run(BashInput(command=command, timeout=1), context(tmp_path))
+    # The sleeper must have started before the timeout fires: the command waits for it, and
+    # the timeout leaves a loaded machine seconds to get there.
+    command = (f"setsid {sleeper(marker)} &\nfor i in $(seq 100); do [ -e {marker}.started ] && break; sleep 0.05; done"
+               "\nsleep 60")
+    result = await BashTool().run(BashInput(command=command, timeout=5), context(tmp_path))
     assert "Timed out" in result.content and started(marker, tmp_path)
     assert wait_until_gone(marker) == []
 
@@ -112,7 +116,7 @@ async def test_an_abort_ends_detached_processes_too(marker: str, tmp_path: Path)
     cancel = CancelToken()
     run = asyncio.ensure_future(BashTool().run(BashInput(command=f"setsid {sleeper(marker)} & sleep 60"),
                                                context(tmp_path, cancel)))
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a bound on a hang, not a timing
     while not marked(marker) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert marked(marker), "the command did not start"
@@ -200,7 +204,7 @@ def test_stale_temp_files_are_cleaned_at_start_and_live_ones_kept(repo: Path, tm
     done = subprocess.run([*LOOM, "run", "hi"], cwd=repo, env=loom_env(tmp_path, fake_llm, TMPDIR=str(tmpdir)),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a bound on a hang, not a timing
     while any(p.exists() for p in stale) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [p for p in stale if p.exists()] == []
