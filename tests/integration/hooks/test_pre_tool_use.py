@@ -70,10 +70,12 @@ async def test_a_harmless_command_passes_the_guard(workspace: Path, fake_llm: Fa
 
 async def test_a_hook_that_times_out_is_not_a_block(workspace: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("bash", {"command": "echo ran"}), Reply.text("ok"))
-    slow = hooks(on("PreToolUse", "sleep 30", "Bash", timeout=1))
+    slow = hooks(on("PreToolUse", "sleep 600", "Bash", timeout=1))
     started = time.monotonic()
     events = await collect(agent(workspace, fake_llm, slow), "go")
-    assert time.monotonic() - started < 15  # the sleep was killed at its timeout
+    # The sleep was killed at its timeout, not waited out: a bound far from both a loaded
+    # machine's seconds and the sleep's ten minutes.
+    assert time.monotonic() - started < 120
     [block] = tool_results(fake_llm.requests[1])
     assert "ran" in result_text(block) and not block.get("is_error")
     [ran] = hook_runs(events)
