@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loom_engine.providers.base import ProviderError
-from tests.cli.tui.helpers import Harness, wait_for
+from tests.cli.tui.helpers import Harness, screen_text, wait_for
 
 
 def no_key_factory(_options: Any) -> Any:
@@ -28,6 +28,7 @@ def test_first_run_screen(snap_compare, harness: Harness, monkeypatch: pytest.Mo
     async def run_before(pilot) -> None:
         app.prompt.cursor_blink = False
         await wait_for(pilot, lambda: app.agent_error is not None)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "export OPENAI_API_KEY" in screen_text(app))  # the setup note is drawn
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=(width, 44), run_before=run_before)
