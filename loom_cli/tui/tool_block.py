@@ -75,6 +75,9 @@ def _count(display: Mapping[str, Any], key: str) -> int | None:
 # Narrower than this, a cut output's header says only "cut" and the block's body says
 # what the model saw (the header line would lose it to the ellipsis).
 CUT_NOTE_IN_HEADER_WIDTH = 100
+# A finished call's time shows from here on: sub-second timings are noise next to the
+# result, slow calls are worth knowing.
+SHOW_DURATION_FROM_MS = 1000
 
 
 def output_size(display: Mapping[str, Any] | None, *, short: bool = False) -> str:
@@ -156,8 +159,7 @@ class ToolView(StripView):
         text.append(f"{icon} ", style=f"bold {colour}")
         text.append(data.name, style="bold")
         times = Text()
-        # Sub-second timings are noise next to the result; slow calls are worth knowing.
-        if data.status not in ("running", "waiting") and data.duration_ms >= 1000:
+        if data.status not in ("running", "waiting") and data.duration_ms >= SHOW_DURATION_FROM_MS:
             times.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
         elif data.status == "running" and data.started is not None:
             elapsed = int(self.clock() - data.started)
