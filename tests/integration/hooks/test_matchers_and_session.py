@@ -107,14 +107,16 @@ async def test_compaction_runs_pre_and_post_compact(workspace: Path, fake_llm: F
 async def test_abort_stops_a_running_hook(workspace: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("bash", {"command": "echo hi"}, id="c1"))
     table = {"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": "touch started; sleep 30; touch finished"}]}]}
+        {"type": "command", "command": "touch started; sleep 600; touch finished"}]}]}
     loom = agent(workspace, fake_llm, hooks(table))
     run = asyncio.create_task(collect(loom, "go"))
     deadline = time.monotonic() + 20
     while not (workspace / "started").exists() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     loom.abort()
-    events = await asyncio.wait_for(run, 10)
+    # A limit on a hang, not a timing: a hook left running would hold the run for 600 s
+    # (10 s was once too short for the clean-up on a loaded CI machine).
+    events = await asyncio.wait_for(run, 60)
     assert isinstance(events[-1], Aborted)
     await asyncio.sleep(0.5)
     assert not (workspace / "finished").exists()
