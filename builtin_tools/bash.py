@@ -256,8 +256,10 @@ async def _supervise(
     """Wait for exit, timeout or abort; then make sure the group and the marked are gone.
 
     ``contained``: the command ran in a PID namespace that ends with it (the kernel kills
-    whatever is left when its first process exits), so after a normal exit there is
-    nothing to look for."""
+    whatever is left when its first process exits), so what is found after a normal exit
+    is already dying and is not reported as stopped. It is still looked for and waited
+    out: bubblewrap's outer process exits as soon as the command does, before the kernel
+    has finished ending the namespace."""
     pgid = proc.pid  # start_new_session: the shell leads its own group
     pump: asyncio.Future[None] | None = None
     exited = asyncio.ensure_future(proc.wait())
@@ -277,8 +279,8 @@ async def _supervise(
             outcome = "aborted"
         else:
             outcome = "timeout"
-        left = [] if contained and outcome == "exited" else tree.find_processes(pgid, marker)
-        stopped = outcome == "exited" and bool(left)
+        left = tree.find_processes(pgid, marker)
+        stopped = outcome == "exited" and bool(left) and not contained
         await _terminate(pgid, marker, exited, left)
         cleaned = True
         # Output written before the group ended is still in the pipe.
