@@ -50,6 +50,7 @@ from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
+    from .mcp.manager import McpManager
     from .permissions.manager import PermissionManager
     from .providers.retry import RetryPolicy
     from .sandbox.sandbox import Sandbox
@@ -160,6 +161,15 @@ class Agent:
     @property
     def todos(self) -> list[dict[str, Any]]:
         return list(self._tool_state.todos)
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The MCP servers' connections, when the tools joining later are theirs."""
+        if self.tool_source is None:
+            return None
+        from .mcp.tools import McpToolset  # the MCP package stays off the start-up path
+
+        return self.tool_source.manager if isinstance(self.tool_source, McpToolset) else None
 
     def abort(self, reason: str = "interrupted by user") -> None:
         self.bus.abort(reason)
