@@ -199,13 +199,14 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
 
     skills, context, warnings = _context(workspace, settings)
     from .slash_commands import discover_commands
+    from .tui.commands.registry import BUILTIN_NAMES
 
     # Custom commands are read again when run; here, what is wrong with them is said once.
     warnings = (privacy_problems + skipped + list(layered.problems)
                 + [f"{folder}: additional directory from the project settings is not a directory: left out"
                    for folder in layered.add_dirs if folder not in project_dirs]
                 + warnings + [f"agent file {problem.line(workspace.root)}" for problem in agents.problems]
-                + list(discover_commands(workspace.root).warnings))
+                + list(discover_commands(workspace.root, BUILTIN_NAMES).warnings))
     if layered.ignored and interactive:
         warnings.insert(0, "project settings not applied (workspace not trusted): " + ignored_line(layered.ignored))
     config = AgentConfig(model=model, provider=provider_name,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from loom_engine.sandbox import Sandbox
     from loom_engine.skills.catalog import SkillCatalog
     from loom_engine.tools.registry import ToolRegistry
-    from loom_engine.transcript import SessionLog
+    from loom_engine.transcript import SessionLog, Transcript
     from loom_engine.workspace import Workspace
 
 
@@ -56,6 +56,10 @@ class ChatAgent(Protocol):
     # --- what it holds --------------------------------------------------------------------
     @property
     def messages(self) -> tuple[Message, ...]: ...
+    @property
+    def transcript(self) -> Transcript:
+        """The conversation itself: /rewind cuts it back and restores it."""
+        ...
     @property
     def session(self) -> SessionLog | None: ...
     @property

@@ -67,8 +67,9 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
             from loom_engine.commands.catalog import CommandError
 
             from .slash_commands import invocation_for
+            from .tui.commands.registry import BUILTIN_NAMES
             try:
-                invocation = invocation_for(agent, prompt)
+                invocation = invocation_for(agent, prompt, BUILTIN_NAMES)
             except CommandError as error:
                 err.write(f"loom: {error}\n")
                 return EXIT_USAGE

@@ -1,64 +1,122 @@
-"""What ``/name args`` means outside the chat's own commands, for the chat and `loom run`.
+"""The chat's slash commands as data, and what ``/name args`` means outside them.
 
-Order: the chat's built-in commands (``BUILTIN_NAMES``), then the MCP servers'
-prompts (``/mcp__…``), then the user's custom commands, then the skills the user may
-run. A custom command named like a built-in is never run (a warning at start says so).
+One :class:`SlashCommand` per built-in command holds every fact about it: its name and
+aliases, what the / menu and /help say of it, its usage line, how many words it takes
+and what runs it. The entries themselves live beside their handlers in
+``loom_cli.tui.commands``; :class:`SlashRegistry` gathers them, and /help, the / menu,
+usage errors and the reserved names are all read from it.
+
+Order of ``/name args``: the chat's built-in commands, then the MCP servers' prompts
+(``/mcp__…``), then the user's custom commands, then the skills the user may run. A
+custom command named like a built-in is never run (a warning at start says so).
 Kept free of Textual: `loom run` and bootstrap use it too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from loom_engine.permissions.modes import MODES
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from loom_engine.commands.catalog import CommandCatalog
     from loom_engine.commands.invoke import Invocation
 
-# The chat's own commands, with what the / menu and /help say of each.
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("help", "commands and keys"),
-    ("clear", "start a new session"),
-    ("compact", "summarise the conversation now  [focus]"),
-    ("model", "show or switch the model  [name]"),
-    ("cost", "tokens and cost of this session"),
-    ("skills", "list the available skills"),
-    ("resume", "resume an earlier session of this workspace  [id]"),
-    ("rewind", "go back to before a prompt: the files, the conversation or both (Esc Esc)"),
-    ("mode", f"show or set the permission mode  [{'|'.join(MODES)}]"),
-    ("permissions", "the permission rules by layer: add and remove"),
-    ("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource"),
-    ("hooks", "the hooks: event, matcher, command, file, trusted or not; problems"),
-    ("agents", "the custom sub-agents: source, tools; agent files not used"),
-    ("sandbox", "whether commands run in the OS sandbox, by what (or why not); what they may write and read"),
-    ("exit", "quit Loom"),
-)
-# Their names (and the alias /quit): a custom command or skill never takes one.
-BUILTIN_NAMES = frozenset({name for name, _ in COMMANDS} | {"quit"})
+    from .chat_agent import ChatAgent
+    from .tui.chat_host import ChatHost
 
 
-def discover_commands(workspace_root: Path) -> CommandCatalog:
+@dataclass(frozen=True)
+class ParsedCommand:
+    name: str
+    arg: str
+    text: str = field(default="", compare=False)  # as typed (an MCP prompt's name keeps its case)
+
+
+def parse_command(text: str) -> ParsedCommand | None:
+    """A slash command, or None when the text is a prompt (``/path/like`` text is a prompt)."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or len(stripped) < 2:
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    if "/" in head:
+        return None
+    return ParsedCommand(head.lower(), rest.strip(), stripped)
+
+
+# What carries a command out: given the chat and the command as typed. A coroutine is
+# awaited by the chat before the next prompt is read.
+Handler = Callable[["ChatHost", ParsedCommand], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One built-in command: everything the chat knows of it, in one place."""
+
+    name: str
+    description: str  # what the / menu and /help say of it
+    handler: Handler
+    usage: str = ""  # the usage line; "" means just ``/name``
+    # The most words it takes (None: free text). A command given more is refused with its
+    # usage and not run: "/clear ost" is a typo (or a burst of keys gone wrong), never a
+    # reason to wipe the conversation.
+    max_words: int | None = 0
+    needs_agent: bool = True  # refused with "still loading" (or the agent's error) until it is there
+    aliases: frozenset[str] = frozenset()
+
+
+class SlashRegistry:
+    """The built-in commands in the order /help and the / menu show them."""
+
+    def __init__(self, commands: Iterable[SlashCommand]) -> None:
+        self.commands = tuple(commands)
+        by_name: dict[str, SlashCommand] = {}
+        for command in self.commands:
+            for name in (command.name, *sorted(command.aliases)):
+                if name in by_name:
+                    raise ValueError(f"/{name} is registered twice")
+                by_name[name] = command
+        self._by_name: Mapping[str, SlashCommand] = by_name
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every name a built-in answers to, aliases included: a custom command or skill
+        never takes one."""
+        return frozenset(self._by_name)
+
+    def find(self, name: str) -> SlashCommand | None:
+        return self._by_name.get(name)
+
+    def menu_entries(self) -> list[tuple[str, str]]:
+        """(name, description) of each command, for the / menu and /help."""
+        return [(command.name, command.description) for command in self.commands]
+
+    def usage_problem(self, parsed: ParsedCommand) -> str | None:
+        """The usage line when ``parsed`` has arguments its command does not take, else None."""
+        command = self.find(parsed.name)
+        if command is None or command.max_words is None or len(parsed.arg.split()) <= command.max_words:
+            return None
+        return f"usage: {command.usage or f'/{parsed.name}'} · not run"  # an alias as typed: /quit
+
+
+def discover_commands(workspace_root: Path, reserved: frozenset[str]) -> CommandCatalog:
+    """The user's custom commands; none takes a ``reserved`` (built-in) name."""
     from loom_engine.commands.catalog import CommandCatalog
     from loom_engine.paths import config_dir
 
-    return CommandCatalog.discover(workspace_root, user_config_dir=config_dir(), reserved=BUILTIN_NAMES)
+    return CommandCatalog.discover(workspace_root, user_config_dir=config_dir(), reserved=reserved)
 
 
-def invocation_for(agent: Any, text: str, commands: CommandCatalog | None = None) -> Invocation | None:
+def invocation_for(agent: ChatAgent | None, text: str, reserved: frozenset[str],
+                   commands: CommandCatalog | None = None) -> Invocation | None:
     """The custom command or skill ``text`` runs with this agent, or None (plain text, a
-    built-in, or a name nothing has)."""
+    built-in, or a name nothing has). Without an agent (still loading) only ``commands``
+    are looked in: the skills are the agent's."""
     from loom_engine.commands.invoke import resolve, split_line
 
     if split_line(text) is None:
         return None
-    workspace = getattr(agent, "workspace", None)
-    if commands is None and workspace is not None:
-        commands = discover_commands(Path(workspace.root))
-    return resolve(text, commands, getattr(agent, "skills", None), BUILTIN_NAMES)
-
-
-def can_run(agent: Any) -> bool:
-    """Whether the agent has what a command's expansion uses (stand-in agents do not)."""
-    return all(hasattr(agent, name) for name in ("attach", "registry", "bus", "set_model", "identity"))
+    if commands is None and agent is not None:
+        commands = discover_commands(Path(agent.workspace.root), reserved)
+    return resolve(text, commands, agent.skills if agent is not None else None, reserved)

@@ -7,7 +7,7 @@ into widgets; Esc/Ctrl+C call `agent.abort()`; a permission request waits in the
 `PermissionQueue` and its answer goes back with `agent.answer_permission()`. Prompts
 sent during a run wait in the `PromptQueue`. The agent's start-up, building and
 replacing is `AgentLifecycle`'s; Ctrl+C/Ctrl+D are `CtrlKeys`'. Slash commands live in
-`commands.py` and act through this app's public methods.
+`commands/` and act through this app's public surface (`ChatHost`).
 
 First frame first: this module imports neither the provider SDKs nor the agent. The
 agent is built by `TuiOptions.agent_factory` in a thread after the first frame, and
@@ -33,11 +33,13 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.modes import next_mode
 from loom_engine.workspace import find_workspace_root
 
+from ..slash_commands import parse_command
 from .agent_lifecycle import AgentLifecycle
-from .commands import COMMANDS, parse_command, rewind_command, run_command
+from .commands.custom import CustomCommandMenu
+from .commands.registry import BUILTIN_NAMES, REGISTRY, run_command
+from .commands.rewind import rewind_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
-from .custom_commands import CustomCommandMenu
 from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
@@ -63,7 +65,7 @@ from .user_turns import show_prompt_mode, user_turn
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
 
-    from .rewind_flow import RewindUndo
+    from .commands.rewind_undo import RewindUndo
 
 __all__ = ["LoomApp", "TuiOptions", "run_tui"]
 
@@ -148,9 +150,9 @@ class LoomApp(SafeTextApp[int]):
                                      id="transcript")
         self.todos = TodoPanel(id="todos")
         self.activity = ActivityLine(id="activity")
-        custom = CustomCommandMenu(self.workspace_root)  # the user's commands and skills
-        self.prompt = PromptInput(history=self.history, menu=menu, commands=COMMANDS, files=self._file_list,
-                                  take_queued=self.prompt_queue.take_last, id="prompt",
+        custom = CustomCommandMenu(self.workspace_root, BUILTIN_NAMES)  # the user's commands and skills
+        self.prompt = PromptInput(history=self.history, menu=menu, commands=REGISTRY.menu_entries(),
+                                  files=self._file_list, take_queued=self.prompt_queue.take_last, id="prompt",
                                   more_commands=lambda: [*prompt_commands(self.agent), *custom.entries(self.agent)],
                                   resources=lambda: resource_mentions_of(self.agent))
         self.queue_view = QueueView(id="queue")

@@ -63,10 +63,12 @@ async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
 
 def _invocation(agent: Any, text: str) -> Invocation | None:
     """What ``/name args`` runs: a custom command or a skill (CommandError, a ValueError,
-    when its file cannot be read now); None for other text or a stand-in agent."""
-    from loom_cli.slash_commands import can_run, invocation_for
+    when its file cannot be read now); None for other text."""
+    from loom_cli.slash_commands import invocation_for
 
-    return invocation_for(agent, text) if can_run(agent) else None
+    from .commands.registry import BUILTIN_NAMES
+
+    return invocation_for(agent, text, BUILTIN_NAMES)
 
 
 async def _attached(agent: Any, text: str) -> Any:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from loom_cli.tui.commands import ParsedCommand, parse_command
+from loom_cli.slash_commands import ParsedCommand, parse_command
 from loom_cli.tui.completion import list_workspace_files, match_files
 from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.prompt_input import PromptHistory, history_file
 from loom_cli.tui.session_picker import SessionPicker
 from loom_cli.tui.transcript import Notice, UserMessage
 from loom_engine.messages import Message
+from loom_engine.skills.catalog import Skill, SkillCatalog
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 
 
@@ -144,16 +145,10 @@ async def test_cost_reports_tokens_and_cost(harness: Harness) -> None:
         assert app.status.cost_usd > 0
 
 
-@dataclass(frozen=True)
-class FakeSkill:
-    name: str
-    description: str
-
-
-class FakeCatalog:
-    def __init__(self) -> None:
-        self.skills = [FakeSkill("release-notes", "Write release notes from git log"),
-                       FakeSkill("pdf", "Read and fill PDF forms")]
+def two_skills() -> SkillCatalog:
+    # No source: the line then ends with the description (a source adds "  [project]").
+    return SkillCatalog([Skill("release-notes", "Write release notes from git log", Path("r/SKILL.md"), ""),
+                         Skill("pdf", "Read and fill PDF forms", Path("p/SKILL.md"), "")])
 
 
 async def test_skills_lists_the_catalog(harness: Harness) -> None:
@@ -163,7 +158,7 @@ async def test_skills_lists_the_catalog(harness: Harness) -> None:
         await send(pilot, "/skills")
         await pilot.pause()
         assert outputs(app)[-1].startswith("No skills found")
-        harness.agent.skills = FakeCatalog()
+        harness.agent.skills = two_skills()
         await send(pilot, "/skills")
         await pilot.pause()
         text = outputs(app)[-1]

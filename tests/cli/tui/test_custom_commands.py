@@ -184,10 +184,9 @@ async def test_help_lists_custom_commands(harness: Harness) -> None:
 
 
 def test_the_reserved_names_are_the_chats_commands() -> None:
-    from loom_cli.slash_commands import BUILTIN_NAMES
-    from loom_cli.tui.commands import COMMANDS, USAGE
+    from loom_cli.tui.commands.registry import BUILTIN_NAMES, REGISTRY
 
-    assert BUILTIN_NAMES == {name for name, _ in COMMANDS} | set(USAGE)
+    assert BUILTIN_NAMES == {c.name for c in REGISTRY.commands} | {"quit"}
 
 
 async def test_a_resumed_session_shows_the_command_as_typed(harness: Harness) -> None:

@@ -10,7 +10,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from loom_cli.tui.commands import help_text
+from loom_cli.tui.commands.registry import help_text
 from loom_cli.tui.completion import match_mentions
 from loom_cli.tui.mcp_chat import summary
 from loom_cli.tui.mcp_screens import McpScreen

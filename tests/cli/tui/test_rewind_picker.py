@@ -323,7 +323,7 @@ async def test_without_git_and_snapshots_the_menu_says_so(repo: Path, tmp_path: 
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_idle(pilot, app)
         await send(pilot, app, "hi", "Hello.")
-        monkeypatch.setattr("loom_cli.tui.rewind_flow.shutil.which", lambda _name: None)
+        monkeypatch.setattr("loom_cli.tui.commands.rewind.shutil.which", lambda _name: None)
         await open_list(pilot, app)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Never mind" in screen_text(app))

@@ -13,48 +13,36 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from loom_engine.messages import Message
-from loom_engine.sessions.store import SessionError, SessionStore
+from loom_engine.sessions.store import SessionError, SessionStore, SessionWriter
 from loom_engine.snapshots.model import RestorePlan, RestorePoint, RestoreResult, RewindMode, StalePlan
 from loom_engine.snapshots.preimages import PreimageCheckpointer
 from loom_engine.snapshots.restore import Snapshots, is_prompt, prompt_text, restore_points, snapshots_of
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.snapshots.shadow import ShadowError
 
-from ..wording import plural
-from .rewind_menu import NEVER_MIND, RewindMenu, menu_choices
-from .rewind_picker import UNDO_ID, RewindPicker, one_line
-from .rewind_preview import PreviewAnswer, RewindPreview
-from .transcript import entries_from_messages
+from ...slash_commands import ParsedCommand, SlashCommand
+from ...wording import plural
+from .rewind_undo import RewindUndo
 
 if TYPE_CHECKING:
-    from .app import LoomApp
+    from loom_engine.messages import Message
+
+    from ...chat_agent import ChatAgent
+    from ..chat_host import ChatHost
+    from ..rewind_preview import PreviewAnswer
 
 _FAILURES = (RewindError, StalePlan, ShadowError, OSError)
-
-
-@dataclass(frozen=True)
-class RewindUndo:
-    """What undoing the chat's last rewind needs."""
-
-    agent: object  # the agent it was made with (a new session forgets it)
-    index: int  # the prompt it went back to
-    undo_snapshot: int | None  # the files just before it (None: no file was restored)
-    previous: tuple[Message, ...] | None  # the conversation just before it (None: not rewound)
-    after: frozenset[str]  # the ids of the conversation's messages right after it
-    prompt_text: str  # what was put back in the input
 
 
 # Said in the menu when git is missing and only pre-images of Loom's own edits are kept.
 PREIMAGES_NOTE = "Without git, only files Loom's edit tools changed can be restored (not what bash did)."
 
 
-def checkpointer_of(agent: object) -> Snapshots | None:
-    return snapshots_of(getattr(agent, "checkpoints", None))  # stand-in agents have none
+def checkpointer_of(agent: ChatAgent) -> Snapshots | None:
+    return snapshots_of(agent.checkpoints)
 
 
 def no_snapshots_reason() -> str:
@@ -105,17 +93,19 @@ def visible(messages: Sequence[Message]) -> list[Message]:
     return [m for m in messages if not m.meta.get("reminder")]
 
 
-async def show_conversation(app: LoomApp, messages: Sequence[Message]) -> None:
+async def show_conversation(app: ChatHost, messages: Sequence[Message]) -> None:
+    from ..transcript import entries_from_messages
+
     await app.transcript.load_history(entries_from_messages(visible(messages)), app.options.resume_window)
     app.run_view.forget_tools()
 
 
-def saved_undo(agent: object) -> RewindUndo | None:
+def saved_undo(agent: ChatAgent) -> RewindUndo | None:
     """The last rewind the session file keeps (made before Loom was restarted), to undo it."""
-    writer = getattr(agent, "session", None)
-    path, session_id = getattr(writer, "path", None), getattr(writer, "id", None)
-    if not isinstance(path, Path) or not isinstance(session_id, str):
+    writer = agent.session
+    if not isinstance(writer, SessionWriter):  # only the store's own file keeps rewinds
         return None
+    path, session_id = writer.path, writer.id
     try:
         last = SessionStore(path.parent).load(session_id).last_rewind
     except (SessionError, OSError, ValueError):
@@ -125,18 +115,18 @@ def saved_undo(agent: object) -> RewindUndo | None:
     prompts = [m for m in last.before if is_prompt(m)]
     index = next((i for i, m in enumerate(prompts, 1) if m.id == last.prompt_id), 0)
     # The conversation went on since (added_since): only the files can come back.
-    now = frozenset() if last.added_since else frozenset(m.id for m in visible(getattr(agent, "messages", ())))
+    now = frozenset() if last.added_since else frozenset(m.id for m in visible(agent.messages))
     return RewindUndo(agent=agent, index=index, undo_snapshot=last.undo_snapshot,
                       previous=last.before if last.mode != "code" else None, after=now,
                       prompt_text=prompt_text(prompts[index - 1]) if index else "")
 
 
-def undo_offer(app: LoomApp) -> tuple[RewindUndo, bool] | None:
+def undo_offer(app: ChatHost) -> tuple[RewindUndo, bool] | None:
     """The last rewind if it can still be undone, and whether its conversation can come back."""
     last = app.last_rewind
-    if last is None or last.agent is not app.agent:
+    if last is None or app.agent is None or last.agent is not app.agent:
         return None
-    now = {m.id for m in visible(getattr(app.agent, "messages", ()))}
+    now = {m.id for m in visible(app.agent.messages)}
     went_on = not now <= last.after
     if last.undo_snapshot is None and (went_on or last.previous is None):
         return None
@@ -149,8 +139,12 @@ def undo_words(last: RewindUndo, conversation: bool) -> str:
     return f"(to prompt {last.index}): {' and '.join(parts)} {verb}"
 
 
-async def open_rewind(app: LoomApp) -> None:
+async def open_rewind(app: ChatHost) -> None:
     """/rewind and Esc Esc: pick a prompt, then what to restore, preview, apply."""
+    from ..rewind_menu import NEVER_MIND, RewindMenu, menu_choices
+    from ..rewind_picker import UNDO_ID, RewindPicker, one_line
+    from ..rewind_preview import PreviewAnswer, RewindPreview
+
     agent = app.agent
     if agent is None:
         app.output("the agent is still loading; try again in a moment")
@@ -170,7 +164,7 @@ async def open_rewind(app: LoomApp) -> None:
     if not points and offer is None:
         app.output("nothing to rewind yet: no prompt was sent in this session")
         return
-    session_id = getattr(agent, "session_id", None)
+    session_id = agent.session_id
     while True:
         picked = await app.push_screen_wait(RewindPicker(points, undo_words(*offer) if offer else None))
         if picked is None:
@@ -203,14 +197,14 @@ async def open_rewind(app: LoomApp) -> None:
         return
 
 
-async def apply(app: LoomApp, checkpointer: Snapshots | None, point: RestorePoint, mode: RewindMode,
+async def apply(app: ChatHost, checkpointer: Snapshots | None, point: RestorePoint, mode: RewindMode,
                 plan: RestorePlan | None, answer: PreviewAnswer) -> None:
     agent = app.agent
     assert agent is not None
     chosen = with_conflicts(plan, answer) if plan is not None and mode.code else None
     try:
         outcome = await asyncio.to_thread(rewind, agent.transcript, checkpointer, point, mode, plan=chosen,
-                                          include_conflicts=True, session_id=getattr(agent, "session_id", None))
+                                          include_conflicts=True, session_id=agent.session_id)
     except StalePlan:
         app.output("✗ files changed while the preview was open: nothing was restored · /rewind to look again")
         return
@@ -238,10 +232,12 @@ async def apply(app: LoomApp, checkpointer: Snapshots | None, point: RestorePoin
     app.prompt.focus()
 
 
-async def undo_last(app: LoomApp, checkpointer: Snapshots | None, last: RewindUndo, conversation: bool) -> None:
+async def undo_last(app: ChatHost, checkpointer: Snapshots | None, last: RewindUndo, conversation: bool) -> None:
+    from ..rewind_preview import PreviewAnswer, RewindPreview
+
     agent = app.agent
     assert agent is not None
-    session_id = getattr(agent, "session_id", None)
+    session_id = agent.session_id
     plan: RestorePlan | None = None
     answer = PreviewAnswer()
     if last.undo_snapshot is not None:
@@ -284,3 +280,16 @@ async def undo_last(app: LoomApp, checkpointer: Snapshots | None, last: RewindUn
     app.transcript.follow()
     app.refresh_context()
     app.prompt.focus()
+
+
+def rewind_command(host: ChatHost) -> None:
+    """/rewind (and Esc Esc): the session's prompts, then what to restore and a preview."""
+    host.run_worker(open_rewind(host), group="rewind", exclusive=True, exit_on_error=False)
+
+
+def rewind_slash(host: ChatHost, _command: ParsedCommand) -> None:
+    rewind_command(host)
+
+
+REWIND = SlashCommand("rewind", "go back to before a prompt: the files, the conversation or both (Esc Esc)",
+                      rewind_slash)

@@ -1,0 +1,85 @@
+"""Custom commands and skills in the chat: the / menu's entries, /help's lines, and
+sending ``/name args`` (the user's turn expands it, see user_turns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...slash_commands import ParsedCommand, discover_commands, invocation_for
+
+if TYPE_CHECKING:
+    from loom_engine.commands.catalog import CommandCatalog
+
+    from ...chat_agent import ChatAgent
+    from ..chat_host import ChatHost
+
+# A skill's description can be a paragraph; the menu and /help show its start.
+SKILL_HELP_CHARS = 70
+
+
+def not_ready(host: ChatHost) -> str:
+    return ((host.agent_error and f"the agent is not available: {host.agent_error}")
+            or "the agent is still loading; try again in a moment")
+
+
+def custom_command(host: ChatHost, command: ParsedCommand, reserved: frozenset[str]) -> None:
+    """``/name args`` naming a custom command or a skill: sent like a prompt (the user's
+    turn expands it, see user_turns); any other name is unknown. ``reserved``: the
+    built-ins' names, which no custom command takes."""
+    from loom_engine.commands.catalog import CommandError
+
+    from ..paste import Draft
+
+    try:
+        invocation = invocation_for(host.agent, command.text, reserved,
+                                    discover_commands(Path(host.workspace_root), reserved))
+    except CommandError as error:
+        host.output(f"{error} · not run")
+        return
+    if invocation is None and host.agent is None:
+        host.output(not_ready(host))  # it may be a skill: the agent knows them
+        return
+    if invocation is None:
+        host.output(f"unknown command /{command.name} · /help lists the commands")
+        return
+    host.prompt_queue.add(Draft(command.text))
+    host.send_queued()
+
+
+class CustomCommandMenu:
+    """The custom commands and skills the / menu offers, read again only when a command
+    file is added, removed or changed (the menu asks on each key)."""
+
+    def __init__(self, workspace_root: Path, reserved: frozenset[str]) -> None:
+        self._root = workspace_root
+        self._reserved = reserved
+        self._seen: tuple[tuple[str, int], ...] | None = None
+        self._commands: CommandCatalog | None = None
+
+    def catalog(self) -> CommandCatalog:
+        from loom_engine.commands.catalog import command_places, signature
+        from loom_engine.paths import config_dir
+
+        seen = signature(command_places(self._root, config_dir()))
+        if self._commands is None or seen != self._seen:
+            self._commands, self._seen = discover_commands(self._root, self._reserved), seen
+        return self._commands
+
+    def entries(self, agent: ChatAgent | None) -> list[tuple[str, str]]:
+        return custom_entries(agent, self.catalog())
+
+
+def custom_entries(agent: ChatAgent | None, commands: CommandCatalog) -> list[tuple[str, str]]:
+    """(name, help) of each custom command, then of each skill the user may run that no
+    command shadows: the description, and the argument hint in brackets."""
+    out = [(c.name, f"{c.description}  {c.argument_hint}".rstrip()) for c in commands]
+    skills = agent.skills if agent is not None else None
+    for skill in skills if skills is not None else ():
+        if not skill.name or skill.name in commands or not skill.user_invocable:
+            continue
+        description = " ".join(skill.description.split())
+        if len(description) > SKILL_HELP_CHARS:
+            description = description[:SKILL_HELP_CHARS - 1].rstrip() + "…"
+        out.append((skill.name, f"{description}  (skill)"))
+    return out

@@ -1,0 +1,42 @@
+"""/mcp (the servers' screen) and ``/mcp__server__prompt args`` (an MCP server's prompt)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...slash_commands import ParsedCommand, SlashCommand
+
+if TYPE_CHECKING:
+    from ..chat_host import ChatHost
+
+
+def mcp(host: ChatHost, _command: ParsedCommand) -> None:
+    """/mcp: each server's state and what it offers, live; reconnect and log in there."""
+    from ..mcp_chat import manager_of
+    from ..mcp_screens import McpScreen
+
+    host.push_screen(McpScreen(manager_of(host.agent)))
+
+
+def prompt_command(host: ChatHost, command: ParsedCommand) -> None:
+    """``/mcp__server__prompt args``: checked here, then sent like a prompt (the user's turn
+    asks the server for the prompt's text, see user_turns)."""
+    from loom_engine.mcp.prompts import parse_prompt_command
+
+    from ..mcp_chat import manager_of
+    from ..paste import Draft
+
+    manager = manager_of(host.agent)
+    try:
+        parsed = parse_prompt_command(command.text, manager.prompts()) if manager is not None else None
+    except ValueError as error:
+        host.output(f"{error} · not run")
+        return
+    if parsed is None:
+        host.output(f"unknown command /{command.name} · /help lists the commands and the MCP prompts")
+        return
+    host.prompt_queue.add(Draft(command.text))
+    host.send_queued()
+
+
+MCP = SlashCommand("mcp", "MCP servers: state, tools; reconnect, log in · @server:uri attaches a resource", mcp)

@@ -1,0 +1,99 @@
+"""Commands on the session as a whole: /clear (a new one), /resume (an earlier one), /compact."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...slash_commands import ParsedCommand, SlashCommand
+
+if TYPE_CHECKING:
+    from loom_engine.messages import Message
+
+    from ..chat_host import ChatHost
+
+
+def exchanges(messages: Iterable[Message]) -> int:
+    """How many prompts the user sent (tool results travel as user messages too)."""
+    return sum(1 for message in messages
+               if message.role == "user" and any(part.type == "text" for part in message.parts))
+
+
+def clear(host: ChatHost, _command: ParsedCommand) -> None:
+    """A new session; a conversation of more than one exchange is asked about first."""
+    from ..confirm import Confirm
+
+    count = exchanges(host.agent.messages if host.agent is not None else ())
+
+    def confirmed(yes: bool | None) -> None:
+        if yes:
+            host.run_worker(new_session(host), group="agent", exit_on_error=False)
+        else:
+            host.output("/clear cancelled: the conversation is kept")
+
+    if count > 1:
+        host.push_screen(Confirm(f"Clear this conversation ({count} exchanges) and start a new session?",
+                                 "The old session stays saved: /resume reopens it."), callback=confirmed)
+        return
+    host.run_worker(new_session(host), group="agent", exit_on_error=False)
+
+
+async def new_session(host: ChatHost) -> None:
+    if host.busy:
+        host.interrupt()
+    had_messages = host.agent is not None and bool(host.agent.messages)
+    await host.replace_agent(replace(host.options, continue_session=False, resume_id=None), "new session started")
+    if had_messages:
+        host.transcript.add_notice("the previous session can be reopened with /resume", "info")
+
+
+async def resume(host: ChatHost, command: ParsedCommand) -> None:
+    """/resume ID switches to that session; /resume alone lets the user pick one."""
+    from ..options import default_session_lister
+    from ..session_picker import SessionPicker
+
+    session_id = command.arg
+    if host.busy:
+        host.output("wait for the current run to end before resuming another session")
+        return
+    if session_id:
+        await host.replace_agent(replace(host.options, resume_id=session_id, continue_session=False), "")
+        return
+    agent = host.agent
+    assert agent is not None  # needs_agent: the registry checked
+    lister = host.options.session_lister or default_session_lister
+    try:
+        sessions = await asyncio.to_thread(lister, Path(agent.workspace.root))
+    except Exception as error:
+        host.output(f"cannot list sessions: {error}")
+        return
+    sessions = [s for s in sessions if s.id != agent.session_id]
+    if not sessions:
+        host.output("no earlier sessions in this workspace")
+        return
+
+    def picked(chosen: str | None) -> None:
+        if chosen:
+            host.run_worker(host.replace_agent(replace(host.options, resume_id=chosen, continue_session=False), ""),
+                            group="agent", exit_on_error=False)
+
+    host.push_screen(SessionPicker(sessions), callback=picked)
+
+
+def compact(host: ChatHost, command: ParsedCommand) -> None:
+    if host.busy:
+        host.output("wait for the current run to end before compacting")
+        return
+    focus = command.arg or None
+    host.output("compacting the conversation…" + (f" (focus: {focus})" if focus else ""))
+    host.compact(focus)
+
+
+CLEAR = SlashCommand("clear", "start a new session", clear)
+COMPACT = SlashCommand("compact", "summarise the conversation now  [focus]", compact,
+                       usage="/compact [focus]", max_words=None)
+RESUME = SlashCommand("resume", "resume an earlier session of this workspace  [id]", resume,
+                      usage="/resume [id]", max_words=1)
