@@ -105,7 +105,7 @@ def root(ctx: typer.Context,
          sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None) -> None:
     if ctx.invoked_subcommand is not None:
         return
-    from .tui.options import open_tui
+    from .tui.launch import open_tui
 
     if fork_session and not (continue_ or resume):
         _fail("--fork-session needs --continue or --resume", 2)

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.sandbox.config import SandboxMode
@@ -39,7 +39,8 @@ class TuiOptions:
     # Builds the agent (in a worker thread). Returns an Agent, or an object with
     # ``.agent`` and optionally ``.warnings`` (bootstrap's Built). None: loom_cli.bootstrap.
     agent_factory: AgentFactory | None = None
-    # Lists earlier sessions of a workspace for /resume. None: the SessionStore.
+    # Lists earlier sessions of a workspace for /resume. None: the SessionStore
+    # (commands.session.default_session_lister).
     session_lister: SessionLister | None = None
     # Reads the messages of the session being resumed, so the history shows before the
     # agent (and the provider SDKs) are ready. None: the SessionStore.
@@ -91,14 +92,6 @@ def default_history_loader(options: TuiOptions) -> Sequence[Any]:
         if newest is not None:
             return store.load(newest.id).messages
     return ()
-
-
-def default_session_lister(workspace: Path) -> Sequence[Any]:
-    from loom_engine.paths import sessions_dir
-    from loom_engine.sessions.store import SessionStore
-
-    infos, _warnings = SessionStore(sessions_dir()).list(workspace)
-    return infos
 
 
 def start_provider_import(options: TuiOptions) -> None:
@@ -175,17 +168,3 @@ async def close_provider(agent: Any) -> None:
         except Exception:  # a failed close must not block quitting or switching
             pass
 
-
-def open_tui(*, continue_session: bool, resume_id: str | None, model: str | None, provider: str | None,
-             permission_mode: PermissionMode | None, fork_session: bool = False,
-             sandbox: SandboxMode | None = None) -> NoReturn:
-    """Open the chat in the current folder, and end the process with its exit code once
-    the terminal is restored (see loom_cli.exit: no teardown of every imported module)."""
-    from loom_cli.exit import exit_now
-
-    from .app import run_tui  # Textual loads here, never for `loom run`
-
-    code = run_tui(TuiOptions(workspace=Path.cwd(), continue_session=continue_session, resume_id=resume_id,
-                              fork_session=fork_session, model=model, provider=provider,
-                              permission_mode=permission_mode, sandbox=sandbox))
-    exit_now(code)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...slash_commands import ParsedCommand, SlashCommand
 
@@ -14,6 +14,16 @@ if TYPE_CHECKING:
     from loom_engine.messages import Message
 
     from ..chat_host import ChatHost
+
+
+def default_session_lister(workspace: Path) -> Sequence[Any]:
+    """The earlier sessions of ``workspace``, from the session store (what /resume lists
+    unless the options give another lister)."""
+    from loom_engine.paths import sessions_dir
+    from loom_engine.sessions.store import SessionStore
+
+    infos, _warnings = SessionStore(sessions_dir()).list(workspace)
+    return infos
 
 
 def exchanges(messages: Iterable[Message]) -> int:
@@ -52,7 +62,6 @@ async def new_session(host: ChatHost) -> None:
 
 async def resume(host: ChatHost, command: ParsedCommand) -> None:
     """/resume ID switches to that session; /resume alone lets the user pick one."""
-    from ..options import default_session_lister
     from ..session_picker import SessionPicker
 
     session_id = command.arg
