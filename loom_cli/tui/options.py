@@ -167,4 +167,3 @@ async def close_provider(agent: Any) -> None:
             await close()
         except Exception:  # a failed close must not block quitting or switching
             pass
-
