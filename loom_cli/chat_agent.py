@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from loom_engine.agent import Agent, UnsentPrompt
+    from loom_engine.agent import UnsentPrompt
     from loom_engine.attachments import UserPrompt
     from loom_engine.bus import EventBus
     from loom_engine.checkpoints import Checkpoints
@@ -105,8 +105,3 @@ class ChatAgent(Protocol):
     async def notify_idle(self, message: str = ...) -> tuple[AgentEvent, ...]: ...
     async def aclose(self) -> None: ...
 
-
-if TYPE_CHECKING:
-    # The engine's agent is a ChatAgent: mypy checks this assignment on every run.
-    def _agent_is_a_chat_agent(agent: Agent) -> ChatAgent:
-        return agent

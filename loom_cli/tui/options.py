@@ -110,7 +110,7 @@ def default_session_lister(workspace: Path) -> Sequence[Any]:
 def start_provider_import(options: TuiOptions) -> None:
     """Start importing the provider SDK the chat will most likely use, in a thread (the
     factory's ``prepare`` waits for it and builds the client there too). Only for the
-    default factory: a test's or benchmark's stand-in agent needs no SDK."""
+    default factory: a test's or benchmark's agent needs no SDK."""
     if options.agent_factory is not None:
         return
     from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import

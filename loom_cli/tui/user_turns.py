@@ -24,8 +24,6 @@ from loom_engine.mcp.names import is_prompt_command
 from ..turns import start_turn
 
 if TYPE_CHECKING:
-    from loom_engine.commands.invoke import Invocation
-
     from ..chat_agent import ChatAgent
 
 SHELL_PREFIX = "!"
@@ -42,10 +40,12 @@ def shell_command(text: str) -> str | None:
 
 async def user_turn(agent: ChatAgent, text: str) -> AsyncIterator[AgentEvent]:
     """The events of what ``text`` asks for: a shell command, or a model run."""
+    from loom_cli.slash_commands import invocation_for
+
     command = shell_command(text)
     if command is not None:
         stream = agent.run_user_command(command)
-    elif text.startswith("/") and (invocation := _invocation(agent, text)) is not None:
+    elif text.startswith("/") and (invocation := invocation_for(agent, text)) is not None:
         # A custom command or a skill: the model gets its expansion, the transcript
         # keeps what was typed.
         stream = start_turn(agent, text, invocation)
@@ -59,14 +59,6 @@ async def user_turn(agent: ChatAgent, text: str) -> AsyncIterator[AgentEvent]:
         stream = start_turn(agent, text)
     async for event in stream:
         yield event
-
-
-def _invocation(agent: ChatAgent, text: str) -> Invocation | None:
-    """What ``/name args`` runs: a custom command or a skill (CommandError, a ValueError,
-    when its file cannot be read now); None for other text."""
-    from loom_cli.slash_commands import invocation_for
-
-    return invocation_for(agent, text)
 
 
 def show_prompt_mode(prompt: Widget, text: str) -> None:

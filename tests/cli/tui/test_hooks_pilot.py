@@ -4,7 +4,7 @@ hook's run shows (a notice when it blocks or fails, its time in the call's block
 The start-up tests run the real path: the hooks read from the real files, the answer
 recorded in the real trust records, and the agent built by loom_cli.bootstrap (scripted
 provider), so the hooks the agent gets are the real effect of the answer. The rendering
-tests feed HookRan events to the chat from a stand-in agent, as the engine would send them.
+tests feed HookRan events to the chat from a ReplayAgent (tests/doubles), as the engine would send them.
 """
 
 from __future__ import annotations
