@@ -1,7 +1,7 @@
 """TUI benchmarks. The real app first, from process start in a pseudo-terminal against the
 fake LLM server (see real_tui.py): first frame, the first prompt's Enter -> request, key
 echo during that request and while streaming, quitting. Then in-process (App.run_test,
-a stand-in agent): streaming cost next to the stock `Markdown.append` in the same run,
+a ReplayAgent from tests/doubles): streaming cost next to the stock `Markdown.append` in the same run,
 keypress latency while streaming, a 200-turn session, and resuming one.
 
 The stream is a 20 KB markdown answer (prose, lists, code fences) fed at 200 chunks/s on
@@ -22,7 +22,7 @@ import textwrap
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -31,6 +31,10 @@ from textual.widgets import Markdown
 
 from loom_engine.events import AgentEvent, AssistantMessage, Finished, TextDelta, ToolCallStarted, ToolFinished
 from loom_engine.messages import Message, TextPart, ToolResultPart, ToolUsePart
+
+if TYPE_CHECKING:
+    from loom_cli.chat_agent import ChatAgent
+    from loom_engine.attachments import UserPrompt
 
 RATE = 200.0  # chunks per second
 SIZE = (120, 40)
@@ -106,26 +110,17 @@ async def feed(chunks: list[str], append: Any, rate: float = RATE) -> tuple[floa
 # --- a fake agent feeding the real app -----------------------------------------------
 
 
-class BenchAgent:
-    """Just enough of the Agent API for the app; runs stream scripted events."""
+class BenchStream:
+    """What the benchmark's agent (a ReplayAgent) plays for each prompt: ``next_chunks``
+    streamed at ``rate`` chunks a second, then the answer; ``stats`` the rate reached."""
 
-    def __init__(self, messages: tuple[Message, ...] = ()) -> None:
-        self.messages = messages
-        self.config = type("Config", (), {"model": "bench-model"})()
-        self.permissions = None
-        self.session_id = "bench"
+    def __init__(self) -> None:
         self.next_chunks: list[str] = []
         self.rate = RATE
         self.stats: tuple[float, float] = (0.0, 0.0)
         self.tool_each_turn = False
 
-    def context_usage(self) -> tuple[int, int]:
-        return 1000, 200_000
-
-    def abort(self, reason: str = "") -> None:
-        pass
-
-    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
+    async def __call__(self, prompt: str | UserPrompt) -> AsyncIterator[AgentEvent]:
         start = time.perf_counter()
         cpu = time.process_time()
         for index, chunk in enumerate(self.next_chunks):
@@ -144,9 +139,17 @@ class BenchAgent:
         yield Finished(result="", num_turns=1)
 
 
-def loom_app(agent: BenchAgent, workspace: Path, data: Path, **options: Any) -> Any:
+def bench_agent(stream: BenchStream, workspace: Path, messages: tuple[Message, ...] = ()) -> ChatAgent:
+    from tests.doubles.replay_agent import ReplayAgent
+
+    return ReplayAgent(stream, workspace=workspace, model="bench-model", messages=messages, session_id="bench",
+                       context=(1000, 200_000))
+
+
+def loom_app(stream: BenchStream, workspace: Path, data: Path, **options: Any) -> Any:
     from loom_cli.tui.app import LoomApp, TuiOptions
 
+    agent = bench_agent(stream, workspace)
     return LoomApp(TuiOptions(workspace=workspace, agent_factory=lambda _o: agent, data_dir=data, **options))
 
 
@@ -158,8 +161,8 @@ async def until(condition: Any, timeout: float = 60.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def stream_in_loom(agent: BenchAgent, app: Any, chunks: list[str]) -> dict[str, float]:
-    agent.next_chunks = chunks
+async def stream_in_loom(stream: BenchStream, app: Any, chunks: list[str]) -> dict[str, float]:
+    stream.next_chunks = chunks
     probe = Probe()
     lag_task = asyncio.create_task(probe.lag_loop())
     app.prompt.load_text("stream please")
@@ -168,7 +171,7 @@ async def stream_in_loom(agent: BenchAgent, app: Any, chunks: list[str]) -> dict
     await until(lambda: not app.busy)
     probe.running = False
     await lag_task
-    rate, cpu = agent.stats
+    rate, cpu = stream.stats
     return {"rate": rate, "cpu": cpu, "p50": pct(probe.lags, 0.5), "p99": pct(probe.lags, 0.99)}
 
 
@@ -176,12 +179,12 @@ async def stream_in_loom(agent: BenchAgent, app: Any, chunks: list[str]) -> dict
 
 
 async def ours_streaming(workspace: Path, data: Path, chunks: list[str]) -> dict[str, float]:
-    agent = BenchAgent()
-    app = loom_app(agent, workspace, data)
+    stream = BenchStream()
+    app = loom_app(stream, workspace, data)
     async with app.run_test(size=SIZE):
         await until(lambda: app.warm.is_set())
         await asyncio.sleep(0.3)
-        return await stream_in_loom(agent, app, chunks)
+        return await stream_in_loom(stream, app, chunks)
 
 
 class StockApp(App[None]):
@@ -206,8 +209,8 @@ async def stock_streaming(chunks: list[str]) -> dict[str, float]:
 
 async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tuple[list[float], list[float]]:
     """Key event posted to the app -> the first frame written that shows the typed text."""
-    agent = BenchAgent()
-    app = loom_app(agent, workspace, data)
+    stream = BenchStream()
+    app = loom_app(stream, workspace, data)
     frames: list[tuple[float, str]] = []
     async with app.run_test(size=SIZE):
         await until(lambda: app.warm.is_set())
@@ -235,7 +238,7 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
 
         idle = await measure(30)
         app.prompt.load_text("")
-        agent.next_chunks = chunks
+        stream.next_chunks = chunks
         from loom_cli.tui.paste import Draft
 
         app.queue.append(Draft("stream"))
@@ -249,9 +252,9 @@ async def keypress_latency(workspace: Path, data: Path, chunks: list[str]) -> tu
 
 async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, float]:
     """Lag while streaming at the start and after ``turns`` turns; memory growth."""
-    agent = BenchAgent()
-    agent.tool_each_turn = True
-    app = loom_app(agent, workspace, data)
+    stream = BenchStream()
+    stream.tool_each_turn = True
+    app = loom_app(stream, workspace, data)
     answer = markdown_answer(1000)
     probe_chunks = chunks_of(markdown_answer(5000), 200)
     from loom_cli.tui.paste import Draft
@@ -259,16 +262,16 @@ async def long_session(workspace: Path, data: Path, turns: int) -> dict[str, flo
         await until(lambda: app.warm.is_set())
         await asyncio.sleep(0.3)
         rss0 = rss_mb()
-        first = await stream_in_loom(agent, app, probe_chunks)
-        agent.rate = 10_000.0  # fill the session quickly
+        first = await stream_in_loom(stream, app, probe_chunks)
+        stream.rate = 10_000.0  # fill the session quickly
         for _ in range(turns):
-            agent.next_chunks = chunks_of(answer, 20)
+            stream.next_chunks = chunks_of(answer, 20)
             app.queue.append(Draft("next"))
             app.send_queued()
             await until(lambda: not app.busy and not app.queue)
-        agent.rate = RATE
+        stream.rate = RATE
         await asyncio.sleep(0.5)
-        last = await stream_in_loom(agent, app, probe_chunks)
+        last = await stream_in_loom(stream, app, probe_chunks)
         return {"p99_first": first["p99"], "p99_last": last["p99"], "p50_last": last["p50"],
                 "rss_growth": rss_mb() - rss0, "mounted": float(app.transcript.mounted_count),
                 "entries": float(len(app.transcript.entries))}
@@ -296,7 +299,7 @@ _FIRST_FRAME = textwrap.dedent("""
     def factory(options):
         IMPORTED.append(time.perf_counter())
         from loom_cli.tui.options import default_history_loader
-        return b.BenchAgent(tuple(default_history_loader(options)))
+        return b.bench_agent(b.BenchStream(), options.workspace, tuple(default_history_loader(options)))
 
     async def main():
         app = LoomApp(TuiOptions(workspace=Path({workspace!r}), agent_factory=factory, data_dir=Path({data!r}),

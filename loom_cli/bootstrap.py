@@ -31,8 +31,12 @@ from .settings import (
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
+    from loom_engine.agent import Agent
     from loom_engine.mcp.manager import McpManager
+    from loom_engine.mcp.tools import McpToolset
+    from loom_engine.permissions.manager import PermissionManager
     from loom_engine.redact import Redactor
+    from loom_engine.sessions.store import SessionWriter
     from loom_engine.snapshots.restore import Snapshots
 
     from .hook_setup import HookPlan
@@ -80,7 +84,8 @@ class RunOptions:
 
 @dataclass
 class Built:
-    agent: Any
+    agent: Agent
+    session: SessionWriter  # the agent's session file (``agent.session``), closed at exit
     settings: Settings
     workspace: Workspace
     resumed: bool
@@ -236,8 +241,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                   make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts),
                   checkpoints=checkpoints, sandbox=sandbox)
     _prepare(provider)
-    return Built(agent=agent, settings=settings, workspace=workspace, resumed=resumed, warnings=warnings,
-                 ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
+    return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,
+                 warnings=warnings, ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
                  checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE))
 
 
@@ -313,7 +318,8 @@ def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, 
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,
-         model: str, session: Any, permissions: Any) -> tuple[McpPlan, McpManager | None, Any]:
+         model: str, session: SessionWriter, permissions: PermissionManager
+         ) -> tuple[McpPlan, McpManager | None, McpToolset | None]:
     """The MCP servers to connect and the agent's tool source for them (None: none configured)."""
     from loom_engine.paths import config_dir
 
@@ -329,8 +335,7 @@ def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, s
     from loom_engine.providers.models import lookup
 
     # Big outputs are saved next to the session file; the model may read them back.
-    spill: Path | None = Path(session.path).with_suffix("") / "mcp-output" if getattr(session, "path", None) \
-        else None
+    spill: Path | None = Path(session.path).with_suffix("") / "mcp-output" if session.path else None
     if spill is not None:
         try:
             permissions.rules.add(RuleLayer("MCP output files", allow=(f"read({spill}/**)",)))
@@ -386,4 +391,4 @@ def _context(workspace: Workspace, settings: Settings) -> tuple[Any, Any, list[s
 
     skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir())
     context = ContextAssembler(workspace, skills=skills)
-    return skills, context, list(getattr(skills, "warnings", []))
+    return skills, context, list(skills.warnings)

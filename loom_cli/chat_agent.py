@@ -8,25 +8,29 @@ Nothing in ``loom_cli`` asks an agent whether it has a member: it has every one 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from loom_engine.agent import UnsentPrompt
     from loom_engine.attachments import UserPrompt
+    from loom_engine.bus import EventBus
     from loom_engine.checkpoints import Checkpoints
     from loom_engine.config import AgentConfig
     from loom_engine.events import AgentEvent
     from loom_engine.execution import CancelToken
+    from loom_engine.hooks.config import HookSet
     from loom_engine.mcp.manager import McpManager
     from loom_engine.messages import Message
     from loom_engine.metrics import RunMetrics
     from loom_engine.permissions.answer import PermissionAnswer
     from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.run import AgentIdentity
     from loom_engine.sandbox import Sandbox
     from loom_engine.skills.catalog import SkillCatalog
     from loom_engine.tools.registry import ToolRegistry
     from loom_engine.transcript import SessionLog, Transcript
+    from loom_engine.turn_state import TurnState
     from loom_engine.workspace import Workspace
 
 
@@ -52,6 +56,17 @@ class ChatAgent(Protocol):
     def mcp(self) -> McpManager | None:
         """The MCP servers' connections, when any are configured."""
         ...
+    @property
+    def hooks(self) -> HookSet:
+        """The hook commands in force (the chat arms the idle notification only when any are)."""
+        ...
+    # What running a custom command or a skill reads too (loom_engine.commands.invoke.CommandAgent).
+    @property
+    def bus(self) -> EventBus: ...
+    @property
+    def identity(self) -> AgentIdentity: ...
+    @property
+    def turn_state(self) -> TurnState: ...
 
     # --- what it holds --------------------------------------------------------------------
     @property
@@ -68,11 +83,16 @@ class ChatAgent(Protocol):
     def metrics(self) -> RunMetrics: ...
     @property
     def is_running(self) -> bool: ...
+    @property
+    def todos(self) -> list[dict[str, Any]]: ...
     def context_usage(self) -> tuple[int, int]: ...
 
     # --- what it does ---------------------------------------------------------------------
     async def attach(self, prompt: str) -> UserPrompt: ...
-    def run(self, prompt: str | UserPrompt, *, cancel: CancelToken | None = None) -> AsyncIterator[AgentEvent]: ...
+    def run(self, prompt: str | UserPrompt, *, cancel: CancelToken | None = None
+            ) -> AsyncGenerator[AgentEvent, None]:
+        """An async generator: closing it (``aclose``) ends the run's turn."""
+        ...
     def run_user_command(self, command: str) -> AsyncIterator[AgentEvent]: ...
     def compact(self, focus: str | None = None) -> AsyncIterator[AgentEvent]: ...
     def clear(self) -> None: ...
@@ -84,3 +104,4 @@ class ChatAgent(Protocol):
     async def session_ended(self, reason: str) -> tuple[AgentEvent, ...]: ...
     async def notify_idle(self, message: str = ...) -> tuple[AgentEvent, ...]: ...
     async def aclose(self) -> None: ...
+

@@ -14,18 +14,18 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from loom_engine.sessions.store import SessionWriter
 
 
-def exit_now(code: int, session: object = None) -> NoReturn:
-    """Close and fsync ``session`` (a session writer: ``close()`` and ``path``), run the
-    exit handlers, flush stdout and stderr, and end the process with ``code``."""
-    close = getattr(session, "close", None)
-    if callable(close):
-        close()  # flushes the last line and releases the lock
-    path = getattr(session, "path", None)
-    if path is not None:
-        _fsync(Path(path))
+def exit_now(code: int, session: SessionWriter | None = None) -> NoReturn:
+    """Close and fsync ``session``, run the exit handlers, flush stdout and stderr, and
+    end the process with ``code``."""
+    if session is not None:
+        session.close()  # flushes the last line and releases the lock
+        _fsync(Path(session.path))
     # Registered exit handlers still run: the bash tool's kills what commands left behind.
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -8,51 +8,50 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar, assert_never
 
 from loom_engine.mcp.names import is_prompt_command
 
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+from .turns import SessionHook, session_hook_failures, start_turn
 
-    from loom_engine.agent import Agent
+if TYPE_CHECKING:
     from loom_engine.commands.invoke import Invocation
-    from loom_engine.events import AgentEvent
+    from loom_engine.events import Finished, HookRan
     from loom_engine.mcp.manager import McpManager
+
+    from .chat_agent import ChatAgent
+    from .stop_reason import StopEvent
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _T = TypeVar("_T")
+# Read by name: SIGHUP does not exist on every platform.
 _STOP_SIGNALS = tuple((getattr(signal, name), reason) for name, reason in (
     ("SIGINT", "interrupted by Ctrl-C"), ("SIGTERM", "terminated (SIGTERM)"),
     ("SIGHUP", "the terminal went away (SIGHUP)")) if hasattr(signal, name))
 
 
-def _cleaner(agent: Agent) -> Callable[[_T], _T]:
+def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
     """What everything printed goes through: the agent's redactor, as for the session file.
 
     Tool results are redacted already; this also covers progress lines, tool inputs,
-    the model's own text and error messages. Without a config to say otherwise (a
-    stand-in agent), redaction stays on.
+    the model's own text and error messages.
     """
-    from loom_engine.redact import Redactor
-
-    config = getattr(agent, "config", None)
-    if config is not None and getattr(config, "redact_secrets", True) is False:
+    config = agent.config
+    if not config.redact_secrets:
         return lambda value: value
-    redactor = getattr(config, "redactor", None)
-    return (redactor if isinstance(redactor, Redactor) else Redactor()).redact_tree
+    return config.redactor.redact_tree
 
 
-async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr, mcp: McpManager | None = None,
-                       mcp_wait_s: float = 5.0) -> int:
+async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
+                       err: TextIO = sys.stderr, mcp_wait_s: float = 5.0) -> int:
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
     # characters: they are shown (^[), never sent. JSON escapes its own and is data.
     out = visible_stream(out) if output_format == "text" else raw_stream(out)
     err = visible_stream(err)
+    mcp = agent.mcp  # the servers Loom starts for this run, and stops after it
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)
@@ -73,42 +72,34 @@ async def run_headless(agent: Agent, prompt: str, output_format: str, out: TextI
             except CommandError as error:
                 err.write(f"loom: {error}\n")
                 return EXIT_USAGE
-        await _session_hooks(agent, "session_started", "resume" if getattr(agent, "messages", ()) else "startup", err)
+        await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
         said: set[str] = set()  # each reason the snapshots are off is said once
         _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
-        return await _run(agent, prompt, output_format, out, err, mcp, invocation, said)
+        return await _run(agent, prompt, output_format, out, err, invocation, said)
     finally:
         await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
-        close = getattr(agent, "aclose", None)
-        if close is not None:
-            await close()  # the provider's connections belong to this event loop
+        await agent.aclose()  # the provider's connections belong to this event loop
 
 
-def _snapshot_warnings(agent: Agent, err: TextIO, said: set[str]) -> None:
+def _snapshot_warnings(agent: ChatAgent, err: TextIO, said: set[str]) -> None:
     """A line on stderr when rewind's snapshots are off or limited in this workspace."""
     from .snapshot_notice import snapshot_notices
 
-    for notice in snapshot_notices(getattr(agent, "checkpoints", None), rewind="loom rewind"):
+    for notice in snapshot_notices(agent.checkpoints, rewind="loom rewind"):
         if notice.key not in said:
             said.add(notice.key)
             err.write(f"loom: warning: {notice.text}\n")
 
 
-async def _session_hooks(agent: Agent, method: str, argument: str, err: TextIO) -> None:
+async def _session_hooks(agent: ChatAgent, hook: SessionHook, argument: str, err: TextIO) -> None:
     """SessionStart / SessionEnd hooks; a hook that failed is said on stderr."""
-    run = getattr(agent, method, None)
-    if run is None:  # a stand-in agent
-        return
-    from loom_engine.events import HookRan
-
-    for event in await run(argument):
-        if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
-            err.write(f"loom: {_hook_line(event)}\n")
+    for event in await session_hook_failures(agent, hook, argument):
+        err.write(f"loom: {_hook_line(event)}\n")
 
 
-def _hook_line(event: Any) -> str:
+def _hook_line(event: HookRan) -> str:
     command = event.command if len(event.command) <= 60 else "..." + event.command[-57:]
     return f"{event.event} hook `{command}`: {event.message}"
 
@@ -147,8 +138,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
             err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
 
 
-async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: TextIO,
-               mcp: McpManager | None = None, invocation: Invocation | None = None,
+async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, err: TextIO,
+               invocation: Invocation | None = None,
                snapshots_said: set[str] | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
@@ -176,31 +167,19 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
             pass
 
-    final: Any = None
+    final: Finished | StopEvent | None = None
     num_turns = 0
     from .sandbox_report import status_of
 
     confinement = status_of(agent)
     sandbox = confinement.as_json() if confinement is not None else None
     if output_format == "stream-json":  # what the run is, before its first event
-        config = getattr(agent, "config", None)
         out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
-                                    "model": getattr(config, "model", None), "sandbox": sandbox})) + "\n")
+                                    "model": agent.config.model, "sandbox": sandbox})) + "\n")
     try:
-        stream: AsyncIterator[AgentEvent]
-        if invocation is not None:
-            from loom_engine.commands.invoke import run_invocation
-
-            stream = run_invocation(agent, invocation)  # the command's text, its !`…` and @files
-        else:
-            attached = await agent.attach(prompt)  # @path mentions attach the file
-            if mcp is not None:  # and @server:uri the MCP resource
-                from loom_engine.mcp.mentions import attach_resources
-
-                config = getattr(agent, "config", None)
-                redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
-                attached = await attach_resources(attached, mcp, redact=redactor.redact if redactor else None)
-            stream = agent.run(attached)
+        # A custom command's or skill's expansion, or the prompt with its @path files
+        # and @server:uri resources attached.
+        stream = start_turn(agent, prompt, invocation)
         try:
             async for event in stream:
                 if output_format == "stream-json":
@@ -224,9 +203,7 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
                     elif isinstance(event, TERMINAL_EVENTS):
                         final = event
         finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:  # a command's turn-only grants end with it
-                await close()
+            await stream.aclose()  # a command's turn-only grants end with it
     finally:
         for sig, _ in _STOP_SIGNALS:
             try:
@@ -247,8 +224,10 @@ async def _run(agent: Agent, prompt: str, output_format: str, out: TextIO, err: 
             code, result, is_error = EXIT_INTERRUPTED, stop_reason(final), True
         case Error():
             code, result, is_error = EXIT_ERROR, stop_reason(final), True
-        case _:
+        case None:
             code, result, is_error = EXIT_ERROR, "the run ended without a result", True
+        case _:
+            assert_never(final)
 
     result = clean(result)
     if output_format == "json":

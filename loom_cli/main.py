@@ -197,11 +197,11 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         sys.stderr.write(f"loom: {skipped_hooks}\n")
     from .mcp_setup import startup_wait_s
 
-    code = asyncio.run(run_headless(built.agent, prompt, output_format, mcp=built.mcp,
+    code = asyncio.run(run_headless(built.agent, prompt, output_format,
                                     mcp_wait_s=startup_wait_s()))
     from .exit import exit_now
 
-    exit_now(code, built.agent.session)
+    exit_now(code, built.session)
 
 
 @app.command()

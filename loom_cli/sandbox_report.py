@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_engine.sandbox.status import SandboxStatus
+
+if TYPE_CHECKING:
+    from .chat_agent import ChatAgent
 
 # What runs inside, and what does not (the README says the same at more length).
 COVERS = "bash commands (the model's and your !commands), project hooks, project commands' !`cmd`"
@@ -33,10 +36,9 @@ class SandboxFacts:
                 "unreadable": [str(p) for p in self.unreadable], "notes": list(self.notes)}
 
 
-def status_of(agent: Any) -> SandboxStatus | None:
-    """The sandbox status of ``agent``'s session; None for an agent without one (a stand-in)."""
-    status = getattr(getattr(agent, "sandbox", None), "status", None)
-    return status if isinstance(status, SandboxStatus) else None
+def status_of(agent: ChatAgent) -> SandboxStatus | None:
+    """The sandbox status of ``agent``'s session; None when it has no sandbox (an embedder's agent)."""
+    return agent.sandbox.status if agent.sandbox is not None else None
 
 
 def start_line(status: SandboxStatus | None) -> str | None:

@@ -9,9 +9,12 @@ snapshot was tried, so callers ask again when a run ends. Kept free of Textual.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .wording import plural
+
+if TYPE_CHECKING:
+    from loom_engine.checkpoints import Checkpoints
 
 SnapshotProblem = Literal["no_git", "too_many_files", "failed"]
 
@@ -25,11 +28,12 @@ class SnapshotNotice:
     text: str
 
 
-def snapshot_notices(checkpoints: object, rewind: str = "/rewind") -> tuple[SnapshotNotice, ...]:
+def snapshot_notices(checkpoints: Checkpoints | None, rewind: str = "/rewind") -> tuple[SnapshotNotice, ...]:
     """Why the agent's snapshots (``agent.checkpoints``) are limited or off, if they are;
     ``rewind`` names the command in the line (`loom run` says ``loom rewind``)."""
     if checkpoints is None:  # turned off in the settings: the user's choice, nothing to say
         return ()
+    from loom_engine.snapshots.checkpoints import Checkpointer
     from loom_engine.snapshots.preimages import PreimageCheckpointer
 
     notices: list[SnapshotNotice] = []
@@ -37,16 +41,18 @@ def snapshot_notices(checkpoints: object, rewind: str = "/rewind") -> tuple[Snap
         notices.append(SnapshotNotice(
             "no_git", f"git is not installed: {rewind} can restore the conversation, and only files Loom's "
             "edit tools changed"))
-    caps = getattr(checkpoints, "caps", None)
-    failure = getattr(checkpoints, "last_failure", None)
-    if getattr(checkpoints, "too_many_files", False) is True:
-        limit = getattr(caps, "max_files", None)
-        over = f"more than {plural(limit, 'file')}" if isinstance(limit, int) else "too many files"
+        too_many, limit = False, checkpoints.caps.max_files
+    elif isinstance(checkpoints, Checkpointer):
+        too_many, limit = checkpoints.too_many_files, checkpoints.caps.max_files
+    else:  # an embedder's own snapshots: nothing known to say about them
+        return ()
+    failure = checkpoints.last_failure
+    if too_many:
         notices.append(SnapshotNotice(
-            "too_many_files", f"snapshots are off: {over} here ([snapshots] max_files); "
+            "too_many_files", f"snapshots are off: more than {plural(limit, 'file')} here ([snapshots] max_files); "
             f"{rewind} can rewind only the conversation"))
     elif failure is not None:
-        message = str(getattr(failure, "message", "") or "").strip()
+        message = failure.message.strip()
         first = message.splitlines()[0] if message else "unknown error"
         if len(first) > _MESSAGE_CHARS:
             first = first[:_MESSAGE_CHARS - 1] + "…"

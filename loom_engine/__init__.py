@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
     "Usage": "loom_engine.usage",
     # events
     "AgentEvent": "loom_engine.events",
+    "Event": "loom_engine.events",
+    "is_event": "loom_engine.events",
     "TurnStarted": "loom_engine.events",
     "TextDelta": "loom_engine.events",
     "ThinkingDelta": "loom_engine.events",
@@ -114,6 +116,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export
         Error as Error,
     )
     from .events import (
+        Event as Event,
+    )
+    from .events import (
         Finished as Finished,
     )
     from .events import (
@@ -157,6 +162,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export
     )
     from .events import (
         UsageUpdated as UsageUpdated,
+    )
+    from .events import (
+        is_event as is_event,
     )
     from .execution import CancelToken as CancelToken
     from .messages import Message as Message

@@ -215,7 +215,7 @@ class Agent:
             state=self._tool_state, redact=redactor.redact if self.config.redact_secrets else None))
 
     async def run(self, prompt: str | UserPrompt, *, cancel: CancelToken | None = None
-                  ) -> AsyncIterator[AgentEvent]:
+                  ) -> AsyncGenerator[AgentEvent, None]:
         """Add the user's message and run turns until a terminal event.
 
         ``prompt`` is the text, or what :meth:`attach` made of it. ``cancel`` is given

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias, TypeGuard, get_args
 
 from .messages import Message
 from .usage import Usage
@@ -226,3 +226,18 @@ class Error(AgentEvent):
 
 
 TERMINAL_EVENTS = (Finished, MaxTurnsReached, BudgetExceeded, Aborted, Error)
+
+# Every concrete event the engine emits: a ``match`` over an ``Event`` can end in
+# ``assert_never`` and the type checker proves no kind was forgotten. ``AgentEvent`` stays
+# the base class (the streams' item type); ``is_event`` narrows one to this union.
+Event: TypeAlias = (TurnStarted | TextDelta | ThinkingDelta | AssistantMessage | ToolCallStarted | ToolProgress
+                    | ToolFinished | PermissionRequested | PermissionAnswered | TodosUpdated | CompactionApplied
+                    | UsageUpdated | Retrying | Notice | HookRan | Finished | MaxTurnsReached | BudgetExceeded
+                    | Aborted | Error)
+_EVENT_CLASSES: tuple[type[AgentEvent], ...] = get_args(Event)
+
+
+def is_event(event: AgentEvent) -> TypeGuard[Event]:
+    """Whether ``event`` is one of the engine's own kinds (not a bare ``AgentEvent`` or a
+    foreign subclass); narrows it to :data:`Event`."""
+    return isinstance(event, _EVENT_CLASSES)

@@ -30,6 +30,10 @@ class SessionLog(Protocol):
     def append_rewind(self, prompt_id: str, messages: Sequence[Message], *, mode: str = "both",
                       undo_snapshot: int | None = None) -> None: ...
 
+    def close(self) -> None:
+        """The session ended: flush and release the file (the application calls it)."""
+        ...
+
 
 class Transcript:
     def __init__(self, messages: Sequence[Message] = (), session: SessionLog | None = None) -> None:

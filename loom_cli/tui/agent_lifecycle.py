@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..sandbox_report import status_of
 from ..snapshot_notice import snapshot_notices
+from ..turns import SessionHook, session_hook_failures
 from ..wording import plural
 from .first_run import missing_key, setup_text, setup_title, welcome_text
 from .markdown_stream import warm_up_highlighting
@@ -34,14 +35,14 @@ from .todo_panel import TodoPanel
 from .transcript import Transcript, entries_from_messages
 
 if TYPE_CHECKING:
-    from loom_engine.agent import Agent
+    from ..chat_agent import ChatAgent
 
 
 class AgentHost(Protocol):
     """What the agent's life reads and changes in the app."""
 
     options: TuiOptions
-    agent: Agent | None
+    agent: ChatAgent | None
     agent_error: str | None  # why there is no agent, once building it failed
     show_welcome: bool
     bypass_allowed: bool
@@ -137,7 +138,7 @@ class AgentLifecycle:
         await self._install(built.agent, built.warnings, announce)
         start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words),  # type: ignore[arg-type]
                   guard_s=options.permission_guard_s)  # after the first frame: the servers connect now
-        self._welcome(getattr(host.agent.config, "provider", "") if host.agent is not None else "")
+        self._welcome(host.agent.config.provider if host.agent is not None else "")
 
     def _show_no_agent(self, error: AgentUnavailable) -> None:
         """The first-run screen when the provider has no key; the error line otherwise."""
@@ -162,7 +163,7 @@ class AgentLifecycle:
             host.transcript.add_notice(welcome_text(host.workspace_root.name or str(host.workspace_root),
                                                     provider, host.model), "output")
 
-    async def _install(self, agent: Agent, warnings: Sequence[str], announce: str | None) -> None:
+    async def _install(self, agent: ChatAgent, warnings: Sequence[str], announce: str | None) -> None:
         host = self.host
         host.agent = agent
         host.agent_error = None
@@ -172,15 +173,15 @@ class AgentLifecycle:
         host.status_bar.set_info(StatusInfo(model=host.model, mode=mode, sandbox=status_of(agent)))
         host.refresh_context()
         host.status_bar.change(note="")
-        messages = list(agent.messages or ())
+        messages = list(agent.messages)
         if messages:
             if self._history_shown != len(messages):
                 await self._show_history(messages)
-            session = getattr(agent, "session_id", None)
+            session = agent.session_id
             prompts = sum(entry.kind == "user" for entry in host.transcript.entries)
             host.transcript.add_notice(
                 f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
-            todos = getattr(agent, "todos", None)
+            todos = agent.todos
             if todos:
                 host.todos.set_todos(todos)
         if announce:
@@ -218,7 +219,7 @@ class AgentLifecycle:
     def show_snapshot_notices(self) -> None:
         """One line when rewind's snapshots are off or limited here, once per reason per
         chat; called at start and when a run ends (its snapshots were tried by then)."""
-        for notice in snapshot_notices(getattr(self.host.agent, "checkpoints", None)):
+        for notice in snapshot_notices(self.host.agent.checkpoints if self.host.agent is not None else None):
             self._warn_once(f"snapshots: {notice.key}", notice.text)
 
     # Claude Code's wait before its idle_prompt notification.
@@ -229,7 +230,7 @@ class AgentLifecycle:
         new prompt, the Notification hooks run for ``idle_prompt`` (once per wait)."""
         self.cancel_idle_notification()
         agent = self.host.agent
-        if agent is not None and getattr(agent, "hooks", None):
+        if agent is not None and agent.hooks:
             self._idle_wait = asyncio.get_running_loop().create_task(self._notify_when_idle(agent))
 
     def cancel_idle_notification(self) -> None:
@@ -237,24 +238,21 @@ class AgentLifecycle:
             self._idle_wait.cancel()
             self._idle_wait = None
 
-    async def _notify_when_idle(self, agent: Agent) -> None:
+    async def _notify_when_idle(self, agent: ChatAgent) -> None:
         await asyncio.sleep(self.idle_prompt_s)
         if self.host.agent is agent and not agent.is_running:
             await self.session_hooks(agent, "notify_idle", "Loom is waiting for your input")
 
-    async def session_hooks(self, agent: Agent | None, method: str, argument: str, *, show: bool = True) -> None:
+    async def session_hooks(self, agent: ChatAgent | None, hook: SessionHook, argument: str, *,
+                            show: bool = True) -> None:
         """SessionStart / SessionEnd hooks; one line for a hook that failed or blocked."""
-        run = getattr(agent, method, None)
-        if run is None:  # no agent, or a stand-in
+        if agent is None:
             return
-        from loom_engine.events import HookRan
-
         try:
-            events = await run(argument)
+            failed = await session_hook_failures(agent, hook, argument)
         except Exception as error:  # a hook must never keep the chat from starting or ending
-            events = ()
+            failed = ()
             if show:
                 self.host.transcript.add_notice(f"⚠ session hooks failed: {error}", "warning")
-        for event in events if show else ():
-            if isinstance(event, HookRan) and event.outcome != "ok" and event.message:
-                self.host.transcript.add_notice(f"⚠ {event.event} hook: {event.message}", "warning")
+        for event in failed if show else ():
+            self.host.transcript.add_notice(f"⚠ {event.event} hook: {event.message}", "warning")

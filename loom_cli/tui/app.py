@@ -63,8 +63,7 @@ from .transcript import Transcript
 from .user_turns import show_prompt_mode, user_turn
 
 if TYPE_CHECKING:
-    from loom_engine.agent import Agent
-
+    from ..chat_agent import ChatAgent
     from .commands.rewind_undo import RewindUndo
 
 __all__ = ["LoomApp", "TuiOptions", "run_tui"]
@@ -76,10 +75,7 @@ RUN_CLOSE_TIMEOUT_S = 5.0
 class LoomApp(SafeTextApp[int]):
     """The chat.
 
-    ``agent`` is an `Agent`; tests and benchmarks pass stand-ins that have only what a
-    run needs (run, abort, answer_permission, messages, config, permissions,
-    context_usage), so the optional parts (session_id, todos, metrics, skills) are read
-    with getattr.
+    ``agent`` is a `ChatAgent` (loom_cli.chat_agent): an `Agent`, or a test's double.
     """
 
     TITLE = "Loom"
@@ -118,7 +114,7 @@ class LoomApp(SafeTextApp[int]):
     def __init__(self, options: TuiOptions) -> None:
         super().__init__()
         self.options = options
-        self.agent: Agent | None = None
+        self.agent: ChatAgent | None = None
         self.agent_error: str | None = None
         self.prompt_queue = PromptQueue(lambda: self.queue_view, lambda: self.prompt)
         self.running = False  # a run the UI is showing (false at once after Esc)
@@ -222,15 +218,12 @@ class LoomApp(SafeTextApp[int]):
 
     @property
     def model(self) -> str:
-        config = getattr(self.agent, "config", None)
-        return str(getattr(config, "model", "") or self.options.model or "")
+        return (self.agent.config.model if self.agent is not None else "") or self.options.model or ""
 
     @property
     def mode(self) -> str:
         permissions = self.agent.permissions if self.agent is not None else None
-        mode = getattr(permissions, "mode", None)
-        value = getattr(mode, "value", mode)
-        return str(value) if value else (self.options.permission_mode or "default")
+        return permissions.mode if permissions is not None else (self.options.permission_mode or "default")
 
     @property
     def queue(self) -> deque[Draft]:
@@ -288,18 +281,16 @@ class LoomApp(SafeTextApp[int]):
     # --- what the run view asks (`RunHost`), and the activity line --------------------
 
     def refresh_context(self) -> None:
-        usage = getattr(self.agent, "context_usage", None)
-        if not callable(usage):
+        if self.agent is None:
             return
         try:
-            used, window = usage()
+            used, window = self.agent.context_usage()
         except Exception:  # a token estimate must never break the UI
             return
         self.status_bar.change(context_used=int(used), context_window=int(window))
 
     def changes_workspace(self, tool_name: str) -> bool:
-        registry = getattr(self.agent, "registry", None)  # a stand-in agent may have none
-        tool = registry.get(tool_name) if registry is not None else None
+        tool = self.agent.registry.get(tool_name) if self.agent is not None else None
         if tool is None:
             return False
         from loom_engine.tools.base import changes_workspace  # loaded by now: a tool just ran
@@ -391,8 +382,7 @@ class LoomApp(SafeTextApp[int]):
 
     def _give_back_unsent(self) -> None:
         """A prompt whose request failed before any answer goes back into the input."""
-        take = getattr(self.agent, "take_unsent_prompt", None)  # stand-in agents have none
-        unsent = take() if callable(take) else None
+        unsent = self.agent.take_unsent_prompt() if self.agent is not None else None
         if unsent is None:
             return
         # Like after an interrupt: what was waiting comes back too, the user decides.

@@ -19,7 +19,7 @@ from .status_bar import ActivityLine
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from loom_engine.agent import Agent
+    from ..chat_agent import ChatAgent
 
 # How long a first Ctrl+C waits for the second one that quits.
 QUIT_AGAIN_S = 2.0
@@ -32,7 +32,7 @@ REWIND_ESC_S = 0.8
 class KeysHost(Protocol):
     """What the two keys read and act on in the app."""
 
-    agent: Agent | None
+    agent: ChatAgent | None
     running: bool
     prompt: PromptInput
     history: PromptHistory
@@ -98,7 +98,7 @@ class CtrlKeys:
             self._esc_at = 0.0
             return True
         self._esc_at = now
-        if getattr(host.agent, "messages", None):
+        if host.agent is not None and host.agent.messages:
             host.activity.show_hint("Esc again to rewind", REWIND_ESC_S)
         return False
 

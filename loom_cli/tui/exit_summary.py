@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from loom_engine.messages import Message
 
 if TYPE_CHECKING:
-    from loom_engine.agent import Agent
+    from ..chat_agent import ChatAgent
 
 # Inline markdown that reads as noise on a plain terminal: bold/italic stars, code ticks.
 _INLINE_MARKUP = re.compile(r"\*\*|`")
@@ -22,7 +22,7 @@ PROMPT_LINES = 2
 ANSWER_LINES = 4
 
 
-def print_exit_summary(agent: Agent | None, agent_error: str | None) -> None:
+def print_exit_summary(agent: ChatAgent | None, agent_error: str | None) -> None:
     """Back on the normal screen: the last exchange and how to continue it."""
     import shutil
 
@@ -30,7 +30,7 @@ def print_exit_summary(agent: Agent | None, agent_error: str | None) -> None:
         if agent_error:
             print(f"Loom did not reach a model: {agent_error}", flush=True)
         return
-    text = exit_summary(list(agent.messages or ()), getattr(agent, "session_id", None),
+    text = exit_summary(list(agent.messages), agent.session_id,
                         shutil.get_terminal_size().columns)
     if text:
         print(text, flush=True)

@@ -38,8 +38,10 @@ def missing_key(error: BaseException, environ: Mapping[str, str]) -> MissingKey 
     The provider's own configuration error names its variable first; it counts only if
     that variable really is unset (a set but empty-looking key is another problem).
     """
+    from loom_engine.providers.base import ProviderError  # loaded by now: the provider was being built
+
     cause = error.__cause__ or error
-    if getattr(cause, "kind", None) != "config":
+    if not isinstance(cause, ProviderError) or cause.kind != "config":
         return None
     text = str(cause)
     for provider, variable in KEY_VARIABLES.items():

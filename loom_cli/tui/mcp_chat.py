@@ -1,11 +1,10 @@
 """The chat's side of MCP: starting the servers, the status-bar words, the question about
 a project's servers, and server prompts as slash commands.
 
-The manager comes with the agent (bootstrap's ``Built.mcp``; the agent reads its tools
-through ``agent.tool_source``). It starts once the agent is installed, which is after
-the first frame: the ``mcp`` package is imported by the manager in a thread, so neither
-the first frame nor typing waits for it. Everything here reads the manager through the
-agent, so a stand-in agent (tests, benchmarks) without one simply has no MCP.
+The manager comes with the agent (``agent.mcp``; None when no server is configured). It
+starts once the agent is installed, which is after the first frame: the ``mcp`` package
+is imported by the manager in a thread, so neither the first frame nor typing waits for
+it. Everything here reads the manager through the agent.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ if TYPE_CHECKING:
     from loom_engine.mcp.manager import McpManager, ServerStatus
     from loom_engine.mcp.status import McpPromptInfo, McpResourceInfo
 
+    from ..chat_agent import ChatAgent
     from .options import BuiltAgent
 
 
-def manager_of(agent: Any) -> McpManager | None:
-    """The agent's MCP servers, or None (no server configured, or a stand-in agent)."""
-    return getattr(getattr(agent, "tool_source", None), "manager", None)
+def manager_of(agent: ChatAgent | None) -> McpManager | None:
+    """The agent's MCP servers, or None (no agent yet, or no server configured)."""
+    return agent.mcp if agent is not None else None
 
 
 def summary(statuses: Sequence[ServerStatus]) -> str:
@@ -74,7 +74,7 @@ def record_answer(workspace: Path, data_dir: Path, answer: PendingAnswer) -> Non
 class McpHost(Protocol):
     """What the chat's MCP side uses of the app."""
 
-    agent: Any
+    agent: ChatAgent | None
 
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
 
@@ -87,7 +87,7 @@ def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], 
     """Start the agent's servers (call once the agent is installed, after the first
     frame), keep the status bar's words current through ``show``, and ask about the
     project's servers not answered yet."""
-    manager: McpManager | None = built.mcp or manager_of(built.agent)
+    manager = built.agent.mcp
     if manager is None:
         return
 
@@ -98,7 +98,7 @@ def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], 
     manager.subscribe(changed)
     manager.start()
     show(summary(manager.statuses()))
-    pending: tuple[ServerConfig, ...] = tuple(getattr(built.mcp_plan, "pending", ()) or ())
+    pending: tuple[ServerConfig, ...] = built.mcp_plan.pending if built.mcp_plan is not None else ()
     if not pending:
         return
     from loom_engine.paths import data_dir
@@ -106,7 +106,7 @@ def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], 
     from .mcp_screens import McpTrustScreen
 
     # Where bootstrap read the answers: the agent's workspace root, the user data dir.
-    workspace = Path(getattr(getattr(built.agent, "workspace", None), "root", "") or ".")
+    workspace = built.agent.workspace.root
 
     def answered(approved: bool | None) -> None:
         host.run_worker(_settle(host, manager, PendingAnswer(pending, approved), workspace, data_dir(), show),
@@ -137,7 +137,7 @@ async def _settle(host: McpHost, manager: McpManager, answer: PendingAnswer, wor
 # --- server prompts as slash commands ---------------------------------------------------
 
 
-def prompt_commands(agent: Any) -> list[tuple[str, str]]:
+def prompt_commands(agent: ChatAgent | None) -> list[tuple[str, str]]:
     """(name, description) of each connected server prompt, for /help and completion."""
     manager = manager_of(agent)
     if manager is None:
@@ -154,7 +154,7 @@ def _prompt_help(prompt: McpPromptInfo) -> str:
     return f"{head}  {usage}".rstrip() + f"  ({prompt.server})"
 
 
-async def expand_prompt_command(agent: Any, text: str) -> str | None:
+async def expand_prompt_command(agent: ChatAgent, text: str) -> str | None:
     """The server's prompt text for ``/mcp__server__prompt args``; None when ``text``
     names no server prompt. ValueError (one line) for bad arguments or a failed call."""
     manager = manager_of(agent)
@@ -175,26 +175,11 @@ async def expand_prompt_command(agent: Any, text: str) -> str | None:
 # --- @server:uri resources ---------------------------------------------------------------
 
 
-def resources_of(agent: Any) -> tuple[McpResourceInfo, ...]:
+def resources_of(agent: ChatAgent | None) -> tuple[McpResourceInfo, ...]:
     manager = manager_of(agent)
     return manager.resources() if manager is not None else ()
 
 
-async def attach_mcp_resources(agent: Any, prompt: Any) -> Any:
-    """The prompt with its ``@server:uri`` resources attached (redacted like files)."""
-    manager = manager_of(agent)
-    if manager is None or "@" not in getattr(prompt, "text", ""):
-        return prompt
-    from loom_engine.attachments import UserPrompt
-    from loom_engine.mcp.mentions import attach_resources
-
-    if not isinstance(prompt, UserPrompt):
-        return prompt
-    config = getattr(agent, "config", None)
-    redactor = getattr(config, "redactor", None) if getattr(config, "redact_secrets", True) else None
-    return await attach_resources(prompt, manager, redact=redactor.redact if redactor else None)
-
-
-def resource_mentions_of(agent: Any) -> list[tuple[str, str]]:
+def resource_mentions_of(agent: ChatAgent | None) -> list[tuple[str, str]]:
     """("server:uri", name) of each resource the connected servers list, for completion."""
     return [(f"{r.server}:{r.uri}", r.name) for r in resources_of(agent)]

@@ -10,13 +10,19 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import find_workspace_root
 
-AgentFactory = Callable[["TuiOptions"], Any]
+if TYPE_CHECKING:
+    from loom_cli.bootstrap import Built
+    from loom_cli.chat_agent import ChatAgent
+    from loom_cli.mcp_setup import McpPlan
+
+# Builds the chat's agent: bootstrap's Built (the default), or the agent alone (tests).
+AgentFactory = Callable[["TuiOptions"], "Built | ChatAgent"]
 SessionLister = Callable[[Path], Sequence[Any]]
 HistoryLoader = Callable[["TuiOptions"], Sequence[Any]]
 
@@ -36,8 +42,8 @@ class TuiOptions:
     # The user's answer to the trust screen about what the project's settings widen (None:
     # not asked, the trust records decide).
     trust_project: bool | None = None
-    # Builds the agent (in a worker thread). Returns an Agent, or an object with
-    # ``.agent`` and optionally ``.warnings`` (bootstrap's Built). None: loom_cli.bootstrap.
+    # Builds the agent (in a worker thread). Returns bootstrap's Built, or the agent
+    # alone. None: loom_cli.bootstrap.
     agent_factory: AgentFactory | None = None
     # Lists earlier sessions of a workspace for /resume. None: the SessionStore
     # (commands.session.default_session_lister).
@@ -67,7 +73,7 @@ def data_dir_of(options: TuiOptions) -> Path:
     return data_dir()
 
 
-def default_agent_factory(options: TuiOptions) -> Any:
+def default_agent_factory(options: TuiOptions) -> Built:
     """Builds the agent the way `loom run` does (imports the provider SDKs)."""
     from loom_cli.bootstrap import RunOptions, build_agent
 
@@ -97,7 +103,7 @@ def default_history_loader(options: TuiOptions) -> Sequence[Any]:
 def start_provider_import(options: TuiOptions) -> None:
     """Start importing the provider SDK the chat will most likely use, in a thread (the
     factory's ``prepare`` waits for it and builds the client there too). Only for the
-    default factory: a test's or benchmark's stand-in agent needs no SDK."""
+    default factory: a test's or benchmark's agent needs no SDK."""
     if options.agent_factory is not None:
         return
     from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
@@ -112,12 +118,10 @@ class AgentUnavailable(Exception):
 
 @dataclass(frozen=True)
 class BuiltAgent:
-    agent: Any
+    agent: ChatAgent  # its MCP servers are ``agent.mcp``
     warnings: tuple[str, ...] = ()
-    # The MCP servers (bootstrap's Built.mcp: an McpManager, None when none is configured)
-    # and which project servers still wait for the user's answer (Built.mcp_plan).
-    mcp: Any = None
-    mcp_plan: Any = None
+    # Which project MCP servers still wait for the user's answer (bootstrap's Built.mcp_plan).
+    mcp_plan: McpPlan | None = None
     # Which setting chose the sandbox's mode (bootstrap's Built.sandbox_source), for /sandbox.
     sandbox_source: str = "default"
 
@@ -130,40 +134,39 @@ async def build_agent(options: TuiOptions) -> BuiltAgent:
     except Exception as error:  # any setup failure is shown, not raised
         text = str(error).strip()
         raise AgentUnavailable(text.splitlines()[0] if text else type(error).__name__) from error
-    return BuiltAgent(getattr(built, "agent", built), tuple(getattr(built, "warnings", ()) or ()),
-                      getattr(built, "mcp", None), getattr(built, "mcp_plan", None),
-                      str(getattr(built, "sandbox_source", "default")))
+    from loom_cli.bootstrap import Built  # imported already when the default factory ran
+
+    if isinstance(built, Built):
+        return BuiltAgent(built.agent, tuple(built.warnings), built.mcp_plan, built.sandbox_source)
+    return BuiltAgent(built)
 
 
-async def close_agent(agent: Any) -> None:
+async def close_agent(agent: ChatAgent | None) -> None:
     """Close the agent's session file, its sandbox (its private temp folder goes) and its
-    provider connections.
-
-    Read with getattr: stand-in agents in tests and benchmarks have none of them.
-    """
-    for owned in (getattr(agent, "session", None), getattr(agent, "sandbox", None)):
-        close = getattr(owned, "close", None)
-        if callable(close):
-            close()
+    provider connections."""
+    if agent is None:
+        return
+    if agent.session is not None:
+        agent.session.close()
+    if agent.sandbox is not None:
+        agent.sandbox.close()
     await close_provider(agent)
     await close_mcp(agent)
 
 
-async def close_mcp(agent: Any) -> None:
+async def close_mcp(agent: ChatAgent | None) -> None:
     """Stop the MCP servers the agent's tools come from (their processes end with them)."""
-    manager = getattr(getattr(agent, "tool_source", None), "manager", None)
-    close = getattr(manager, "aclose", None)
-    if close is not None:
+    manager = agent.mcp if agent is not None else None
+    if manager is not None:
         try:
-            await close()
+            await manager.aclose()
         except Exception:  # quitting must not wait on a server that misbehaves
             pass
 
 
-async def close_provider(agent: Any) -> None:
-    close = getattr(agent, "aclose", None)
-    if close is not None:
+async def close_provider(agent: ChatAgent | None) -> None:
+    if agent is not None:
         try:
-            await close()
+            await agent.aclose()
         except Exception:  # a failed close must not block quitting or switching
             pass

@@ -112,7 +112,7 @@ class PermissionsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(f"Permissions · mode: {getattr(self.manager.mode, 'value', self.manager.mode)}"),
+            yield Static(Text(f"Permissions · mode: {self.manager.mode}"),
                          id="title")
             yield OptionList(id="rules")
             yield Input(placeholder="allow|deny|ask RULE, e.g. allow bash(make test:*)  (Enter adds, Esc cancels)",

@@ -10,7 +10,7 @@ app through the small `RunHost` interface.
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from textual.message import Message as TextualMessage
 
@@ -22,6 +22,7 @@ from loom_engine.events import (
     CompactionApplied,
     Error,
     Finished,
+    HookRan,
     MaxTurnsReached,
     Notice,
     PermissionAnswered,
@@ -35,6 +36,7 @@ from loom_engine.events import (
     ToolProgress,
     TurnStarted,
     UsageUpdated,
+    is_event,
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
@@ -170,6 +172,8 @@ class RunView:
 
     def show(self, event: AgentEvent, *, stale: bool = False) -> None:
         """Show one event; ``stale`` events belong to a run the user already stopped."""
+        if not is_event(event):  # not one of the engine's kinds: nothing to draw
+            return
         if isinstance(event, UsageUpdated):
             self.host.count_usage(event)  # a stopped run's tokens were still paid for
             return
@@ -241,6 +245,10 @@ class RunView:
             case MaxTurnsReached() | BudgetExceeded():
                 self.transcript.add_notice(stop_reason(event), "warning")
                 self.host.end_run()
+            case HookRan():
+                pass  # the app draws a hook's run (hook_view.show_hook_ran) before events reach here
+            case _:
+                assert_never(event)
 
     def _show_subagent(self, event: AgentEvent) -> None:
         """A sub-agent's event, drawn inside the block of the task call that started it."""
@@ -306,6 +314,8 @@ class RunView:
                     block.set_status("denied", note=event.note or "")
                 elif block.data.status == "waiting":
                     block.set_status("running")
+            case _:
+                assert_never(event)
 
     # --- the streaming answer ---------------------------------------------------------
 

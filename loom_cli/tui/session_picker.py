@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,16 +14,18 @@ from textual.widgets.option_list import Option
 
 from .picker import PickerScreen
 
+if TYPE_CHECKING:
+    from loom_engine.sessions.store import SessionInfo
 
-def session_label(info: Any) -> str:
+
+def session_label(info: SessionInfo) -> str:
     """One line per session: when, how long, the first prompt, the id."""
-    updated = getattr(info, "updated", None)
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if isinstance(updated, (int, float)) else ""
-    prompt = str(getattr(info, "first_prompt", None) or "").strip().splitlines()
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+    prompt = info.first_prompt.strip().splitlines()
     first = prompt[0] if prompt else "(no prompt)"
     if len(first) > 60:
         first = first[:59] + "…"
-    return f"{when}  {getattr(info, 'turns', None) or 0:>3} turns  {first}  [{getattr(info, 'id', None)}]"
+    return f"{when}  {info.turns:>3} turns  {first}  [{info.id}]"
 
 
 class SessionPicker(PickerScreen):
@@ -46,15 +48,14 @@ class SessionPicker(PickerScreen):
     }
     """
 
-    def __init__(self, sessions: Sequence[Any]) -> None:
+    def __init__(self, sessions: Sequence[SessionInfo]) -> None:
         super().__init__()
         self.sessions = list(sessions)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("Resume a session (Enter to open, Esc to cancel)", style="bold"))
-            yield OptionList(*[Option(Text(session_label(s)), id=str(getattr(s, "id", i)))
-                               for i, s in enumerate(self.sessions)], id="sessions")
+            yield OptionList(*[Option(Text(session_label(s)), id=s.id) for s in self.sessions], id="sessions")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

@@ -7,23 +7,24 @@
 the permission check, drawn as a bash block, its output kept as context for the
 next request, and no model turn. Any other prompt runs the model with the files and
 folders it `@`-mentions attached (`Agent.attach`), and the MCP resources it names as
-`@server:uri`; the run's notices list them.
-
-A stand-in agent (tests, benchmarks) without those methods gets the plain prompt.
+`@server:uri`; the run's notices list them. What `loom run` does alike (a command's
+expansion, the attachments, the run) is `loom_cli.turns.start_turn`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
 from loom_engine.events import AgentEvent
 from loom_engine.mcp.names import is_prompt_command
 
+from ..turns import start_turn
+
 if TYPE_CHECKING:
-    from loom_engine.commands.invoke import Invocation
+    from ..chat_agent import ChatAgent
 
 SHELL_PREFIX = "!"
 SHELL_TITLE = "! shell command · Enter runs it"
@@ -37,48 +38,29 @@ def shell_command(text: str) -> str | None:
     return command or None
 
 
-async def user_turn(agent: Any, text: str) -> AsyncIterator[AgentEvent]:
+async def user_turn(agent: ChatAgent, text: str) -> AsyncIterator[AgentEvent]:
     """The events of what ``text`` asks for: a shell command, or a model run."""
-    command = shell_command(text)
-    run_command = getattr(agent, "run_user_command", None)
-    if command is not None and run_command is not None:
-        stream = run_command(command)
-    elif text.startswith("/") and (invocation := _invocation(agent, text)) is not None:
-        from loom_engine.commands.invoke import run_invocation
+    from loom_cli.slash_commands import invocation_for
 
+    from .commands.registry import BUILTIN_NAMES
+
+    command = shell_command(text)
+    if command is not None:
+        stream = agent.run_user_command(command)
+    elif text.startswith("/") and (invocation := invocation_for(agent, text, BUILTIN_NAMES)) is not None:
         # A custom command or a skill: the model gets its expansion, the transcript
         # keeps what was typed.
-        stream = run_invocation(agent, invocation)
+        stream = start_turn(agent, text, invocation)
     elif is_prompt_command(text):
         from .mcp_chat import expand_prompt_command
 
         # An MCP server's prompt: its text is what the model gets (ValueError: one line).
         expanded = await expand_prompt_command(agent, text)
-        stream = agent.run(await _attached(agent, expanded if expanded is not None else text))
+        stream = start_turn(agent, expanded if expanded is not None else text)
     else:
-        stream = agent.run(await _attached(agent, text))
+        stream = start_turn(agent, text)
     async for event in stream:
         yield event
-
-
-def _invocation(agent: Any, text: str) -> Invocation | None:
-    """What ``/name args`` runs: a custom command or a skill (CommandError, a ValueError,
-    when its file cannot be read now); None for other text."""
-    from loom_cli.slash_commands import invocation_for
-
-    from .commands.registry import BUILTIN_NAMES
-
-    return invocation_for(agent, text, BUILTIN_NAMES)
-
-
-async def _attached(agent: Any, text: str) -> Any:
-    attach = getattr(agent, "attach", None)
-    if attach is None or "@" not in text:
-        return text
-    from .mcp_chat import attach_mcp_resources
-
-    # @path attaches the file, @server:uri the MCP server's resource.
-    return await attach_mcp_resources(agent, await attach(text))
 
 
 def show_prompt_mode(prompt: Widget, text: str) -> None:

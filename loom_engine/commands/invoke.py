@@ -142,14 +142,24 @@ class CommandPrompt(UserPrompt):
 class CommandAgent(Protocol):
     """What running a command uses of the agent (loom_engine.agent.Agent has it all)."""
 
-    workspace: Workspace
-    permissions: PermissionManager | None
-    # A project command's `!cmd` lines run in it like the model's bash calls (None: unconfined).
-    sandbox: Sandbox | None
-    registry: ToolRegistry
-    bus: EventBus
-    metrics: RunMetrics
-    identity: AgentIdentity
+    # Read-only: a command reads these and never replaces them (so a Protocol that
+    # offers them as properties, loom_cli's ChatAgent, satisfies this one).
+    @property
+    def workspace(self) -> Workspace: ...
+    @property
+    def permissions(self) -> PermissionManager | None: ...
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """A project command's `!cmd` lines run in it like the model's bash calls (None: unconfined)."""
+        ...
+    @property
+    def registry(self) -> ToolRegistry: ...
+    @property
+    def bus(self) -> EventBus: ...
+    @property
+    def metrics(self) -> RunMetrics: ...
+    @property
+    def identity(self) -> AgentIdentity: ...
 
     @property
     def config(self) -> AgentConfig: ...

@@ -14,11 +14,11 @@ from loom_cli.tui.markdown_stream import MarkdownStream
 from loom_cli.tui.options import TuiOptions
 from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice
+from loom_engine.attachments import UserPrompt
 from loom_engine.events import (
     AgentEvent,
     CompactionApplied,
     MaxTurnsReached,
-    PermissionAnswered,
     PermissionRequested,
     Retrying,
     TextDelta,
@@ -31,6 +31,7 @@ from loom_engine.events import (
 )
 from loom_engine.permissions.answer import PermissionAnswer
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.doubles.replay_agent import ReplayAgent
 
 
 async def test_subagent_work_is_nested_under_its_task(harness: Harness) -> None:
@@ -62,43 +63,8 @@ async def test_subagent_work_is_nested_under_its_task(harness: Harness) -> None:
         assert "task  read the readme" in screen_text(app)
 
 
-class EventAgent:
-    """A stand-in agent that plays a fixed list of events and records control calls."""
-
-    def __init__(self, events: list[AgentEvent]) -> None:
-        self.events = events
-        self.messages = ()
-        self.config = type("Config", (), {"model": "fake-model"})()
-        self.permissions = None
-        self.answers: list[tuple[str, PermissionAnswer]] = []
-        self.aborted = False
-        self._answered: asyncio.Future[None] | None = None
-
-    def context_usage(self) -> tuple[int, int]:
-        return 50_000, 200_000
-
-    def abort(self, reason: str = "") -> None:
-        self.aborted = True
-
-    def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
-        self.answers.append((request_id, answer))
-        if self._answered is not None and not self._answered.done():
-            self._answered.set_result(None)
-        return True
-
-    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
-        for event in self.events:
-            yield event
-            if isinstance(event, PermissionRequested):
-                self._answered = asyncio.get_running_loop().create_future()
-                await self._answered
-                answer = self.answers[-1][1]
-                yield PermissionAnswered(request_id=event.request_id, call_id=event.call_id,
-                                         decision=answer.decision, note=answer.note)
-
-
 @asynccontextmanager
-async def prompted(agent: EventAgent, tmp_path: Path, size: tuple[int, int]) -> AsyncIterator[tuple[LoomApp, Pilot]]:
+async def prompted(agent: ReplayAgent, tmp_path: Path, size: tuple[int, int]) -> AsyncIterator[tuple[LoomApp, Pilot]]:
     """The app running ``agent``, with a prompt sent: the agent is playing its events."""
     app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
                              permission_guard_s=0.0, manage_gc=False))
@@ -109,7 +75,7 @@ async def prompted(agent: EventAgent, tmp_path: Path, size: tuple[int, int]) -> 
 
 
 async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
-    agent = EventAgent([
+    agent = ReplayAgent(workspace=tmp_path, script=[
         TurnStarted(turn=1),
         TextDelta(text="This partial answer will be dropped"),
         Retrying(attempt=1, delay_s=0.5, reason="overloaded (529)", discard_partial=True),
@@ -146,7 +112,7 @@ async def test_retries_notices_compaction_and_limits(tmp_path: Path) -> None:
 
 
 async def test_a_one_line_result_is_shown_once_and_longer_ones_below_the_header(tmp_path: Path) -> None:
-    agent = EventAgent([
+    agent = ReplayAgent(workspace=tmp_path, script=[
         ToolCallStarted(call_id="c1", name="grep", input={"pattern": "def add"}),
         ToolFinished(call_id="c1", name="grep", content="calc.py:1:def add(a, b):", is_error=False,
                      duration_ms=3.0),
@@ -164,7 +130,7 @@ async def test_a_one_line_result_is_shown_once_and_longer_ones_below_the_header(
 
 async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_path: Path) -> None:
     url = "https://docs.python.org/3/library/asyncio.html"
-    agent = EventAgent([
+    agent = ReplayAgent(workspace=tmp_path, script=[
         ToolCallStarted(call_id="c1", name="web_fetch", input={"url": url}),
         PermissionRequested(request_id="perm_1", call_id="c1", tool="web_fetch", input={"url": url},
                             reason="fetching from docs.python.org needs approval",
@@ -184,28 +150,20 @@ async def test_a_fetch_asks_with_the_url_and_always_allow_names_the_host(tmp_pat
         assert f"✓ web_fetch  {url}" in screen_text(app)
 
 
-class GatedAfterAnswerAgent(EventAgent):
-    """Holds the run after the permission answer, as a slow tool would."""
-
-    def __init__(self, events: list[AgentEvent]) -> None:
-        super().__init__(events)
-        self.gate = asyncio.Event()
-
-    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
-        async for event in super().run(prompt):
-            yield event
-            if isinstance(event, PermissionAnswered):
-                await self.gate.wait()
-
-
 async def test_the_run_clock_stands_still_while_a_permission_question_waits(tmp_path: Path) -> None:
-    agent = GatedAfterAnswerAgent([
-        ToolCallStarted(call_id="c1", name="bash", input={"command": "make test"}),
-        PermissionRequested(request_id="perm_1", call_id="c1", tool="bash", input={"command": "make test"},
-                            reason="running a command needs approval",
-                            preview={"kind": "command", "command": "make test"}),
-        ToolFinished(call_id="c1", name="bash", content="ok", is_error=False, duration_ms=3000.0),
-    ])
+    gate = asyncio.Event()  # holds the run after the answer, as a slow tool would
+    request = PermissionRequested(request_id="perm_1", call_id="c1", tool="bash", input={"command": "make test"},
+                                  reason="running a command needs approval",
+                                  preview={"kind": "command", "command": "make test"})
+
+    async def slow_command(_prompt: str | UserPrompt) -> AsyncIterator[AgentEvent]:
+        yield ToolCallStarted(call_id="c1", name="bash", input={"command": "make test"})
+        yield request
+        yield await agent.answer_to(request)
+        await gate.wait()
+        yield ToolFinished(call_id="c1", name="bash", content="ok", is_error=False, duration_ms=3000.0)
+
+    agent = ReplayAgent(slow_command, workspace=tmp_path)
     now = [1000.0]
     app = LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
                              permission_guard_s=0.0, manage_gc=False))
@@ -222,7 +180,7 @@ async def test_the_run_clock_stands_still_while_a_permission_question_waits(tmp_
         now[0] += 3.0  # the command runs for three seconds
         app._tick()
         assert "running bash · 3s" in app.activity.message
-        agent.gate.set()
+        gate.set()
         await wait_idle(pilot, app)
 
 

@@ -4,13 +4,12 @@ hook's run shows (a notice when it blocks or fails, its time in the call's block
 The start-up tests run the real path: the hooks read from the real files, the answer
 recorded in the real trust records, and the agent built by loom_cli.bootstrap (scripted
 provider), so the hooks the agent gets are the real effect of the answer. The rendering
-tests feed HookRan events to the chat from a stand-in agent, as the engine would send them.
+tests feed HookRan events to the chat from a ReplayAgent (tests/doubles), as the engine would send them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.events import AgentEvent, HookRan, TextDelta, ToolCallStarted, ToolFinished
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 from tests.doubles.loom_command import isolate_loom
+from tests.doubles.replay_agent import ReplayAgent
 
 GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "timeout": 5}]}]}}
@@ -205,28 +205,8 @@ async def test_slash_hooks_with_no_hooks_says_where_to_add_them(harness: Harness
 # --- a hook's run in the transcript -------------------------------------------------------
 
 
-class EventAgent:
-    """A stand-in agent that plays a fixed list of events."""
-
-    def __init__(self, events: list[AgentEvent]) -> None:
-        self.events = events
-        self.messages = ()
-        self.config = type("Config", (), {"model": "fake-model"})()
-        self.permissions = None
-
-    def context_usage(self) -> tuple[int, int]:
-        return 1_000, 200_000
-
-    def abort(self, reason: str = "") -> None:
-        pass
-
-    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
-        for event in self.events:
-            yield event
-
-
 def _events_app(tmp_path: Path, events: list[AgentEvent]) -> LoomApp:
-    agent = EventAgent(events)
+    agent = ReplayAgent(events, workspace=tmp_path, context=(1_000, 200_000))
     return LoomApp(TuiOptions(workspace=tmp_path, agent_factory=lambda _o: agent, data_dir=tmp_path / "data",
                               permission_guard_s=0.0, manage_gc=False))
 
