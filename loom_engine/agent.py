@@ -1,7 +1,7 @@
 """Agent: the public face of the engine.
 
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6"), provider=provider,
-                  tools=default_tools(), workspace=Workspace.at("."))
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(".")))
     async for event in agent.run("fix the failing test"):
         ...
 
@@ -14,10 +14,9 @@ and per run a :class:`Run` that the turn function drives.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
@@ -32,6 +31,7 @@ from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
+from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .relay import DONE, relay
@@ -39,7 +39,7 @@ from .run import AgentIdentity, Run
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
 from .tool_spec import ToolSpec
-from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
+from .tools.base import ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .transcript import SessionLog, Transcript
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
     from .mcp.manager import McpManager
     from .permissions.manager import PermissionManager
-    from .providers.retry import RetryPolicy
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
 
@@ -66,63 +65,84 @@ class UnsentPrompt:
 
 
 class Agent:
-    def __init__(self, *, config: AgentConfig, provider: Provider, tools: Sequence[Tool],
-                 workspace: Workspace, permissions: PermissionManager | None = None,
-                 session: SessionLog | None = None, messages: Sequence[Message] = (),
-                 turn_state: TurnState | None = None, context: ContextAssembler | None = None,
-                 skills: SkillCatalog | None = None, system_prompt: str | None = None,
-                 bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
-                 agent_id: str | None = None, parent_tool_use_id: str | None = None,
-                 tool_source: ToolSource | None = None, hooks: HookSet | None = None,
-                 make_provider: MakeProvider | None = None, checkpoints: Checkpoints | None = None,
-                 sandbox: Sandbox | None = None) -> None:
-        self.provider = provider
-        # The OS sandbox every command runs in (bash, project hooks, a command's `!cmd`),
-        # shared with sub-agents; None: commands run unconfined.
-        self.sandbox = sandbox
-        # Builds another provider by name, for a sub-agent whose model is another vendor's.
-        self.make_provider = make_provider
-        # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
-        self.checkpoints = checkpoints
-        # The hook commands in force (already filtered for trust by the caller).
-        self.hooks = hooks or HookSet()
-        self.workspace = workspace
-        self.permissions = permissions
+    def __init__(self, config: AgentConfig, parts: AgentParts, *, session: SessionLog | None = None,
+                 messages: Sequence[Message] = (), turn_state: TurnState | None = None,
+                 system_prompt: str | None = None, identity: AgentIdentity | None = None,
+                 context: ContextAssembler | None = None) -> None:
         # A configuration that names its skills (a sub-agent's) sees only those.
-        self.skills = skills if skills is None or config.skill_names is None else skills.restricted(config.skill_names)
+        if parts.skills is not None and config.skill_names is not None:
+            parts = replace(parts, skills=parts.skills.restricted(config.skill_names))
+        self.parts = parts
         self.context = context
-        self.bus = bus or EventBus()
         self.metrics = RunMetrics()
-        self.identity = AgentIdentity(agent_id or ("agent_" + uuid.uuid4().hex[:8]), parent_tool_use_id,
-                                      config.depth)
-        self._base_tools = tuple(tools)
-        # Tools that join later (MCP servers'): read at each turn boundary.
-        self.tool_source = tool_source
-        self._source_version = tool_source.version if tool_source is not None else 0
+        self.identity = identity or AgentIdentity.new(config.depth)
+        self._source_version = parts.tool_source.version if parts.tool_source is not None else 0
         self.registry, specs = self._tool_block(config)
         self.transcript = Transcript(messages, session)
         # The system prompt and tools block are made once: they stay byte-identical for
         # the whole session so the provider's prompt cache keeps hitting (the tools block
         # changes only when the tool source's version does, between requests).
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
-        self.client = ModelClient(provider, config, system=system, tools=specs,
-                                  retry_policy=retry_policy)
+        self.client = ModelClient(parts.provider, config, system=system, tools=specs,
+                                  retry_policy=parts.retry_policy)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
         from .context.assembler import ChangingFacts
 
-        self._changing_facts = ChangingFacts(workspace)
+        self._changing_facts = ChangingFacts(parts.workspace)
         self._running = False
         self._unsent: UnsentPrompt | None = None
         # Hook scripts see a sub-agent's id and type (``agent_type``: a custom agent's name).
         child = config.depth > 0
-        self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
+        self._hook_engine = HookEngine(parts.hooks, parts.workspace.root, self._hook_session,
                                        agent_id=self.identity.agent_id if child else None,
                                        agent_type=(config.agent_type or "general-purpose") if child else None,
                                        redact=config.redactor.redact if config.redact_secrets else None,
-                                       sandbox=sandbox)
+                                       sandbox=parts.sandbox)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
+
+    # --- the parts, by name ----------------------------------------------------------
+
+    @property
+    def provider(self) -> Provider:
+        return self.parts.provider
+
+    @property
+    def make_provider(self) -> MakeProvider | None:
+        return self.parts.make_provider
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.parts.workspace
+
+    @property
+    def tool_source(self) -> ToolSource | None:
+        return self.parts.tool_source
+
+    @property
+    def permissions(self) -> PermissionManager | None:
+        return self.parts.permissions
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        return self.parts.skills
+
+    @property
+    def bus(self) -> EventBus:
+        return self.parts.bus
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        return self.parts.checkpoints
+
+    @property
+    def hooks(self) -> HookSet:
+        return self.parts.hooks
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        return self.parts.sandbox
 
     # --- public API --------------------------------------------------------------------
 
@@ -368,7 +388,7 @@ class Agent:
         the source's (sorted by the source), less those it defers."""
         source = self.tool_source
         extra = tuple(source.tools()) if source is not None else ()
-        all_tools = ToolRegistry((*self._base_tools, *extra))
+        all_tools = ToolRegistry((*self.parts.tools, *extra))
         registry = all_tools if config.tool_names is None else all_tools.restricted(config.tool_names)
         sent = source.sent_names() if source is not None else None
         deferred = {t.name for t in extra} - (sent if sent is not None else {t.name for t in extra})
@@ -506,6 +526,11 @@ class Agent:
 
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
-        from .subagents.child import make_child
+        """The child agent, of this agent's own kind, built from these parts narrowed
+        (see :meth:`AgentParts.for_child`); a custom agent's body is its system prompt."""
+        from .context.prompts import SUBAGENT_INSTRUCTIONS
 
-        return make_child(self, config, parent_call_id, definition)
+        parts = self.parts.for_child(config, definition, vendor=self.config.provider)
+        return type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+                          system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
+                          identity=AgentIdentity.new(config.depth, parent_call_id))

@@ -8,6 +8,7 @@ turn function reads top to bottom against them.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,11 @@ class AgentIdentity:
     agent_id: str
     parent_tool_use_id: str | None = None
     depth: int = 0
+
+    @classmethod
+    def new(cls, depth: int = 0, parent_tool_use_id: str | None = None) -> AgentIdentity:
+        """A fresh agent id (a child's names the parent's call it runs for)."""
+        return cls("agent_" + uuid.uuid4().hex[:8], parent_tool_use_id, depth)
 
 
 @dataclass

@@ -142,14 +142,22 @@ class CommandPrompt(UserPrompt):
 class CommandAgent(Protocol):
     """What running a command uses of the agent (loom_engine.agent.Agent has it all)."""
 
-    workspace: Workspace
-    permissions: PermissionManager | None
-    # A project command's `!cmd` lines run in it like the model's bash calls (None: unconfined).
-    sandbox: Sandbox | None
     registry: ToolRegistry
-    bus: EventBus
     metrics: RunMetrics
     identity: AgentIdentity
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def permissions(self) -> PermissionManager | None: ...
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """A project command's `!cmd` lines run in it like the model's bash calls (None: unconfined)."""
+
+    @property
+    def bus(self) -> EventBus: ...
 
     @property
     def config(self) -> AgentConfig: ...
