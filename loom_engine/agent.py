@@ -23,7 +23,7 @@ from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
+from .events import Aborted, AgentEvent, Error, Finished, Notice
 from .execution import Cancelled, CancelToken
 from .hooks.config import HookEventName, HookSet
 from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
@@ -38,10 +38,11 @@ from .relay import DONE, relay
 from .run import AgentIdentity, Run
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
-from .tool_spec import ToolSpec
-from .tools.base import ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
+from .tool_contexts import ToolContextFactory
+from .tools.base import ToolOutput, ToolSessionState, subagent_tool_names
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
+from .tools.tool_block import ToolBlock
 from .transcript import SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
@@ -76,14 +77,13 @@ class Agent:
         self.context = context
         self.metrics = RunMetrics()
         self.identity = identity or AgentIdentity.new(config.depth)
-        self._source_version = parts.tool_source.version if parts.tool_source is not None else 0
-        self.registry, specs = self._tool_block(config)
+        self._tools = ToolBlock(parts.tools, parts.tool_source, config.tool_names)
         self.transcript = Transcript(messages, session)
         # The system prompt and tools block are made once: they stay byte-identical for
         # the whole session so the provider's prompt cache keeps hitting (the tools block
         # changes only when the tool source's version does, between requests).
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
-        self.client = ModelClient(parts.provider, config, system=system, tools=specs,
+        self.client = ModelClient(parts.provider, config, system=system, tools=self._tools.specs,
                                   retry_policy=parts.retry_policy)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
@@ -102,7 +102,9 @@ class Agent:
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
 
-    # --- the parts, by name ----------------------------------------------------------
+    @property
+    def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
+        return self._tools.registry
 
     @property
     def provider(self) -> Provider:
@@ -376,33 +378,13 @@ class Agent:
     # --- the run -----------------------------------------------------------------------
 
     def _new_run(self, emit: Callable[[AgentEvent], None], cancel: CancelToken) -> Run:
-        self._refresh_tools()
+        contexts = ToolContextFactory(workspace=self.workspace, state=self._tool_state, skills=self.skills,
+                                      sandbox=self.sandbox, read_rules=self.permissions,
+                                      run_subagent=self.run_subagent)
         return Run(config=self.config, identity=self.identity, transcript=self.transcript,
-                   client=self.client, registry=self.registry, permissions=self.permissions,
+                   client=self.client, tools=self._tools, permissions=self.permissions,
                    bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools,
-                   checkpoints=self.checkpoints, hooks=self._hook_engine)
-
-    def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
-        """The callable tools and the tools block: the given tools in their order, then
-        the source's (sorted by the source), less those it defers."""
-        source = self.tool_source
-        extra = tuple(source.tools()) if source is not None else ()
-        all_tools = ToolRegistry((*self.parts.tools, *extra))
-        registry = all_tools if config.tool_names is None else all_tools.restricted(config.tool_names)
-        sent = source.sent_names() if source is not None else None
-        deferred = {t.name for t in extra} - (sent if sent is not None else {t.name for t in extra})
-        return registry, tuple(tool_spec(t) for t in registry if t.name not in deferred)
-
-    def _refresh_tools(self) -> ToolRegistry:
-        """Rebuild the registry and tools block if the tool source changed (called at a
-        turn boundary); the registry in force either way."""
-        source = self.tool_source
-        if source is not None and source.version != self._source_version:
-            self._source_version = source.version
-            self.registry, specs = self._tool_block(self.config)
-            self.client.set_tools(specs)
-        return self.registry
+                   tool_contexts=contexts, checkpoints=self.checkpoints, hooks=self._hook_engine)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
         """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
@@ -488,8 +470,7 @@ class Agent:
 
     def _close_crashed(self, run: Run, error: BaseException) -> None:
         # An engine bug must still leave a transcript the next request can use.
-        run.scratch.streaming = False
-        run.close_interrupted(f"internal error: {error}")
+        run.close_interrupted(f"internal error: {error}", keep_partial=False)
         self._finish_stopped(run, "error")
         self.metrics.errors[f"internal:{type(error).__name__}"] += 1
         run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
@@ -507,23 +488,6 @@ class Agent:
         from .context.prompts import BASE_INSTRUCTIONS
 
         return BASE_INSTRUCTIONS
-
-    # --- tools and sub-agents -------------------------------------------------------------
-
-    def _tool_context(self, run: Run, call_id: str) -> ToolContext:
-        def progress(text: str) -> None:
-            run.emit(ToolProgress(call_id=call_id, text=text, **run.stamp()))
-
-        async def spawn(*, description: str, prompt: str, tools: Sequence[str] | None,
-                        agent: AgentDefinition | None = None) -> ToolOutput:
-            return await self.run_subagent(description=description, prompt=prompt, tools=tools,
-                                           parent_call_id=call_id, cancel=run.cancel, emit=run.emit,
-                                           agent=agent)
-
-        return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
-                           call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
-                           spawn_subagent=spawn, sandbox=self.sandbox, read_rules=self.permissions)
-
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
         """The child agent, of this agent's own kind, built from these parts narrowed

@@ -27,13 +27,14 @@ from .metrics import RunMetrics
 from .model_client import ModelClient
 from .tools.base import ToolContext
 from .tools.pipeline import ToolPipeline
-from .tools.registry import ToolRegistry
 from .tools.scheduler import Scheduler
+from .tools.tool_block import ToolBlock
 from .transcript import Transcript
 from .turn_state import TurnState
 
 if TYPE_CHECKING:
     from .permissions.manager import PermissionManager
+    from .tool_contexts import ToolContextFactory
 
 # A diff bigger than this (a whole generated file, say) is shown live but not saved.
 MAX_SAVED_DISPLAY_CHARS = 100_000
@@ -81,11 +82,9 @@ class Scratch:
 
 class Run:
     def __init__(self, *, config: AgentConfig, identity: AgentIdentity, transcript: Transcript,
-                 client: ModelClient, registry: ToolRegistry, permissions: PermissionManager | None,
+                 client: ModelClient, tools: ToolBlock, permissions: PermissionManager | None,
                  bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
-                 cancel: CancelToken, state: TurnState,
-                 make_tool_context: Callable[[Run, str], ToolContext],
-                 refresh_tools: Callable[[], ToolRegistry] | None = None,
+                 cancel: CancelToken, state: TurnState, tool_contexts: ToolContextFactory,
                  checkpoints: Checkpoints | None = None, hooks: HookEngine | None = None) -> None:
         self.config = config
         self.checkpoints = checkpoints
@@ -98,15 +97,17 @@ class Run:
         self.cancel = cancel
         self.state = state
         self.first_turn = state.turn
-        self._refresh_tools = refresh_tools
+        self._tools = tools
+        self._tool_contexts = tool_contexts
         self.scratch = Scratch()
         self.hooks = hooks if hooks else None
         # Stop hooks that blocked the end of this run in a row (they may do so 8 times).
         self.stop_blocks = 0
         self.scheduler = Scheduler(config.max_parallel_tools)
+        self._take_up_tools()
         self.pipeline = ToolPipeline(
-            registry=registry, bus=bus, metrics=metrics,
-            make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
+            registry=tools.registry, bus=bus, metrics=metrics,
+            make_context=self.tool_context, emit=emit, stamp=self.stamp,
             permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
             redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=self.hooks)
 
@@ -118,8 +119,16 @@ class Run:
 
     def refresh_tools(self) -> None:
         """At a turn boundary: take up tools that joined or left since the last request."""
-        if self._refresh_tools is not None:
-            self.pipeline.registry = self._refresh_tools()
+        self._take_up_tools()
+        self.pipeline.registry = self._tools.registry
+
+    def _take_up_tools(self) -> None:
+        if self._tools.refresh():
+            self.client.set_tools(self._tools.specs)
+
+    def tool_context(self, call_id: str) -> ToolContext:
+        """The context tool call ``call_id`` of this run runs with."""
+        return self._tool_contexts.make(call_id, cancel=self.cancel, emit=self.emit, stamp=self.stamp)
 
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
         compacted = await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
@@ -162,9 +171,11 @@ class Run:
             self.scratch.displays[call.id] = outcome.display
         return result
 
-    def close_interrupted(self, reason: str) -> tuple[str, str]:
+    def close_interrupted(self, reason: str, *, keep_partial: bool = True) -> tuple[str, str]:
         """Make the transcript valid after an abort or crash mid-turn; returns the partial
-        text that was streaming and what was cut off, in words."""
+        text that was streaming (kept unless ``keep_partial`` is False: after a crash) and
+        what was cut off, in words."""
+        self.scratch.streaming = self.scratch.streaming and keep_partial
         partial = "".join(self.scratch.text) if self.scratch.streaming else ""
         what = self.transcript.close_interrupted_turn(
             partial_text=partial, completed=self.scratch.completed_results,

@@ -142,9 +142,11 @@ class CommandPrompt(UserPrompt):
 class CommandAgent(Protocol):
     """What running a command uses of the agent (loom_engine.agent.Agent has it all)."""
 
-    registry: ToolRegistry
     metrics: RunMetrics
     identity: AgentIdentity
+
+    @property
+    def registry(self) -> ToolRegistry: ...
 
     @property
     def workspace(self) -> Workspace: ...
