@@ -35,7 +35,7 @@ from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .relay import DONE, relay
-from .run import AgentIdentity, Run
+from .run import AgentIdentity, Run, RunDeps
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
 from .tool_contexts import ToolContextFactory
@@ -381,10 +381,10 @@ class Agent:
         contexts = ToolContextFactory(workspace=self.workspace, state=self._tool_state, skills=self.skills,
                                       sandbox=self.sandbox, read_rules=self.permissions,
                                       run_subagent=self.run_subagent)
-        return Run(config=self.config, identity=self.identity, transcript=self.transcript,
-                   client=self.client, tools=self._tools, permissions=self.permissions,
-                   bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   tool_contexts=contexts, checkpoints=self.checkpoints, hooks=self._hook_engine)
+        deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
+                       tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
+                       permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine)
+        return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
         """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
@@ -477,7 +477,7 @@ class Agent:
                        **run.stamp()))
 
     def _finish_stopped(self, run: Run, reason: str) -> None:
-        self._state = run.state.next_turn().finish(reason)
+        self._state = run.state.turn_state.next_turn().finish(reason)
         self.transcript.save_turn_state(self._state, run_end=reason)
 
     def _assemble_system_prompt(self) -> str:
