@@ -25,7 +25,6 @@ from .events import (
     TextDelta,
     ThinkingDelta,
     TurnStarted,
-    UsageUpdated,
 )
 from .execution import Cancelled
 from .hooks.config import HookEventName
@@ -177,13 +176,9 @@ async def _call_model(run: Run) -> StreamCompleted | None:
 
 
 def _record_usage(run: Run, completed: StreamCompleted) -> None:
-    cost = run.deps.client.cost_of(completed.usage)
-    run.deps.metrics.record_llm_call(completed.usage, cost)
-    run.deps.client.observe_usage(completed.usage)
-    used, window = run.deps.client.context_usage(run.deps.transcript.messages)
-    run.emit(UsageUpdated(usage=completed.usage, total=run.deps.metrics.usage, cost_usd=cost,
-                          total_cost_usd=run.deps.metrics.cost_usd, context_tokens=used, context_window=window,
-                          **run.stamp()))
+    deps = run.deps
+    run.emit(deps.client.record(completed.usage, deps.metrics, deps.transcript.messages, measured=True,
+                                stamp=run.stamp()))
 
 
 def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> None:
@@ -197,14 +192,10 @@ def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> N
         return
     from .context.tokens import estimate_tokens
 
-    sent_tokens, _ = run.deps.client.context_usage(sent)
+    deps = run.deps
+    sent_tokens, _ = deps.client.context_usage(sent)
     usage = Usage(input_tokens=sent_tokens, output_tokens=estimate_tokens(received))
-    cost = run.deps.client.cost_of(usage)
-    run.deps.metrics.record_llm_call(usage, cost)
-    used, window = run.deps.client.context_usage(run.deps.transcript.messages)
-    run.emit(UsageUpdated(usage=usage, total=run.deps.metrics.usage, cost_usd=cost,
-                          total_cost_usd=run.deps.metrics.cost_usd, context_tokens=used, context_window=window,
-                          **run.stamp()))
+    run.emit(deps.client.record(usage, deps.metrics, deps.transcript.messages, measured=False, stamp=run.stamp()))
 
 
 def _guard_loops(run: Run, calls: Sequence[ToolUsePart], results: list[ToolResultPart]
