@@ -40,8 +40,9 @@ def _agent(root: Path, command: str, *, mode: PermissionMode = "default", allow:
     permissions = PermissionManager(workspace, mode=mode, layers=[RuleLayer("cli", allow=allow)] if allow else [])
     return Agent(AgentConfig(model="test-model", interactive=interactive),
                  AgentParts(provider=ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]),
-                            tools=default_tools(), workspace=workspace, permissions=permissions, hooks=hooks,
-                            sandbox=sandbox or real_sandbox(workspace, "bubblewrap")), system_prompt="test")
+                            tools=default_tools(), workspace=workspace, permissions=permissions,
+                            hooks=hooks or HookSet(), sandbox=sandbox or real_sandbox(workspace, "bubblewrap")),
+                 system_prompt="test")
 
 
 async def _play(agent: Agent, answer: str) -> tuple[list[PermissionRequested], ToolFinished]:
