@@ -165,6 +165,7 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
     from builtin_tools import default_tools
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
+    from loom_engine.parts import AgentParts
     from loom_engine.providers.factory import create_provider
     from loom_engine.workspace import Workspace
     from tests.doubles.fake_llm import FakeLLMServer, Reply, without_cache_control
@@ -177,8 +178,8 @@ def prefix_reuse_rows(turns: int = 20) -> list[dict[str, Any]]:
         server.enqueue(*[Reply.tool("read_file", {"path": f"m{k}.py"}) for k in range(turns - 1)],
                        Reply.text("done"))
         provider = create_provider("anthropic", api_key="bench", base_url=server.anthropic_base_url)
-        agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                      tools=default_tools(), workspace=Workspace.at(root))
+        agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                      AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(root)))
 
         async def go() -> None:
             try:

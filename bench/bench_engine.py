@@ -18,6 +18,7 @@ from typing import Any
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Finished
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.tools.function_tool import tool
 from loom_engine.workspace import Workspace
@@ -45,8 +46,8 @@ def _long_session(turns: int, text: str = "thinking...") -> ScriptedProvider:
 
 
 def _agent(provider: Any, root: Path, tools: list[Any], **config: Any) -> Agent:
-    return Agent(config=AgentConfig(model="scripted", provider="scripted", loop_guard=0, **config),
-                 provider=provider, tools=tools, workspace=Workspace.at(root), system_prompt="bench")
+    return Agent(AgentConfig(model="scripted", provider="scripted", loop_guard=0, **config),
+                 AgentParts(provider=provider, tools=tools, workspace=Workspace.at(root)), system_prompt="bench")
 
 
 async def _turn_times(root: Path, turns: int) -> tuple[list[float], int, float]:

@@ -112,6 +112,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
+    from loom_engine.parts import AgentParts
     from loom_engine.permissions.layers import RuleLayer, protected_layer
     from loom_engine.permissions.manager import PermissionManager
     from loom_engine.permissions.tool_facts import ToolFacts
@@ -235,11 +236,11 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials)
     said = start_line(sandbox.status)  # why commands are not confined, and the fix
     warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
-    agent = Agent(config=config, provider=provider, tools=tools, workspace=workspace,
-                  permissions=permissions, session=session, messages=messages, turn_state=turn_state,
-                  context=context, skills=skills, tool_source=toolset, hooks=hook_plan.use,
-                  make_provider=_provider_maker(provider_name, provider, layered.sources, settings, timeouts),
-                  checkpoints=checkpoints, sandbox=sandbox)
+    make_provider = _provider_maker(provider_name, provider, layered.sources, settings, timeouts)
+    parts = AgentParts(provider=provider, tools=tools, workspace=workspace, tool_source=toolset,
+                       permissions=permissions, skills=skills, make_provider=make_provider,
+                       checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox)
+    agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     _prepare(provider)
     return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,
                  warnings=warnings, ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,

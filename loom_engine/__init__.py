@@ -1,11 +1,11 @@
 """Loom's embeddable agent engine: the public API.
 
-    from loom_engine import Agent, AgentConfig, Workspace, create_provider
+    from loom_engine import Agent, AgentConfig, AgentParts, Workspace, create_provider
     from builtin_tools import default_tools
 
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6"),
-                  provider=create_provider("anthropic"),
-                  tools=default_tools(), workspace=Workspace.at("."))
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6"),
+                  AgentParts(provider=create_provider("anthropic"), tools=default_tools(),
+                             workspace=Workspace.at(".")))
     async for event in agent.run("what does main.py do?"):
         ...
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 _EXPORTS: dict[str, str] = {
     "Agent": "loom_engine.agent",
     "AgentConfig": "loom_engine.config",
+    "AgentParts": "loom_engine.parts",
     "Workspace": "loom_engine.workspace",
     "EventBus": "loom_engine.bus",
     "CancelToken": "loom_engine.execution",
@@ -168,6 +169,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X` marks a re-export
     )
     from .execution import CancelToken as CancelToken
     from .messages import Message as Message
+    from .parts import AgentParts as AgentParts
     from .permissions.answer import PermissionAnswer as PermissionAnswer
     from .permissions.manager import PermissionManager as PermissionManager
     from .providers.factory import create_provider as create_provider

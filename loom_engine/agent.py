@@ -1,7 +1,7 @@
 """Agent: the public face of the engine.
 
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6"), provider=provider,
-                  tools=default_tools(), workspace=Workspace.at("."))
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(".")))
     async for event in agent.run("fix the failing test"):
         ...
 
@@ -14,17 +14,16 @@ and per run a :class:`Run` that the turn function drives.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, Finished, Notice, ToolProgress
+from .events import Aborted, AgentEvent, Error, Finished, Notice
 from .execution import Cancelled, CancelToken
 from .hooks.config import HookEventName, HookSet
 from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
@@ -32,16 +31,18 @@ from .hooks.outcome import HookVerdict
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
+from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
 from .providers.base import Provider
 from .relay import DONE, relay
-from .run import AgentIdentity, Run
+from .run import AgentIdentity, Run, RunDeps
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
-from .tool_spec import ToolSpec
-from .tools.base import Tool, ToolContext, ToolOutput, ToolSessionState, subagent_tool_names, tool_spec
+from .tool_contexts import ToolContextFactory
+from .tools.base import ToolOutput, ToolSessionState, subagent_tool_names
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
+from .tools.tool_block import ToolBlock
 from .transcript import SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
     from .mcp.manager import McpManager
     from .permissions.manager import PermissionManager
-    from .providers.retry import RetryPolicy
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
 
@@ -66,63 +66,85 @@ class UnsentPrompt:
 
 
 class Agent:
-    def __init__(self, *, config: AgentConfig, provider: Provider, tools: Sequence[Tool],
-                 workspace: Workspace, permissions: PermissionManager | None = None,
-                 session: SessionLog | None = None, messages: Sequence[Message] = (),
-                 turn_state: TurnState | None = None, context: ContextAssembler | None = None,
-                 skills: SkillCatalog | None = None, system_prompt: str | None = None,
-                 bus: EventBus | None = None, retry_policy: RetryPolicy | None = None,
-                 agent_id: str | None = None, parent_tool_use_id: str | None = None,
-                 tool_source: ToolSource | None = None, hooks: HookSet | None = None,
-                 make_provider: MakeProvider | None = None, checkpoints: Checkpoints | None = None,
-                 sandbox: Sandbox | None = None) -> None:
-        self.provider = provider
-        # The OS sandbox every command runs in (bash, project hooks, a command's `!cmd`),
-        # shared with sub-agents; None: commands run unconfined.
-        self.sandbox = sandbox
-        # Builds another provider by name, for a sub-agent whose model is another vendor's.
-        self.make_provider = make_provider
-        # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
-        self.checkpoints = checkpoints
-        # The hook commands in force (already filtered for trust by the caller).
-        self.hooks = hooks or HookSet()
-        self.workspace = workspace
-        self.permissions = permissions
+    def __init__(self, config: AgentConfig, parts: AgentParts, *, session: SessionLog | None = None,
+                 messages: Sequence[Message] = (), turn_state: TurnState | None = None,
+                 system_prompt: str | None = None, identity: AgentIdentity | None = None,
+                 context: ContextAssembler | None = None) -> None:
         # A configuration that names its skills (a sub-agent's) sees only those.
-        self.skills = skills if skills is None or config.skill_names is None else skills.restricted(config.skill_names)
+        if parts.skills is not None and config.skill_names is not None:
+            parts = replace(parts, skills=parts.skills.restricted(config.skill_names))
+        self.parts = parts
         self.context = context
-        self.bus = bus or EventBus()
         self.metrics = RunMetrics()
-        self.identity = AgentIdentity(agent_id or ("agent_" + uuid.uuid4().hex[:8]), parent_tool_use_id,
-                                      config.depth)
-        self._base_tools = tuple(tools)
-        # Tools that join later (MCP servers'): read at each turn boundary.
-        self.tool_source = tool_source
-        self._source_version = tool_source.version if tool_source is not None else 0
-        self.registry, specs = self._tool_block(config)
+        self.identity = identity or AgentIdentity.new(config.depth)
+        self._tools = ToolBlock(parts.tools, parts.tool_source, config.tool_names)
         self.transcript = Transcript(messages, session)
         # The system prompt and tools block are made once: they stay byte-identical for
         # the whole session so the provider's prompt cache keeps hitting (the tools block
         # changes only when the tool source's version does, between requests).
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
-        self.client = ModelClient(provider, config, system=system, tools=specs,
-                                  retry_policy=retry_policy)
+        self.client = ModelClient(parts.provider, config, system=system, tools=self._tools.specs,
+                                  retry_policy=parts.retry_policy)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
         from .context.assembler import ChangingFacts
 
-        self._changing_facts = ChangingFacts(workspace)
+        self._changing_facts = ChangingFacts(parts.workspace)
         self._running = False
         self._unsent: UnsentPrompt | None = None
         # Hook scripts see a sub-agent's id and type (``agent_type``: a custom agent's name).
         child = config.depth > 0
-        self._hook_engine = HookEngine(self.hooks, workspace.root, self._hook_session,
+        self._hook_engine = HookEngine(parts.hooks, parts.workspace.root, self._hook_session,
                                        agent_id=self.identity.agent_id if child else None,
                                        agent_type=(config.agent_type or "general-purpose") if child else None,
                                        redact=config.redactor.redact if config.redact_secrets else None,
-                                       sandbox=sandbox)
+                                       sandbox=parts.sandbox)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
+
+    @property
+    def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
+        return self._tools.registry
+
+    @property
+    def provider(self) -> Provider:
+        return self.parts.provider
+
+    @property
+    def make_provider(self) -> MakeProvider | None:
+        return self.parts.make_provider
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.parts.workspace
+
+    @property
+    def tool_source(self) -> ToolSource | None:
+        return self.parts.tool_source
+
+    @property
+    def permissions(self) -> PermissionManager | None:
+        return self.parts.permissions
+
+    @property
+    def skills(self) -> SkillCatalog | None:
+        return self.parts.skills
+
+    @property
+    def bus(self) -> EventBus:
+        return self.parts.bus
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        return self.parts.checkpoints
+
+    @property
+    def hooks(self) -> HookSet:
+        return self.parts.hooks
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        return self.parts.sandbox
 
     # --- public API --------------------------------------------------------------------
 
@@ -356,33 +378,13 @@ class Agent:
     # --- the run -----------------------------------------------------------------------
 
     def _new_run(self, emit: Callable[[AgentEvent], None], cancel: CancelToken) -> Run:
-        self._refresh_tools()
-        return Run(config=self.config, identity=self.identity, transcript=self.transcript,
-                   client=self.client, registry=self.registry, permissions=self.permissions,
-                   bus=self.bus, metrics=self.metrics, emit=emit, cancel=cancel, state=self._state,
-                   make_tool_context=self._tool_context, refresh_tools=self._refresh_tools,
-                   checkpoints=self.checkpoints, hooks=self._hook_engine)
-
-    def _tool_block(self, config: AgentConfig) -> tuple[ToolRegistry, tuple[ToolSpec, ...]]:
-        """The callable tools and the tools block: the given tools in their order, then
-        the source's (sorted by the source), less those it defers."""
-        source = self.tool_source
-        extra = tuple(source.tools()) if source is not None else ()
-        all_tools = ToolRegistry((*self._base_tools, *extra))
-        registry = all_tools if config.tool_names is None else all_tools.restricted(config.tool_names)
-        sent = source.sent_names() if source is not None else None
-        deferred = {t.name for t in extra} - (sent if sent is not None else {t.name for t in extra})
-        return registry, tuple(tool_spec(t) for t in registry if t.name not in deferred)
-
-    def _refresh_tools(self) -> ToolRegistry:
-        """Rebuild the registry and tools block if the tool source changed (called at a
-        turn boundary); the registry in force either way."""
-        source = self.tool_source
-        if source is not None and source.version != self._source_version:
-            self._source_version = source.version
-            self.registry, specs = self._tool_block(self.config)
-            self.client.set_tools(specs)
-        return self.registry
+        contexts = ToolContextFactory(workspace=self.workspace, state=self._tool_state, skills=self.skills,
+                                      sandbox=self.sandbox, read_rules=self.permissions,
+                                      run_subagent=self.run_subagent)
+        deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
+                       tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
+                       permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine)
+        return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
         """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
@@ -468,15 +470,14 @@ class Agent:
 
     def _close_crashed(self, run: Run, error: BaseException) -> None:
         # An engine bug must still leave a transcript the next request can use.
-        run.scratch.streaming = False
-        run.close_interrupted(f"internal error: {error}")
+        run.close_interrupted(f"internal error: {error}", keep_partial=False)
         self._finish_stopped(run, "error")
         self.metrics.errors[f"internal:{type(error).__name__}"] += 1
         run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
                        **run.stamp()))
 
     def _finish_stopped(self, run: Run, reason: str) -> None:
-        self._state = run.state.next_turn().finish(reason)
+        self._state = run.state.turn_state.next_turn().finish(reason)
         self.transcript.save_turn_state(self._state, run_end=reason)
 
     def _assemble_system_prompt(self) -> str:
@@ -487,25 +488,13 @@ class Agent:
         from .context.prompts import BASE_INSTRUCTIONS
 
         return BASE_INSTRUCTIONS
-
-    # --- tools and sub-agents -------------------------------------------------------------
-
-    def _tool_context(self, run: Run, call_id: str) -> ToolContext:
-        def progress(text: str) -> None:
-            run.emit(ToolProgress(call_id=call_id, text=text, **run.stamp()))
-
-        async def spawn(*, description: str, prompt: str, tools: Sequence[str] | None,
-                        agent: AgentDefinition | None = None) -> ToolOutput:
-            return await self.run_subagent(description=description, prompt=prompt, tools=tools,
-                                           parent_call_id=call_id, cancel=run.cancel, emit=run.emit,
-                                           agent=agent)
-
-        return ToolContext(workspace=self.workspace, cancel=run.cancel, state=self._tool_state,
-                           call_id=call_id, progress=progress, emit=run.emit, skills=self.skills,
-                           spawn_subagent=spawn, sandbox=self.sandbox, read_rules=self.permissions)
-
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
-        from .subagents.child import make_child
+        """The child agent, of this agent's own kind, built from these parts narrowed
+        (see :meth:`AgentParts.for_child`); a custom agent's body is its system prompt."""
+        from .context.prompts import SUBAGENT_INSTRUCTIONS
 
-        return make_child(self, config, parent_call_id, definition)
+        parts = self.parts.for_child(config, definition, vendor=self.config.provider)
+        return type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+                          system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
+                          identity=AgentIdentity.new(config.depth, parent_call_id))

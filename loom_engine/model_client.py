@@ -7,11 +7,12 @@ retries, prices the usage and tracks how full the context window is.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import AgentConfig
+from .events import UsageUpdated
 from .execution import CancelToken
 from .messages import Message
 from .providers.base import Provider, ProviderEvent, ProviderRequest
@@ -20,6 +21,7 @@ from .usage import Usage
 
 if TYPE_CHECKING:  # loaded on first use: they are not needed to start
     from .context.tokens import ContextTracker, TokenCounter
+    from .metrics import RunMetrics
     from .providers.retry import RetryNotice, RetryPolicy
 
 
@@ -75,6 +77,19 @@ class ModelClient:
 
     def observe_usage(self, usage: Usage) -> None:
         self._tracker.observe(usage)
+
+    def record(self, usage: Usage, metrics: RunMetrics, messages: Sequence[Message], *, measured: bool,
+               stamp: Mapping[str, Any]) -> UsageUpdated:
+        """Price ``usage`` and count it in ``metrics``; the event that tells. ``measured``:
+        the provider reported it, so the context tracker learns from it (an estimate is
+        only counted); ``messages``: the conversation, for how full the window is now."""
+        cost = self.cost_of(usage)
+        metrics.record_llm_call(usage, cost)
+        if measured:
+            self.observe_usage(usage)
+        used, window = self.context_usage(messages)
+        return UsageUpdated(usage=usage, total=metrics.usage, cost_usd=cost, total_cost_usd=metrics.cost_usd,
+                            context_tokens=used, context_window=window, **stamp)
 
     def after_compaction(self) -> None:
         self._tracker.reset_after_compaction()

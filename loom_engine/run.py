@@ -1,13 +1,15 @@
 """Run: what the turns of one ``Agent.run`` share.
 
-It holds small typed pieces — the transcript, the model client, the tool pipeline and
-scheduler, the metrics, the bus — and the scratch of the turn in flight, so that an
-abort can keep what was already done. None of them knows about :class:`Agent`; the
-turn function reads top to bottom against them.
+Its dependencies (:class:`RunDeps`: the transcript, the model client, the tools, the
+metrics, the bus...) are fixed for the run; its state (:class:`RunState`: the turn in
+progress, what is in flight inside it, so that an abort can keep what was already done)
+changes as it goes. Neither knows about :class:`Agent`; the turn function reads top to
+bottom against them.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,13 +28,14 @@ from .metrics import RunMetrics
 from .model_client import ModelClient
 from .tools.base import ToolContext
 from .tools.pipeline import ToolPipeline
-from .tools.registry import ToolRegistry
 from .tools.scheduler import Scheduler
+from .tools.tool_block import ToolBlock
 from .transcript import Transcript
 from .turn_state import TurnState
 
 if TYPE_CHECKING:
     from .permissions.manager import PermissionManager
+    from .tool_contexts import ToolContextFactory
 
 # A diff bigger than this (a whole generated file, say) is shown live but not saved.
 MAX_SAVED_DISPLAY_CHARS = 100_000
@@ -46,9 +49,14 @@ class AgentIdentity:
     parent_tool_use_id: str | None = None
     depth: int = 0
 
+    @classmethod
+    def new(cls, depth: int = 0, parent_tool_use_id: str | None = None) -> AgentIdentity:
+        """A fresh agent id (a child's names the parent's call it runs for)."""
+        return cls("agent_" + uuid.uuid4().hex[:8], parent_tool_use_id, depth)
+
 
 @dataclass
-class Scratch:
+class InFlight:
     """What is in flight inside a turn, so an abort can keep what was already done."""
 
     text: list[str] = field(default_factory=list)
@@ -73,94 +81,128 @@ class Scratch:
         self.images.clear()
 
 
+@dataclass(frozen=True)
+class RunDeps:
+    """What the turns of a run work with: the agent's, the same from the first turn to the last."""
+
+    config: AgentConfig
+    identity: AgentIdentity
+    transcript: Transcript
+    client: ModelClient
+    tools: ToolBlock
+    tool_contexts: ToolContextFactory
+    bus: EventBus
+    metrics: RunMetrics
+    permissions: PermissionManager | None = None  # None allows everything
+    checkpoints: Checkpoints | None = None
+    hooks: HookEngine | None = None  # the user's hook commands; None: none
+
+
+@dataclass
+class RunState:
+    """What changes as a run goes."""
+
+    turn_state: TurnState  # the turn in progress (set by the loop at each turn)
+    first_turn: int  # the turn the run started at, for its turn limit
+    inflight: InFlight = field(default_factory=InFlight)
+    # Stop hooks that blocked the end of this run in a row (they may do so 8 times).
+    stop_blocks: int = 0
+    # Set when a hook answered "continue": false: the run stops after this batch of calls.
+    hook_stop: str | None = None
+
+
 class Run:
-    def __init__(self, *, config: AgentConfig, identity: AgentIdentity, transcript: Transcript,
-                 client: ModelClient, registry: ToolRegistry, permissions: PermissionManager | None,
-                 bus: EventBus, metrics: RunMetrics, emit: Callable[[AgentEvent], None],
-                 cancel: CancelToken, state: TurnState,
-                 make_tool_context: Callable[[Run, str], ToolContext],
-                 refresh_tools: Callable[[], ToolRegistry] | None = None,
-                 checkpoints: Checkpoints | None = None, hooks: HookEngine | None = None) -> None:
-        self.config = config
-        self.checkpoints = checkpoints
-        self.identity = identity
-        self.transcript = transcript
-        self.client = client
-        self.bus = bus
-        self.metrics = metrics
+    def __init__(self, deps: RunDeps, turn_state: TurnState, *, emit: Callable[[AgentEvent], None],
+                 cancel: CancelToken) -> None:
+        self.deps = deps
+        self.state = RunState(turn_state, first_turn=turn_state.turn)
         self.emit = emit
         self.cancel = cancel
-        self.state = state
-        self.first_turn = state.turn
-        self._refresh_tools = refresh_tools
-        self.scratch = Scratch()
-        self.hooks = hooks if hooks else None
-        # Stop hooks that blocked the end of this run in a row (they may do so 8 times).
-        self.stop_blocks = 0
-        self.scheduler = Scheduler(config.max_parallel_tools)
+        self.scheduler = Scheduler(deps.config.max_parallel_tools)
+        self._take_up_tools()
+        config = deps.config
         self.pipeline = ToolPipeline(
-            registry=registry, bus=bus, metrics=metrics,
-            make_context=lambda call_id: make_tool_context(self, call_id), emit=emit, stamp=self.stamp,
-            permissions=permissions, interactive=config.interactive, redact=config.redact_secrets,
-            redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=self.hooks)
+            registry=deps.tools.registry, bus=deps.bus, metrics=deps.metrics,
+            make_context=self.tool_context, emit=emit, stamp=self.stamp,
+            permissions=deps.permissions, interactive=config.interactive, redact=config.redact_secrets,
+            redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=deps.hooks)
 
     def stamp(self) -> Mapping[str, Any]:
         """The ids every event of this run carries."""
-        return {"turn_id": self.state.turn_id, "agent_id": self.identity.agent_id,
-                "parent_tool_use_id": self.identity.parent_tool_use_id,
-                "parent_turn_id": self.state.parent_turn_id, "depth": self.identity.depth}
+        state, identity = self.state.turn_state, self.deps.identity
+        return {"turn_id": state.turn_id, "agent_id": identity.agent_id,
+                "parent_tool_use_id": identity.parent_tool_use_id,
+                "parent_turn_id": state.parent_turn_id, "depth": identity.depth}
+
+    def begin_turn(self, turn_state: TurnState) -> None:
+        """The loop starts a turn: its events carry its id from now on."""
+        self.state.turn_state = turn_state
 
     def refresh_tools(self) -> None:
         """At a turn boundary: take up tools that joined or left since the last request."""
-        if self._refresh_tools is not None:
-            self.pipeline.registry = self._refresh_tools()
+        self._take_up_tools()
+        self.pipeline.registry = self.deps.tools.registry
+
+    def _take_up_tools(self) -> None:
+        if self.deps.tools.refresh():
+            self.deps.client.set_tools(self.deps.tools.specs)
+
+    def tool_context(self, call_id: str) -> ToolContext:
+        """The context tool call ``call_id`` of this run runs with."""
+        return self.deps.tool_contexts.make(call_id, cancel=self.cancel, emit=self.emit, stamp=self.stamp)
 
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
-        compacted = await compact_history(self.transcript, self.client, self.metrics, cancel=self.cancel,
+        deps = self.deps
+        compacted = await compact_history(deps.transcript, deps.client, deps.metrics, cancel=self.cancel,
                                           emit=self.emit, stamp=self.stamp, force=force, reason=reason,
-                                          focus=focus, hooks=self.fire_hooks if self.hooks else None)
-        if compacted and reason != "manual" and self.hooks is not None and self.identity.depth == 0:
+                                          focus=focus, hooks=self.fire_hooks if deps.hooks else None)
+        if compacted and reason != "manual" and deps.hooks is not None and deps.identity.depth == 0:
             # As in Claude Code: SessionStart hooks (source "compact") may give back what
             # the summary lost, before the request that follows. (/compact: the Agent does it.)
             verdict = await self.fire_hooks("SessionStart", {"source": "compact"}, names=("compact",))
             if verdict.context:
-                self.transcript.append(hook_context_message([f"SessionStart hook (compact):\n{verdict.context}"]))
+                deps.transcript.append(hook_context_message([f"SessionStart hook (compact):\n{verdict.context}"]))
         return compacted
 
     async def fire_hooks(self, event: HookEventName, fields: Mapping[str, Any], *,
                          names: tuple[str, ...] = ()) -> HookVerdict:
         """Run the user's hooks for ``event`` (none: an empty verdict at once)."""
-        if self.hooks is None:
+        if self.deps.hooks is None:
             return HookVerdict()
-        return await self.hooks.fire(event, fields, names=names, cancel=self.cancel, emit=self.emit,
+        return await self.deps.hooks.fire(event, fields, names=names, cancel=self.cancel, emit=self.emit,
                                      stamp=self.stamp)
 
     async def run_tool(self, call: ToolUsePart) -> ToolResultPart:
-        self.scratch.running_tools[call.id] = call.name
+        inflight, checkpoints = self.state.inflight, self.deps.checkpoints
+        inflight.running_tools[call.id] = call.name
         tool = self.pipeline.registry.get(call.name)
-        snapshot = self.checkpoints is not None and \
-            snapshot_after(call.name, tool.is_read_only if tool is not None else True)
+        read_only = tool.is_read_only if tool is not None else True
+        snapshot = checkpoints is not None and snapshot_after(call.name, read_only)
         try:
-            if snapshot and self.checkpoints is not None:
-                await self.checkpoints.before_tool(call.name, call.input)
+            if snapshot and checkpoints is not None:
+                await checkpoints.before_tool(call.name, call.input)
             outcome = await self.pipeline.run(call)
         finally:
-            self.scratch.running_tools.pop(call.id, None)
-        if snapshot and self.checkpoints is not None:
-            await self.checkpoints.after_tool(call.name, call.input)
+            inflight.running_tools.pop(call.id, None)
+        if snapshot and checkpoints is not None:
+            await checkpoints.after_tool(call.name, call.input)
         result = outcome.result
-        self.scratch.completed_results[call.id] = result
+        inflight.completed_results[call.id] = result
         if outcome.images:
-            self.scratch.images[call.id] = outcome.images
+            inflight.images[call.id] = outcome.images
         if outcome.display is not None and len(repr(outcome.display)) <= MAX_SAVED_DISPLAY_CHARS:
-            self.scratch.displays[call.id] = outcome.display
+            inflight.displays[call.id] = outcome.display
+        self.state.hook_stop = self.state.hook_stop or outcome.stop_reason
         return result
 
-    def close_interrupted(self, reason: str) -> tuple[str, str]:
+    def close_interrupted(self, reason: str, *, keep_partial: bool = True) -> tuple[str, str]:
         """Make the transcript valid after an abort or crash mid-turn; returns the partial
-        text that was streaming and what was cut off, in words."""
-        partial = "".join(self.scratch.text) if self.scratch.streaming else ""
-        what = self.transcript.close_interrupted_turn(
-            partial_text=partial, completed=self.scratch.completed_results,
-            running=dict(self.scratch.running_tools), reason=reason)
+        text that was streaming (kept unless ``keep_partial`` is False: after a crash) and
+        what was cut off, in words."""
+        inflight = self.state.inflight
+        inflight.streaming = inflight.streaming and keep_partial
+        partial = "".join(inflight.text) if inflight.streaming else ""
+        what = self.deps.transcript.close_interrupted_turn(
+            partial_text=partial, completed=inflight.completed_results,
+            running=dict(inflight.running_tools), reason=reason)
         return partial, what

@@ -25,7 +25,6 @@ from .events import (
     TextDelta,
     ThinkingDelta,
     TurnStarted,
-    UsageUpdated,
 )
 from .execution import Cancelled
 from .hooks.config import HookEventName
@@ -43,34 +42,33 @@ MAX_STOP_BLOCKS = 8
 async def drive(state: TurnState, run: Run) -> TurnState:
     """The trampoline: run turns until one returns a final state."""
     while not state.is_final:
+        run.begin_turn(state)
         state = await tt(state, run)
     return state
 
 
 async def tt(state: TurnState, run: Run) -> TurnState:
     """One turn. Returns the next turn's state, or a final state after a terminal event."""
-    run.state = state
-    config = run.config
+    config = run.deps.config
     stamp = run.stamp
 
     # Base cases. The transcript is valid at every turn boundary, so stopping here
     # never leaves a tool_use without its result.
     run.cancel.raise_if_cancelled()
-    if state.turn - run.first_turn >= config.max_turns:
-        run.emit(MaxTurnsReached(max_turns=config.max_turns, num_turns=state.turn - run.first_turn, **stamp()))
+    if state.turn - run.state.first_turn >= config.max_turns:
+        run.emit(MaxTurnsReached(max_turns=config.max_turns, num_turns=state.turn - run.state.first_turn, **stamp()))
         return state.finish("max_turns")
-    if config.max_budget_usd is not None and run.metrics.cost_usd >= config.max_budget_usd:
-        run.emit(BudgetExceeded(max_budget_usd=config.max_budget_usd, cost_usd=run.metrics.cost_usd, **stamp()))
+    if config.max_budget_usd is not None and run.deps.metrics.cost_usd >= config.max_budget_usd:
+        run.emit(BudgetExceeded(max_budget_usd=config.max_budget_usd, cost_usd=run.deps.metrics.cost_usd, **stamp()))
         return state.finish("budget")
 
     run.emit(TurnStarted(turn=state.turn + 1, **stamp()))
-    await run.bus.wait_if_paused()
+    await run.deps.bus.wait_if_paused()
     run.refresh_tools()  # MCP tools that joined or changed: between requests, never within
 
     # Context upkeep before the request.
     if await run.compact():
         state = replace(state, compacted=True)
-        run.state = state
 
     completed = await _call_model(run)
     if completed is None:
@@ -78,54 +76,54 @@ async def tt(state: TurnState, run: Run) -> TurnState:
 
     message = completed.message
     if message.parts:
-        run.transcript.append(message)
+        run.deps.transcript.append(message)
         run.emit(AssistantMessage(message=message, **stamp()))
     calls = message.tool_uses
     if not calls:
         if await _stop_blocked(run, message.text):
             # A Stop hook said the work is not done: its reason went to the model.
-            run.transcript.save_turn_state(state.next_turn())
+            run.deps.transcript.save_turn_state(state.next_turn())
             return state.next_turn()
-        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.first_turn,
-                          usage=run.metrics.usage, cost_usd=run.metrics.cost_usd, **stamp()))
+        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.state.first_turn,
+                          usage=run.deps.metrics.usage, cost_usd=run.deps.metrics.cost_usd, **stamp()))
         return state.next_turn().finish("end_turn")
 
     results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
     results, loop_error = _guard_loops(run, calls, results)
-    displays = {r.tool_use_id: run.scratch.displays[r.tool_use_id] for r in results
-                if r.tool_use_id in run.scratch.displays}
-    images = tuple(i for r in results for i in run.scratch.images.get(r.tool_use_id, ()))
+    displays = {r.tool_use_id: run.state.inflight.displays[r.tool_use_id] for r in results
+                if r.tool_use_id in run.state.inflight.displays}
+    images = tuple(i for r in results for i in run.state.inflight.images.get(r.tool_use_id, ()))
     meta = {"displays": displays} if displays else {}
-    run.transcript.append(Message("tool", (*results, *images), meta=meta) if images
+    run.deps.transcript.append(Message("tool", (*results, *images), meta=meta) if images
                           else Message.tool_results(results, **meta))
-    run.scratch.end_turn()
+    run.state.inflight.end_turn()
     if loop_error:
         run.emit(Error(message=loop_error, kind="loop_guard", **stamp()))
         return state.next_turn().finish("error")
-    if run.pipeline.stop_reason is not None:  # a hook answered "continue": false
-        run.emit(Notice(level="warning", message=f"a hook stopped the run: {run.pipeline.stop_reason}", **stamp()))
-        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.first_turn,
-                          usage=run.metrics.usage, cost_usd=run.metrics.cost_usd, **stamp()))
+    if run.state.hook_stop is not None:  # a hook answered "continue": false
+        run.emit(Notice(level="warning", message=f"a hook stopped the run: {run.state.hook_stop}", **stamp()))
+        run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.state.first_turn,
+                          usage=run.deps.metrics.usage, cost_usd=run.deps.metrics.cost_usd, **stamp()))
         return state.next_turn().finish("hook_stopped")
-    run.transcript.save_turn_state(state.next_turn())
+    run.deps.transcript.save_turn_state(state.next_turn())
     return state.next_turn()
 
 
 async def _stop_blocked(run: Run, last_text: str) -> bool:
     """Whether Stop (SubagentStop in a sub-agent) hooks sent the model back to work."""
-    event: HookEventName = "SubagentStop" if run.identity.depth > 0 else "Stop"
-    if run.hooks is None or not run.hooks.wants(event):
+    event: HookEventName = "SubagentStop" if run.deps.identity.depth > 0 else "Stop"
+    if run.deps.hooks is None or not run.deps.hooks.wants(event):
         return False
-    verdict = await run.fire_hooks(event, {"stop_hook_active": run.stop_blocks > 0,
+    verdict = await run.fire_hooks(event, {"stop_hook_active": run.state.stop_blocks > 0,
                                            "last_assistant_message": last_text})
     if not verdict.blocked or verdict.stop:
         return False
-    if run.stop_blocks >= MAX_STOP_BLOCKS:
+    if run.state.stop_blocks >= MAX_STOP_BLOCKS:
         run.emit(Notice(level="warning", message=f"a {event} hook blocked stopping {MAX_STOP_BLOCKS} times in a "
                         "row; the agent stops anyway", **run.stamp()))
         return False
-    run.stop_blocks += 1
-    run.transcript.append(Message.user(f"{event} hook feedback (you are not done yet):\n{verdict.reason}",
+    run.state.stop_blocks += 1
+    run.deps.transcript.append(Message.user(f"{event} hook feedback (you are not done yet):\n{verdict.reason}",
                                        stop_hook=True))
     return True
 
@@ -133,14 +131,14 @@ async def _stop_blocked(run: Run, last_text: str) -> bool:
 async def _call_model(run: Run) -> StreamCompleted | None:
     """The streamed LLM call with retries; None after an error event was emitted."""
     stamp = run.stamp
-    scratch = run.scratch
+    scratch = run.state.inflight
     compacted_for_length = False
     while True:
-        request = run.client.build_request(run.transcript.messages)
+        request = run.deps.client.build_request(run.deps.transcript.messages)
         scratch.start_stream()
         thought: list[str] = []  # this attempt's thinking, for the usage of an abort
         try:
-            async for item in run.client.stream(request, run.cancel):
+            async for item in run.deps.client.stream(request, run.cancel):
                 match item:
                     case StreamText(text=text):
                         scratch.text.append(text)
@@ -153,7 +151,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                         _record_usage(run, item)
                         return item
                     case RetryNotice():
-                        run.metrics.retries += 1
+                        run.deps.metrics.retries += 1
                         thought.clear()
                         if item.discard_partial:
                             scratch.text.clear()
@@ -166,7 +164,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
             raise
         except ProviderError as error:
             scratch.streaming = False
-            run.metrics.errors[error.kind] += 1
+            run.deps.metrics.errors[error.kind] += 1
             if error.kind == "context_length" and not compacted_for_length:
                 compacted_for_length = True
                 run.emit(Notice(level="warning", message="request too long for the model's window; compacting",
@@ -178,13 +176,9 @@ async def _call_model(run: Run) -> StreamCompleted | None:
 
 
 def _record_usage(run: Run, completed: StreamCompleted) -> None:
-    cost = run.client.cost_of(completed.usage)
-    run.metrics.record_llm_call(completed.usage, cost)
-    run.client.observe_usage(completed.usage)
-    used, window = run.client.context_usage(run.transcript.messages)
-    run.emit(UsageUpdated(usage=completed.usage, total=run.metrics.usage, cost_usd=cost,
-                          total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
-                          **run.stamp()))
+    deps = run.deps
+    run.emit(deps.client.record(completed.usage, deps.metrics, deps.transcript.messages, measured=True,
+                                stamp=run.stamp()))
 
 
 def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> None:
@@ -198,32 +192,28 @@ def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> N
         return
     from .context.tokens import estimate_tokens
 
-    sent_tokens, _ = run.client.context_usage(sent)
+    deps = run.deps
+    sent_tokens, _ = deps.client.context_usage(sent)
     usage = Usage(input_tokens=sent_tokens, output_tokens=estimate_tokens(received))
-    cost = run.client.cost_of(usage)
-    run.metrics.record_llm_call(usage, cost)
-    used, window = run.client.context_usage(run.transcript.messages)
-    run.emit(UsageUpdated(usage=usage, total=run.metrics.usage, cost_usd=cost,
-                          total_cost_usd=run.metrics.cost_usd, context_tokens=used, context_window=window,
-                          **run.stamp()))
+    run.emit(deps.client.record(usage, deps.metrics, deps.transcript.messages, measured=False, stamp=run.stamp()))
 
 
 def _guard_loops(run: Run, calls: Sequence[ToolUsePart], results: list[ToolResultPart]
                  ) -> tuple[list[ToolResultPart], str | None]:
     """Warn when the same call repeats N times in a row; stop the run at 2N."""
-    limit = run.config.loop_guard
+    limit = run.deps.config.loop_guard
     if limit <= 0:
         return results, None
     guarded: list[ToolResultPart] = []
     error: str | None = None
     for call, result in zip(calls, results, strict=True):
         signature = call.name + json.dumps(dict(call.input), sort_keys=True, default=str)
-        if signature == run.scratch.last_call_signature:
-            run.scratch.repeat_count += 1
+        if signature == run.state.inflight.last_call_signature:
+            run.state.inflight.repeat_count += 1
         else:
-            run.scratch.last_call_signature = signature
-            run.scratch.repeat_count = 1
-        count = run.scratch.repeat_count
+            run.state.inflight.last_call_signature = signature
+            run.state.inflight.repeat_count = 1
+        count = run.state.inflight.repeat_count
         if count >= 2 * limit and error is None:
             error = (f"stopped: {call.name} was called {count} times in a row with the same arguments "
                      "(loop guard)")

@@ -73,7 +73,7 @@ async def run_user_command(run: Run, command: str, permissions: PermissionManage
     message = Message.user(context_text(command, result.content),
                            **{META_KEY: {"command": command, "output": result.content,
                                          "is_error": result.is_error}})
-    run.transcript.append(message)
+    run.deps.transcript.append(message)
     return message
 
 

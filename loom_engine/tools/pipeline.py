@@ -84,6 +84,9 @@ class ToolRun:
     result: ToolResultPart
     display: Mapping[str, Any] | None = None
     images: tuple[ImagePart, ...] = ()
+    # Set when a hook (this call's or an earlier one's) answered "continue": false: the
+    # run stops after this batch of calls.
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,6 @@ class ToolPipeline:
     def __post_init__(self) -> None:
         self._hooks = ToolHooks(self.hooks, self.emit, self.stamp)
 
-    @property
-    def stop_reason(self) -> str | None:
-        """Set when a hook answered "continue": false: the run stops after this batch of calls."""
-        return self._hooks.stop_reason
-
     async def settle(self) -> None:
         """At the run's end: wait for the permission-prompt notification hooks still running."""
         await self._hooks.settle()
@@ -159,7 +157,8 @@ class ToolPipeline:
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
                                duration_ms=duration_ms, display=display, **self.stamp()))
-        return ToolRun(ToolResultPart(call.id, content, output.is_error), display, output.images)
+        return ToolRun(ToolResultPart(call.id, content, output.is_error), display, output.images,
+                       self._hooks.stop_reason)
 
     async def _stages(self, call: ToolUsePart) -> _Staged:
         """The call's output, and the seconds spent waiting for the user's answer."""
@@ -187,7 +186,7 @@ class ToolPipeline:
         if blocked.behavior == "deny":
             return _Staged(ToolOutput(denial_text(blocked), is_error=True))
         if pre.stopped:
-            return _Staged(ToolOutput(f"A PreToolUse hook stopped the run: {self.stop_reason}", is_error=True))
+            return _Staged(ToolOutput(f"A PreToolUse hook stopped the run: {self._hooks.stop_reason}", is_error=True))
         if pre.updated_input is not None:
             arguments = loom_tool_input(call.name, arguments, pre.updated_input)
             checked = _validate(tool, call.name, arguments)

@@ -21,6 +21,7 @@ from loom_engine.events import AgentEvent, Finished
 from loom_engine.execution import CancelToken
 from loom_engine.messages import Message
 from loom_engine.metrics import RunMetrics
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.permissions.tool_facts import BUILTIN_TOOL_FACTS, ToolFacts
 from loom_engine.providers.scripted import ScriptedProvider
@@ -121,9 +122,9 @@ async def test_a_read_only_file_reader_joins_the_sub_agents_default(tmp_path: Pa
         configs.append(config)
         return Child()
 
-    agent = Agent(config=AgentConfig(model="m"), provider=ScriptedProvider([]),
-                  tools=[*default_tools(), ReadNotesTool()], workspace=Workspace.at(tmp_path),
-                  system_prompt="parent")
+    agent = Agent(AgentConfig(model="m"),
+                  AgentParts(provider=ScriptedProvider([]), tools=[*default_tools(), ReadNotesTool()],
+                             workspace=Workspace.at(tmp_path)), system_prompt="parent")
     agent._make_child = make_child  # type: ignore[method-assign]  # capture the child's configuration
     output = await agent.run_subagent(description="d", prompt="p", tools=None, parent_call_id="c",
                                       cancel=CancelToken(), emit=lambda e: None)

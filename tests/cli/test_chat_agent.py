@@ -16,15 +16,17 @@ from loom_cli.turns import session_hook_failures, start_turn
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import AgentEvent, Finished, HookRan, TextDelta, is_event
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
 from tests.doubles.replay_agent import ReplayAgent
 
 
 def _real_agent(workspace: Path) -> Agent:
-    return Agent(config=AgentConfig(model="scripted", provider="scripted", context_window=200_000),
-                 provider=ScriptedProvider([{"text": "the real answer"}]), tools=default_tools(),
-                 workspace=Workspace.at(workspace), system_prompt="You are a test assistant.")
+    parts = AgentParts(provider=ScriptedProvider([{"text": "the real answer"}]), tools=default_tools(),
+                       workspace=Workspace.at(workspace))
+    return Agent(AgentConfig(model="scripted", provider="scripted", context_window=200_000), parts,
+                 system_prompt="You are a test assistant.")
 
 
 async def _events(agent: ChatAgent, text: str) -> list[AgentEvent]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from loom_cli.headless import EXIT_ERROR, EXIT_OK, run_headless
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -26,8 +27,8 @@ def _agent(tmp_path: Path, server: FakeLLMServer) -> tuple[Agent, list[str]]:
         await original()
 
     provider.aclose = aclose  # type: ignore[method-assign]
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                  tools=[], workspace=Workspace.at(tmp_path))
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  AgentParts(provider=provider, tools=[], workspace=Workspace.at(tmp_path)))
     return agent, closed
 
 
@@ -61,8 +62,8 @@ async def test_num_turns_counts_the_top_level_agent_only(tmp_path: Path) -> None
         {"text": "notes.md"},
         {"text": "There is one note."},
     ])
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=Workspace.at(tmp_path))
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)))
     out, err = io.StringIO(), io.StringIO()
     assert await run_headless(agent, "what is here?", "json", out, err) == EXIT_OK, err.getvalue()
     result = json.loads(out.getvalue())

@@ -9,6 +9,7 @@ from builtin_tools import default_tools
 from loom_cli.headless import EXIT_OK, run_headless
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
@@ -24,8 +25,9 @@ async def test_a_mentioned_file_reaches_the_model_and_a_refused_one_is_reported(
     fake_llm.enqueue(Reply.text("Milk."))
     provider = create_provider("anthropic", api_key="k", base_url=fake_llm.anthropic_base_url)
     workspace = Workspace.at(root)
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=workspace, permissions=PermissionManager(workspace))
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace,
+                             permissions=PermissionManager(workspace)))
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(agent, "what is in @notes.md and @../secret.txt?", "text", out, err)
     assert code == EXIT_OK and out.getvalue() == "Milk.\n"

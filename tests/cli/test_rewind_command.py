@@ -15,6 +15,7 @@ from builtin_tools import default_tools
 from loom_cli.rewind_command import RewindCommandError, RewindRequest, run_rewind
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.paths import data_dir, sessions_dir
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.sessions.store import SessionStore
@@ -40,12 +41,13 @@ async def _session(root: Path, *, keep_open: bool = False) -> tuple[str, object]
     """Two prompts: the first changes app.py and makes new.txt, the second only talks."""
     workspace = find_workspace_root(root)
     writer = SessionStore(sessions_dir()).create(workspace, provider="scripted", model="scripted")
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider([
         {"tool_calls": [{"name": "bash", "input": {"command": "echo \"print('v2')\" > app.py && echo n > new.txt"}}]},
         {"text": "changed"},
         {"text": "just talking"},
-    ]), tools=default_tools(), workspace=Workspace.at(workspace), session=writer,
-        checkpoints=Checkpointer(workspace, data_dir() / "snapshots"))
+    ]), tools=default_tools(), workspace=Workspace.at(workspace),
+                             checkpoints=Checkpointer(workspace, data_dir() / "snapshots")), session=writer)
     [e async for e in agent.run("update the app")]
     [e async for e in agent.run("thanks")]
     if not keep_open:

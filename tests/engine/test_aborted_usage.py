@@ -8,14 +8,16 @@ from typing import Any
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Aborted, TextDelta, UsageUpdated
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
 
 
 async def test_an_aborted_stream_emits_and_counts_its_usage(tmp_path: Path) -> None:
     provider = ScriptedProvider([{"text": "one two three " + "more " * 200, "chunk_size": 4, "delay": 0.01}])
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-5"), provider=provider, tools=[],
-                  workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="claude-sonnet-4-5"),
+                  AgentParts(provider=provider, tools=[], workspace=Workspace.at(tmp_path)),
+                  system_prompt="You are a test.")
     events: list[Any] = []
     async for event in agent.run("talk"):
         events.append(event)
@@ -31,8 +33,9 @@ async def test_an_aborted_stream_emits_and_counts_its_usage(tmp_path: Path) -> N
 
 async def test_a_stream_stopped_before_any_output_is_not_counted(tmp_path: Path) -> None:
     provider = ScriptedProvider([{"text": "late", "delay": 60.0}])  # the abort ends it long before
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-5"), provider=provider, tools=[],
-                  workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="claude-sonnet-4-5"),
+                  AgentParts(provider=provider, tools=[], workspace=Workspace.at(tmp_path)),
+                  system_prompt="You are a test.")
     import asyncio
 
     async def stop_soon() -> None:

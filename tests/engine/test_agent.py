@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from loom_engine.events import (
     ToolCallStarted,
     ToolFinished,
 )
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.tools.base import ToolContext
 from loom_engine.tools.function_tool import tool
@@ -48,8 +50,9 @@ def replay(turns: Any) -> ScriptedProvider:
 
 
 def make_agent(tmp_path: Path, provider: Any, **config: Any) -> Agent:
-    return Agent(config=AgentConfig(model="test-model", **config), provider=provider, tools=[echo, slow],
-                 workspace=Workspace.at(tmp_path), system_prompt="You are a test.")
+    return Agent(AgentConfig(model="test-model", **config),
+                 AgentParts(provider=provider, tools=[echo, slow], workspace=Workspace.at(tmp_path)),
+                 system_prompt="You are a test.")
 
 
 async def collect(agent: Agent, prompt: str) -> list[Any]:
@@ -199,7 +202,7 @@ async def test_permission_ask_waits_for_the_answer(tmp_path: Path) -> None:
 
     provider = replay([{"tool_calls": [{"name": "slow", "input": {"seconds": 0}}]}, {"text": "ok"}])
     agent = make_agent(tmp_path, provider)
-    agent.permissions = AskEverything()
+    agent.parts = replace(agent.parts, permissions=AskEverything())  # type: ignore[arg-type]
     events = []
     async for event in agent.run("go"):
         events.append(event)
@@ -231,8 +234,8 @@ async def test_budget_stops_the_run(tmp_path: Path) -> None:
 
     provider = ScriptedProvider(lambda request, i: {"tool_calls": [{"name": "echo", "input": {"text": str(i)}}],
                                                     "usage": {"input_tokens": 100, "output_tokens": 10}})
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6", max_budget_usd=0.0001, loop_guard=0),
-                  provider=provider, tools=[echo], workspace=Workspace.at(tmp_path), system_prompt="s")
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6", max_budget_usd=0.0001, loop_guard=0),
+                  AgentParts(provider=provider, tools=[echo], workspace=Workspace.at(tmp_path)), system_prompt="s")
     events = await collect(agent, "spend")
     assert isinstance(events[-1], BudgetExceeded) and events[-1].cost_usd >= 0.0001
     assert agent.messages[-1].role == "tool"
@@ -244,8 +247,9 @@ async def test_session_records_every_message(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     writer = store.create(tmp_path, provider="replay", model="test-model")
     provider = replay([{"tool_calls": [{"name": "echo", "input": {"text": "a"}}]}, {"text": "bye"}])
-    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=[echo],
-                  workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
+    agent = Agent(AgentConfig(model="test-model"),
+                  AgentParts(provider=provider, tools=[echo], workspace=Workspace.at(tmp_path)),
+                  session=writer, system_prompt="s")
     await collect(agent, "hello")
     writer.close()
     loaded = store.load(writer.id)
@@ -264,8 +268,8 @@ async def test_files_changed_on_disk_are_reported_at_the_end_once(tmp_path: Path
     (tmp_path / "notes.txt").write_text("v1")
     provider = replay([{"tool_calls": [{"name": "look", "input": {"path": "notes.txt"}}]},
                                {"text": "read it"}, {"text": "ok"}, {"text": "ok again"}])
-    agent = Agent(config=AgentConfig(model="m"), provider=provider, tools=[look],
-                  workspace=Workspace.at(tmp_path), system_prompt="s")
+    agent = Agent(AgentConfig(model="m"),
+                  AgentParts(provider=provider, tools=[look], workspace=Workspace.at(tmp_path)), system_prompt="s")
     await collect(agent, "read notes")
     (tmp_path / "notes.txt").write_text("version two")
     await collect(agent, "anything new?")
@@ -291,8 +295,9 @@ async def test_edit_diffs_are_kept_with_the_results_saved_and_never_sent(tmp_pat
             "path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
         {"text": "fixed"},
     ])
-    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=default_tools(),
-                  workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
+    agent = Agent(AgentConfig(model="test-model"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)),
+                  session=writer, system_prompt="s")
     await collect(agent, "fix add")
     writer.close()
     edit_results = agent.messages[4]

@@ -14,6 +14,7 @@ from loom_engine.context.prompts import COMPACTION_SECTIONS
 from loom_engine.context.tokens import TokenCounter
 from loom_engine.events import Finished, Notice
 from loom_engine.messages import Message, TextPart, ToolResultPart, ToolUsePart
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
@@ -33,8 +34,9 @@ def _agent(root: Path, server: FakeLLMServer | None = None, *, deny: tuple[str, 
     workspace = Workspace.at(root)
     layers = [RuleLayer("cli", deny=deny)] if deny else []
     permissions = PermissionManager(workspace, mode=mode, layers=layers)  # type: ignore[arg-type]
-    return Agent(config=AgentConfig(model="claude-haiku-4-5"), provider=provider, tools=default_tools(),
-                 workspace=workspace, permissions=permissions, system_prompt="test")
+    return Agent(AgentConfig(model="claude-haiku-4-5"),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=workspace, permissions=permissions),
+                 system_prompt="test")
 
 
 def _project(root: Path) -> Path:

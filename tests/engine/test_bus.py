@@ -50,11 +50,13 @@ async def test_a_paused_agent_holds_before_its_next_turn(tmp_path: Path) -> None
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
     from loom_engine.events import Finished, TurnStarted
+    from loom_engine.parts import AgentParts
     from loom_engine.providers.scripted import ScriptedProvider
     from loom_engine.workspace import Workspace
 
-    agent = Agent(config=AgentConfig(model="scripted"), provider=ScriptedProvider([{"text": "hi"}]), tools=[],
-                  workspace=Workspace.at(tmp_path), system_prompt="s")
+    agent = Agent(AgentConfig(model="scripted"),
+                  AgentParts(provider=ScriptedProvider([{"text": "hi"}]), tools=[], workspace=Workspace.at(tmp_path)),
+                  system_prompt="s")
     agent.pause()
     stream = agent.run("hello")
     first = await asyncio.wait_for(anext(stream), BOUND_S)

@@ -7,6 +7,7 @@ from pathlib import Path
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Error, Finished
+from loom_engine.parts import AgentParts
 from loom_engine.sessions.store import SessionStore
 from loom_engine.workspace import Workspace
 from tests.engine.test_agent import collect, echo, make_agent, replay
@@ -36,8 +37,9 @@ async def test_the_session_does_not_keep_the_failed_prompt(tmp_path: Path) -> No
     store = SessionStore(tmp_path / "sessions")
     writer = store.create(tmp_path, provider="replay", model="test-model")
     provider = replay([{"text": "first answer"}, {"error": {"kind": "overloaded", "message": "Overloaded"}}])
-    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=[echo],
-                  workspace=Workspace.at(tmp_path), system_prompt="s", session=writer)
+    agent = Agent(AgentConfig(model="test-model"),
+                  AgentParts(provider=provider, tools=[echo], workspace=Workspace.at(tmp_path)),
+                  session=writer, system_prompt="s")
     await collect(agent, "one")
     await collect(agent, "two")
     writer.close()

@@ -16,6 +16,7 @@ from loom_engine.events import (
     ToolProgress,
     TurnStarted,
 )
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
@@ -30,9 +31,9 @@ def _agent(root: Path, server: FakeLLMServer, *, deny: tuple[str, ...] = (), ses
     provider = create_provider("anthropic", api_key="k", base_url=server.anthropic_base_url)
     workspace = Workspace.at(root)
     permissions = PermissionManager(workspace, layers=[RuleLayer("cli", deny=deny)] if deny else [])
-    return Agent(config=AgentConfig(model="claude-haiku-4-5"), provider=provider, tools=default_tools(),
-                 workspace=workspace, permissions=permissions, system_prompt="test", session=session,
-                 messages=messages)
+    return Agent(AgentConfig(model="claude-haiku-4-5"),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=workspace, permissions=permissions),
+                 session=session, messages=messages, system_prompt="test")
 
 
 def _user_texts(request_messages: list[dict[str, Any]]) -> str:

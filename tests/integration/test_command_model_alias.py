@@ -11,6 +11,7 @@ from loom_engine.commands.catalog import CommandCatalog
 from loom_engine.commands.invoke import resolve, run_invocation
 from loom_engine.config import AgentConfig
 from loom_engine.events import Notice
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
@@ -26,8 +27,9 @@ async def test_quick_with_model_haiku_sends_the_full_model_name(workspace: Path,
     fake_llm.enqueue(Reply.text("quick"), Reply.text("normal"))
     workspace_ = Workspace.at(workspace)
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=workspace_, permissions=PermissionManager(workspace_))
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace_,
+                             permissions=PermissionManager(workspace_)))
     commands = CommandCatalog.discover(workspace, user_config_dir=workspace / "no-config", reserved=BUILTINS)
     invocation = resolve("/quick", commands, None, BUILTINS)
     assert invocation is not None

@@ -9,6 +9,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import CompactionApplied, Finished
+from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -25,9 +26,9 @@ async def test_session_past_the_threshold_compacts_and_continues(workspace: Path
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)],
                      Reply.text(SUMMARY), Reply.text("finished after compaction"))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
                                      interactive=False),
-                  provider=provider, tools=default_tools(), workspace=Workspace.at(workspace),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)),
                   system_prompt="You are a test.")
     events = [e async for e in agent.run("summarise the files")]
     assert isinstance(events[-1], Finished) and events[-1].result == "finished after compaction"
@@ -52,8 +53,9 @@ async def test_context_length_rejection_compacts_once_and_retries(workspace: Pat
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(3)],
                      Reply.prompt_too_long(), Reply.text(SUMMARY), Reply.text("answered after the retry"))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=Workspace.at(workspace), system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)),
+                  system_prompt="You are a test.")
     events = [e async for e in agent.run("read them all")]
     assert isinstance(events[-1], Finished) and events[-1].result == "answered after the retry"
     compactions = [e for e in events if isinstance(e, CompactionApplied)]
@@ -67,8 +69,9 @@ async def test_manual_compact_with_focus(workspace: Path, fake_llm: FakeLLMServe
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(3)], Reply.text("read"),
                      Reply.text(SUMMARY))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=Workspace.at(workspace), system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)),
+                  system_prompt="You are a test.")
     [e async for e in agent.run("read them all")]
     before = len(agent.messages)
     events = [e async for e in agent.compact(focus="the w1 file")]

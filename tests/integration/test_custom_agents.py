@@ -17,6 +17,7 @@ from builtin_tools.task import with_agents
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import AgentEvent, Finished
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.base import Provider
@@ -63,11 +64,11 @@ def _parent(workspace: Path, server: FakeLLMServer, *, mode: PermissionMode = "d
         assert name == "openai"
         return create_provider("openai", api_key="test", base_url=server.openai_base_url)
 
-    return Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                 tools=with_agents([*default_tools(), *extra_tools], agents), workspace=Workspace.at(workspace),
-                 skills=skills,
-                 system_prompt="parent", permissions=PermissionManager(Workspace.at(workspace), mode=mode),
-                 make_provider=make_provider)
+    return Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                 AgentParts(provider=provider, tools=with_agents([*default_tools(), *extra_tools], agents),
+                            workspace=Workspace.at(workspace),
+                            permissions=PermissionManager(Workspace.at(workspace), mode=mode), skills=skills,
+                            make_provider=make_provider), system_prompt="parent")
 
 
 def _task(agent: str, prompt: str, **more: Any) -> tuple[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from loom_engine.commands.invoke import Invocation, resolve, run_invocation
 from loom_engine.config import AgentConfig
 from loom_engine.context.assembler import ContextAssembler
 from loom_engine.events import AgentEvent, Finished, PermissionRequested
+from loom_engine.parts import AgentParts
 from loom_engine.paths import builtin_skills_dir
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
@@ -38,9 +39,10 @@ def _agent(root: Path, server: FakeLLMServer, *, interactive: bool = False) -> A
     workspace = Workspace.at(root)
     skills = SkillCatalog.discover(root, user_config_dir=root / "no-config", builtin_dir=builtin_skills_dir())
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
-    return Agent(config=AgentConfig(model="claude-sonnet-4-6", interactive=interactive), provider=provider,
-                 tools=default_tools(), workspace=workspace, permissions=PermissionManager(workspace),
-                 skills=skills, context=ContextAssembler(workspace, skills=skills))
+    return Agent(AgentConfig(model="claude-sonnet-4-6", interactive=interactive),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=workspace,
+                            permissions=PermissionManager(workspace), skills=skills),
+                 context=ContextAssembler(workspace, skills=skills))
 
 
 def _invocation(agent: Agent, text: str) -> Invocation:

@@ -10,6 +10,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Finished
+from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply, without_cache_control
@@ -21,8 +22,8 @@ async def test_ten_turns_keep_the_prefix(workspace: Path, fake_llm: FakeLLMServe
                          Reply.tool("glob", {"pattern": "**/*.py"}))
     fake_llm.enqueue(Reply.text("done"))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    agent = Agent(config=AgentConfig(model="claude-sonnet-4-6", interactive=False, loop_guard=0),
-                  provider=provider, tools=default_tools(), workspace=Workspace.at(workspace))
+    agent = Agent(AgentConfig(model="claude-sonnet-4-6", interactive=False, loop_guard=0),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)))
     events = [e async for e in agent.run("look around")]
     assert isinstance(events[-1], Finished)
     bodies = [r.body for r in fake_llm.requests]

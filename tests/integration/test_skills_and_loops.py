@@ -10,6 +10,7 @@ from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.context.assembler import ContextAssembler
 from loom_engine.events import Error, Finished
+from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.skills.catalog import SkillCatalog
 from loom_engine.workspace import Workspace
@@ -36,8 +37,9 @@ def _agent(workspace: Path, server: FakeLLMServer, **config: object) -> Agent:
                                     builtin_dir=workspace / "no-builtin")
     ws = Workspace.at(workspace)
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
-    return Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False, **config), provider=provider,
-                 tools=default_tools(), workspace=ws, skills=catalog, context=ContextAssembler(ws, skills=catalog))
+    return Agent(AgentConfig(model="claude-haiku-4-5", interactive=False, **config),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=ws, skills=catalog),
+                 context=ContextAssembler(ws, skills=catalog))
 
 
 async def test_skill_body_only_after_the_skill_tool(workspace: Path, fake_llm: FakeLLMServer) -> None:

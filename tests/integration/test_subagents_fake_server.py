@@ -10,6 +10,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Aborted, Finished
+from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -17,8 +18,9 @@ from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 def _parent(workspace: Path, server: FakeLLMServer) -> Agent:
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
-    return Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False), provider=provider,
-                 tools=default_tools(), workspace=Workspace.at(workspace), system_prompt="parent")
+    return Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)),
+                 system_prompt="parent")
 
 
 def _two_tasks() -> Reply:

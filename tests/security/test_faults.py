@@ -360,6 +360,7 @@ async def test_15_surrogates_from_the_prompt_and_from_file_names_reach_neither_s
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
     from loom_engine.events import Finished
+    from loom_engine.parts import AgentParts
     from loom_engine.permissions.manager import PermissionManager
     from loom_engine.providers.anthropic_provider import AnthropicProvider
     from loom_engine.sessions.store import SessionStore
@@ -370,10 +371,10 @@ async def test_15_surrogates_from_the_prompt_and_from_file_names_reach_neither_s
     workspace = Workspace.at(repo)
     store = SessionStore(tmp_path / "sessions")
     session = store.create(repo, provider="anthropic", model="claude-haiku-4-5")
-    agent = Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=False),
-                  provider=AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url),
-                  tools=default_tools(), workspace=workspace, session=session,
-                  permissions=PermissionManager(workspace, mode="default"))
+    agent = Agent(AgentConfig(model="claude-haiku-4-5", interactive=False),
+                  AgentParts(provider=AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url),
+                             tools=default_tools(), workspace=workspace,
+                             permissions=PermissionManager(workspace, mode="default")), session=session)
     try:
         events = [e async for e in agent.run("list \ud83d the files")]
     finally:

@@ -21,6 +21,7 @@ from builtin_tools import default_tools
 from loom_cli.rewind_command import RewindRequest, run_rewind
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.paths import data_dir, sessions_dir
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.sessions.store import SessionStore
@@ -61,9 +62,9 @@ async def _session(root: Path, *commands: str) -> None:
     replies: list[dict[str, object]] = []
     for command in commands:
         replies += [{"tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": "done"}]
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider(replies),
-                  tools=default_tools(), workspace=Workspace.at(root), session=writer,
-                  checkpoints=Checkpointer(root, data_dir() / "snapshots"))
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider(replies), tools=default_tools(), workspace=Workspace.at(root),
+                             checkpoints=Checkpointer(root, data_dir() / "snapshots")), session=writer)
     for number in range(len(commands)):
         [e async for e in agent.run(f"prompt {number + 1}")]
     writer.close()

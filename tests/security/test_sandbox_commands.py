@@ -9,6 +9,7 @@ can still do no more than the model's own bash.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import AgentEvent, HookRan, ToolFinished
 from loom_engine.hooks.config import HookCommand, HookSet
 from loom_engine.hooks.engine import HookEngine
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.scripted import ScriptedProvider
@@ -87,9 +89,10 @@ async def test_a_project_commands_shell_snippet_runs_inside(lab: tuple[Path, Pat
     root, outside = lab
     workspace = Workspace.at(root)
     permissions = PermissionManager(workspace, mode="bypass", layers=[RuleLayer("cli", allow=("bash",))])
-    agent = Agent(config=AgentConfig(model="test-model", interactive=False),
-                  provider=ScriptedProvider([{"text": "done"}]), tools=default_tools(), workspace=workspace,
-                  permissions=permissions, system_prompt="test", sandbox=real_sandbox(workspace, backend))
+    agent = Agent(AgentConfig(model="test-model", interactive=False),
+                  AgentParts(provider=ScriptedProvider([{"text": "done"}]), tools=default_tools(),
+                             workspace=workspace, permissions=permissions, sandbox=real_sandbox(workspace, backend)),
+                  system_prompt="test")
     body = f"Status: !`touch {outside}/from-command; echo snippet-ran`"
     project = Invocation("st", "", "/st", "command", body, in_project=True)
     events = [e async for e in run_invocation(agent, project)]
@@ -97,7 +100,7 @@ async def test_a_project_commands_shell_snippet_runs_inside(lab: tuple[Path, Pat
     assert "snippet-ran" in finished.content
     assert not (outside / "from-command").exists()
     # The user's own command (their commands folder) runs its lines as they are, like their hooks.
-    agent.provider = ScriptedProvider([{"text": "done"}])
+    agent.parts = replace(agent.parts, provider=ScriptedProvider([{"text": "done"}]))
     [e async for e in run_invocation(agent, Invocation("st", "", "/st", "command", body))]
     assert (outside / "from-command").exists()
 

@@ -19,6 +19,7 @@ from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import PermissionRequested, ToolFinished
 from loom_engine.hooks.config import HookCommand, HookSet
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
@@ -37,10 +38,11 @@ def _agent(root: Path, command: str, *, mode: PermissionMode = "default", allow:
     call = {"name": "bash", "input": {"command": command, "description": WHY, "dangerously_disable_sandbox": True}}
     workspace = Workspace.at(root)
     permissions = PermissionManager(workspace, mode=mode, layers=[RuleLayer("cli", allow=allow)] if allow else [])
-    return Agent(config=AgentConfig(model="test-model", interactive=interactive),
-                 provider=ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]), tools=default_tools(),
-                 workspace=workspace, permissions=permissions, system_prompt="test", hooks=hooks,
-                 sandbox=sandbox or real_sandbox(workspace, "bubblewrap"))
+    return Agent(AgentConfig(model="test-model", interactive=interactive),
+                 AgentParts(provider=ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]),
+                            tools=default_tools(), workspace=workspace, permissions=permissions,
+                            hooks=hooks or HookSet(), sandbox=sandbox or real_sandbox(workspace, "bubblewrap")),
+                 system_prompt="test")
 
 
 async def _play(agent: Agent, answer: str) -> tuple[list[PermissionRequested], ToolFinished]:
@@ -143,10 +145,11 @@ def _sandboxed_agent(root: Path, command: str, mode: PermissionMode, interactive
     workspace = Workspace.at(root)
     sandbox = real_sandbox(workspace, "bubblewrap")
     call = {"name": "bash", "input": {"command": command}}
-    agent = Agent(config=AgentConfig(model="test-model", interactive=interactive),
-                  provider=ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]), tools=default_tools(),
-                  workspace=workspace, permissions=PermissionManager(workspace, mode=mode), system_prompt="test",
-                  sandbox=sandbox)
+    agent = Agent(AgentConfig(model="test-model", interactive=interactive),
+                  AgentParts(provider=ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]),
+                             tools=default_tools(), workspace=workspace,
+                             permissions=PermissionManager(workspace, mode=mode), sandbox=sandbox),
+                  system_prompt="test")
     return agent, sandbox
 
 

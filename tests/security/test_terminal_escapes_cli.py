@@ -12,6 +12,7 @@ from loom_cli.headless import EXIT_ERROR, EXIT_OK, run_headless
 from loom_cli.visible_text import UNSAFE_CHARACTER
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -24,8 +25,8 @@ SHOWN = ("title ^[]0;PWNED^G clip ^[]52;c;Y2xpcA==^[\\ c1 <U+009B>2J bidi <U+202
 
 
 def _agent(tmp_path: Path, *turns: dict[str, object]) -> Agent:
-    return Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider(list(turns)),
-                 tools=[], workspace=Workspace.at(tmp_path))
+    return Agent(AgentConfig(model="scripted", interactive=False),
+                 AgentParts(provider=ScriptedProvider(list(turns)), tools=[], workspace=Workspace.at(tmp_path)))
 
 
 async def test_text_output_shows_the_answers_control_characters(tmp_path: Path) -> None:

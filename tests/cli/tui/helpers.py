@@ -30,6 +30,7 @@ class Harness:
         from builtin_tools import default_tools
         from loom_engine.agent import Agent
         from loom_engine.config import AgentConfig
+        from loom_engine.parts import AgentParts
         from loom_engine.permissions.manager import PermissionManager
         from loom_engine.providers.scripted import ScriptedProvider
         from loom_engine.workspace import Workspace
@@ -42,11 +43,11 @@ class Harness:
         if self.gated:
             provider = GatedProvider(provider)
         self.providers.append(provider)
-        agent = Agent(config=AgentConfig(model=options.model or "claude-sonnet-4-5", provider="scripted",
+        agent = Agent(AgentConfig(model=options.model or "claude-sonnet-4-5", provider="scripted",
                                          context_window=200_000),
-                      provider=provider, tools=default_tools(),
-                      workspace=workspace, permissions=permissions, messages=messages,
-                      system_prompt="You are a test assistant.")
+                      AgentParts(provider=provider, tools=default_tools(), workspace=workspace,
+                                 permissions=permissions),
+                      messages=messages, system_prompt="You are a test assistant.")
         self.agents.append(agent)
         return agent
 

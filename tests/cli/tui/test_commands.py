@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -158,7 +158,7 @@ async def test_skills_lists_the_catalog(harness: Harness) -> None:
         await send(pilot, "/skills")
         await pilot.pause()
         assert outputs(app)[-1].startswith("No skills found")
-        harness.agent.skills = two_skills()
+        harness.agent.parts = replace(harness.agent.parts, skills=two_skills())
         await send(pilot, "/skills")
         await pilot.pause()
         text = outputs(app)[-1]

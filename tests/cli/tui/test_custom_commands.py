@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ def _command(root: Path, relative: str, text: str, *, user: bool = False) -> Non
 def _with_skills(harness: Harness) -> Any:
     def factory(options: Any) -> Any:
         agent = harness.factory(options)
-        agent.skills = SkillCatalog.discover(options.workspace, user_config_dir=harness.workspace / "none",
-                                             builtin_dir=builtin_skills_dir())
+        skills = SkillCatalog.discover(options.workspace, user_config_dir=harness.workspace / "none",
+                                       builtin_dir=builtin_skills_dir())
+        agent.parts = replace(agent.parts, skills=skills)
         return agent
     return factory
 

@@ -5,6 +5,7 @@ and the menu at 120 and 60 columns."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ class SnapshotHarness(Harness):
         agent = super().factory(options)
         if self.snapshots:
             kind = Checkpointer if self.git else PreimageCheckpointer
-            agent.checkpoints = kind(options.workspace, self.data_dir / "snapshots")
+            agent.parts = replace(agent.parts, checkpoints=kind(options.workspace, self.data_dir / "snapshots"))
         return agent
 
 

@@ -18,6 +18,7 @@ CONTEXT = "cat >/dev/null; echo 'The staging server is down today'"
 class HookHarness(Harness):
     def factory(self, options: TuiOptions) -> Any:
         from loom_engine.agent import Agent
+        from loom_engine.parts import AgentParts
 
         agent = super().factory(options)
         table = {"SessionStart": [{"hooks": [{"type": "command", "command": RECORD},
@@ -26,9 +27,10 @@ class HookHarness(Harness):
                  "Notification": [{"matcher": "idle_prompt", "hooks": [{"type": "command", "command": RECORD}]}]}
         hooks, problems = parse_hooks(table, source="test", in_project=False)
         assert not problems
-        self.agents[-1] = Agent(config=agent.config, provider=agent.provider, tools=list(agent.registry),
-                                workspace=agent.workspace, permissions=agent.permissions,
-                                system_prompt=agent.system_prompt, hooks=HookSet(tuple(hooks)))
+        self.agents[-1] = Agent(agent.config,
+                                AgentParts(provider=agent.provider, tools=list(agent.registry),
+                                           workspace=agent.workspace, permissions=agent.permissions,
+                                           hooks=HookSet(tuple(hooks))), system_prompt=agent.system_prompt)
         return self.agents[-1]
 
 

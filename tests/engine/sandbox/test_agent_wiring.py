@@ -8,6 +8,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import ToolFinished
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
@@ -25,9 +26,10 @@ async def test_a_sub_agents_commands_run_in_the_parents_sandbox(tmp_path: Path) 
     task = {"name": "task", "input": {"description": "try it", "prompt": "run it", "tools": ["bash"]}}
     provider = ScriptedProvider([{"tool_calls": [task]}, {"tool_calls": [bash]}, {"text": "child done"},
                                  {"text": "parent done"}])
-    agent = Agent(config=AgentConfig(model="test-model", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=workspace,
-                  permissions=PermissionManager(workspace, mode="bypass"), system_prompt="test", sandbox=sandbox)
+    agent = Agent(AgentConfig(model="test-model", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace,
+                             permissions=PermissionManager(workspace, mode="bypass"), sandbox=sandbox),
+                  system_prompt="test")
     finished = [e async for e in agent.run("go") if isinstance(e, ToolFinished)]
     child_bash = next(e for e in finished if e.name == "bash")
     assert child_bash.depth == 1

@@ -3,11 +3,13 @@ edit and each sub-agent (whose own calls count too), and when a run ends."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.restore import restore_points
@@ -32,8 +34,9 @@ class Recorder:
 
 
 def _agent(tmp_path: Path, script: list[dict], checkpoints: object) -> Agent:
-    return Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider(script),
-                 tools=default_tools(), workspace=Workspace.at(tmp_path), checkpoints=checkpoints)  # type: ignore[arg-type]
+    return Agent(AgentConfig(model="scripted", interactive=False),
+                 AgentParts(provider=ScriptedProvider(script), tools=default_tools(),
+                            workspace=Workspace.at(tmp_path), checkpoints=checkpoints))  # type: ignore[arg-type]
 
 
 async def test_snapshots_are_asked_for_around_the_work(tmp_path: Path) -> None:
@@ -49,7 +52,7 @@ async def test_snapshots_are_asked_for_around_the_work(tmp_path: Path) -> None:
         {"tool_calls": [{"name": "write_file", "input": {"path": "new.md", "content": "x\n"}}]},
         {"text": "done"},
     ], recorder)
-    agent.permissions = None
+    agent.parts = replace(agent.parts, permissions=None)
     events = [e async for e in agent.run("do it")]
     assert events[-1].type == "finished"
     # read_file is read-only: no snapshot after it; the sub-agent's prompt is not a prompt.
@@ -100,10 +103,11 @@ async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it
                 yield event
 
     checkpointer = Slow(workspace, tmp_path / "snapshots")
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=Logged([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=Logged([
         {"tool_calls": [{"name": "bash", "input": {"command": "echo after > a.txt"}}]},
         {"text": "done"},
-    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer))
     [e async for e in agent.run("change it")]
     assert log[:3] == ["snapshot starts", "request", "snapshot done"]
     point = restore_points(checkpointer, agent.messages)[0]

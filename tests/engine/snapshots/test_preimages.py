@@ -12,6 +12,7 @@ from loom_cli.bootstrap import make_checkpointer
 from loom_cli.settings import SnapshotSettings
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.snapshots.model import RewindMode
 from loom_engine.snapshots.preimages import PreimageCheckpointer, edited_paths
@@ -41,14 +42,15 @@ async def test_files_changed_by_edit_tools_are_restored_and_the_rest_is_left(tmp
     (workspace / "a.txt").write_text("original\n")
     (workspace / "b.txt").write_text("by bash\n")
     checkpointer = PreimageCheckpointer(workspace, tmp_path / "snapshots")
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider([
         {"tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}]},
         {"tool_calls": [{"name": "edit_file", "input": {"path": "a.txt", "old_string": "original",
                                                         "new_string": "edited"}}]},
         {"tool_calls": [{"name": "write_file", "input": {"path": "new.txt", "content": "new\n"}}]},
         {"tool_calls": [{"name": "bash", "input": {"command": "echo changed > b.txt"}}]},
         {"text": "done"},
-    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer))
     [e async for e in agent.run("edit things")]
     point = restore_points(checkpointer, agent.messages)[0]
     assert point.files_changed == ("a.txt", "new.txt")
@@ -69,10 +71,11 @@ async def test_a_file_changed_outside_loom_since_is_a_conflict(tmp_path: Path) -
     workspace = tmp_path / "ws"
     workspace.mkdir()
     checkpointer = PreimageCheckpointer(workspace, tmp_path / "snapshots")
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider([
         {"tool_calls": [{"name": "write_file", "input": {"path": "n.txt", "content": "loom\n"}}]},
         {"text": "done"},
-    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer))
     [e async for e in agent.run("write")]
     (workspace / "n.txt").write_text("loom\nthe user\n")
     plan = plan_for(checkpointer, restore_points(checkpointer, agent.messages)[0])
@@ -87,10 +90,11 @@ async def test_a_copy_that_cannot_be_kept_does_not_stop_the_run(tmp_path: Path) 
     blocked = tmp_path / "snapshots"
     blocked.write_text("a file where the folder should be")
     checkpointer = PreimageCheckpointer(workspace, blocked)
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider([
         {"tool_calls": [{"name": "write_file", "input": {"path": "n.txt", "content": "x\n"}}]},
         {"text": "done"},
-    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    ]), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer))
     events = [e async for e in agent.run("write")]
     assert events[-1].type == "finished" and (workspace / "n.txt").exists()
     assert checkpointer.last_failure is not None

@@ -10,6 +10,7 @@ import pytest
 from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
+from loom_engine.parts import AgentParts
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RewindMode
@@ -23,13 +24,14 @@ async def _worked(tmp_path: Path, extra: list[dict]) -> tuple[Agent, Checkpointe
     workspace.mkdir()
     (workspace / "a.txt").write_text("original\n")
     checkpointer = Checkpointer(workspace, tmp_path / "snapshots")
-    agent = Agent(config=AgentConfig(model="scripted", interactive=False), provider=ScriptedProvider([
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=ScriptedProvider([
         {"tool_calls": [{"name": "bash", "input": {"command": "echo changed > a.txt && echo x > made.txt"}}]},
         {"text": "first done"},
         {"tool_calls": [{"name": "bash", "input": {"command": "echo again >> a.txt"}}]},
         {"text": "second done"},
         *extra,
-    ], record_requests=True), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer)
+    ], record_requests=True), tools=default_tools(), workspace=Workspace.at(workspace), checkpoints=checkpointer))
     [e async for e in agent.run("first")]
     [e async for e in agent.run("second")]
     return agent, checkpointer, workspace

@@ -13,6 +13,7 @@ from loom_engine.config import AgentConfig
 from loom_engine.context.prompts import SUBAGENT_INSTRUCTIONS
 from loom_engine.events import Aborted, Finished
 from loom_engine.messages import Message, TextPart, ToolUsePart
+from loom_engine.parts import AgentParts
 from loom_engine.providers.base import ProviderRequest, StreamCompleted, StreamText
 from loom_engine.usage import Usage
 from loom_engine.workspace import Workspace
@@ -55,8 +56,9 @@ class ParentAndChildren:
 
 
 def make_parent(tmp_path: Path, provider: Any) -> Agent:
-    return Agent(config=AgentConfig(model="m"), provider=provider, tools=default_tools(),
-                 workspace=Workspace.at(tmp_path), system_prompt="parent")
+    return Agent(AgentConfig(model="m"),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)),
+                 system_prompt="parent")
 
 
 async def test_two_tasks_run_in_parallel_and_only_answers_return(tmp_path: Path) -> None:
@@ -101,8 +103,9 @@ async def test_abort_reaches_every_child(tmp_path: Path) -> None:
 
 async def test_depth_limit(tmp_path: Path) -> None:
     config = AgentConfig(model="m", depth=2, max_depth=2)
-    agent = Agent(config=config, provider=ParentAndChildren(), tools=default_tools(),
-                  workspace=Workspace.at(tmp_path), system_prompt="deep")
+    agent = Agent(config,
+                  AgentParts(provider=ParentAndChildren(), tools=default_tools(), workspace=Workspace.at(tmp_path)),
+                  system_prompt="deep")
     output = await agent.run_subagent(description="d", prompt="p", tools=None, parent_call_id="c",
                                       cancel=agent.bus.cancel_token, emit=lambda e: None)
     assert output.is_error and "at most 2 deep" in output.content
@@ -129,6 +132,7 @@ def test_skill_names_restrict_the_catalog(tmp_path: Path) -> None:
         (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\nbody\n")
     catalog = SkillCatalog.discover(tmp_path, user_config_dir=tmp_path / "u", builtin_dir=tmp_path / "b")
     config = AgentConfig(model="m").inherit(add_skills=("beta",))
-    agent = Agent(config=config, provider=ParentAndChildren(), tools=default_tools(),
-                  workspace=Workspace.at(tmp_path), skills=catalog, system_prompt="child")
+    agent = Agent(config,
+                  AgentParts(provider=ParentAndChildren(), tools=default_tools(), workspace=Workspace.at(tmp_path),
+                             skills=catalog), system_prompt="child")
     assert [s.name for s in agent.skills] == ["beta"]

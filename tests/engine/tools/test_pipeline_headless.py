@@ -10,6 +10,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Notice, PermissionRequested, ToolFinished
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
@@ -21,9 +22,10 @@ async def test_a_headless_run_denies_an_ask_and_says_how_to_allow_it(tmp_path: P
         {"text": "done"},
     ])
     workspace = Workspace.at(tmp_path)
-    agent = Agent(config=AgentConfig(model="test-model", interactive=False), provider=provider,
-                  tools=default_tools(), workspace=workspace,
-                  permissions=PermissionManager(workspace, mode="default"), system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="test-model", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace,
+                             permissions=PermissionManager(workspace, mode="default")),
+                  system_prompt="You are a test.")
     notices: list[str] = []
     finished: list[ToolFinished] = []
     async for event in agent.run("go"):

@@ -12,6 +12,7 @@ from builtin_tools import default_tools
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import PermissionRequested, ToolFinished
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.scripted import ScriptedProvider
@@ -32,8 +33,9 @@ def make_agent(root: Path, turns: list[Any], saved: list[str],
         saved.extend(rules)
 
     permissions = PermissionManager(workspace, mode="default", save_rules=save)
-    agent = Agent(config=AgentConfig(model="test-model"), provider=provider, tools=default_tools(),
-                  workspace=workspace, permissions=permissions, system_prompt="You are a test.")
+    agent = Agent(AgentConfig(model="test-model"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace, permissions=permissions),
+                  system_prompt="You are a test.")
     return agent, provider
 
 

@@ -14,6 +14,7 @@ from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import AgentEvent, HookRan
 from loom_engine.hooks.config import HookSet, parse_hooks
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
 from loom_engine.tools.base import Tool
@@ -50,9 +51,10 @@ def agent(workspace: Path, server: FakeLLMServer, hook_set: HookSet, *, interact
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
     config = AgentConfig(model="claude-haiku-4-5", interactive=interactive,
                          tool_names=tuple(tools) if tools is not None else None)
-    return Agent(config=config, provider=provider, tools=[*default_tools(), *extra_tools],
-                 workspace=Workspace.at(workspace), system_prompt="you are a test", hooks=hook_set,
-                 permissions=permissions, session=session)
+    return Agent(config,
+                 AgentParts(provider=provider, tools=[*default_tools(), *extra_tools],
+                            workspace=Workspace.at(workspace), permissions=permissions, hooks=hook_set),
+                 session=session, system_prompt="you are a test")
 
 
 async def collect(agent: Agent, prompt: str) -> list[AgentEvent]:

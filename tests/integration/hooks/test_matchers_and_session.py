@@ -148,6 +148,7 @@ async def test_session_start_after_an_automatic_compaction(workspace: Path, fake
     from builtin_tools import default_tools
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
+    from loom_engine.parts import AgentParts
     from loom_engine.providers.factory import create_provider
     from loom_engine.workspace import Workspace
 
@@ -160,9 +161,10 @@ async def test_session_start_after_an_automatic_compaction(workspace: Path, fake
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)], Reply.text(SUMMARY),
                      Reply.text("finished"))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
-    loom = Agent(config=AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
-                                    interactive=False), provider=provider, tools=default_tools(),
-                 workspace=Workspace.at(workspace), system_prompt="test", hooks=hooks(table))
+    loom = Agent(AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
+                                    interactive=False),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace),
+                            hooks=hooks(table)), system_prompt="test")
     events = await collect(loom, "summarise the files")
     assert [(e.event, e.outcome) for e in hook_runs(events)] == [("PreCompact", "ok"), ("SessionStart", "ok")]
     assert json.loads((workspace / "pre.json").read_text())["trigger"] == "auto"

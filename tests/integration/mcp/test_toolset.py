@@ -15,6 +15,7 @@ from loom_engine.events import Finished, PermissionRequested
 from loom_engine.mcp.config import parse_server
 from loom_engine.mcp.manager import McpManager
 from loom_engine.mcp.tools import McpToolset
+from loom_engine.parts import AgentParts
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
 from loom_engine.tools.base import subagent_tool_names
@@ -40,8 +41,9 @@ async def manager(reference_servers: ReferenceServers) -> AsyncIterator[McpManag
 def _agent(workspace: Path, server: FakeLLMServer, toolset: McpToolset, *, interactive: bool = False) -> Agent:
     ws = Workspace.at(workspace)
     provider = create_provider("anthropic", api_key="test", base_url=server.anthropic_base_url)
-    return Agent(config=AgentConfig(model="claude-haiku-4-5", interactive=interactive), provider=provider,
-                 tools=default_tools(), workspace=ws, permissions=PermissionManager(ws), tool_source=toolset)
+    return Agent(AgentConfig(model="claude-haiku-4-5", interactive=interactive),
+                 AgentParts(provider=provider, tools=default_tools(), workspace=ws, tool_source=toolset,
+                            permissions=PermissionManager(ws)))
 
 
 async def test_schemas_over_the_budget_are_found_with_tool_search(
