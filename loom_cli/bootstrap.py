@@ -353,10 +353,11 @@ def _prepare(provider: object) -> None:
     thread (the chat) or start-up before any event loop (`loom run`), and an import begun
     early in another thread (:mod:`loom_engine.providers.sdk_preload`) has had everything
     above to overlap with. A failure is left to the first request, which reports it."""
-    prepare = getattr(provider, "prepare", None)
-    if callable(prepare):
+    from loom_engine.providers.base import PreparableProvider
+
+    if isinstance(provider, PreparableProvider):
         try:
-            prepare()
+            provider.prepare()
         except Exception:  # reported by the first request, in its words
             pass
 

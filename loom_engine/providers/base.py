@@ -132,3 +132,12 @@ class Provider(Protocol):
         close the underlying HTTP stream.
         """
         ...
+
+
+@runtime_checkable
+class PreparableProvider(Provider, Protocol):
+    """A provider whose SDK client can be built ahead of the first request."""
+
+    def prepare(self) -> None:
+        """Import the SDK and build the client now (off the UI's event loop)."""
+        ...
