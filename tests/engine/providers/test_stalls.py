@@ -33,10 +33,11 @@ from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
 from tests.engine.providers.helpers import failure
 
 FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
-QUICK = StreamTimeouts(first_event_s=0.3, idle_s=0.3)
 # For a server that does answer: what a healthy stream must never be taken for a stall
 # under, with room for a loaded machine (the fake server is a thread of this process).
 ROOMY = StreamTimeouts(first_event_s=2.0, idle_s=2.0)
+# Quick to call a stream stalled, with room for the request to reach the server first.
+SLOW_START = StreamTimeouts(first_event_s=2.0, idle_s=0.3)
 KINDS = ["anthropic", "openai"]
 
 
@@ -49,7 +50,7 @@ def req(kind: str) -> ProviderRequest:
 async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[..., Provider]]:
     made: list[AnthropicProvider | OpenAIProvider] = []
 
-    def build(kind: str, stalls: StreamTimeouts = QUICK) -> Provider:
+    def build(kind: str, stalls: StreamTimeouts = SLOW_START) -> Provider:
         provider: AnthropicProvider | OpenAIProvider
         if kind == "anthropic":
             provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url, stream_timeouts=stalls)
@@ -68,13 +69,15 @@ async def test_a_server_that_never_answers_times_out_before_the_first_byte(
         kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply.silent())
     started = time.monotonic()
-    events, err = await failure(make(kind), req(kind))
-    # The stall timeout (0.3 s) ended it, not the SDK's 65 s read timeout; the bound is
+    # A first-event timeout roomy enough for the request to reach the server on a loaded
+    # machine: the hang-up checked below is the server's view of a request it holds.
+    events, err = await failure(make(kind, SLOW_START), req(kind))
+    # The stall timeout (2 s) ended it, not the SDK's 65 s read timeout; the bound is
     # loose because a loaded machine (and the SDK's first import) adds seconds.
     assert time.monotonic() - started < 45
     assert isinstance(err, StreamStalled) and err.kind == "timeout" and err.retryable
     assert events == [] and err.partial_output is False
-    assert "did not answer within 0.3 s" in err.message and "\n" not in err.message
+    assert "did not answer within 2 s" in err.message and "\n" not in err.message
     # The connection is closed, not left hanging on the server.
     assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
 
@@ -84,7 +87,7 @@ async def test_a_stream_that_stalls_mid_answer_times_out(kind: str, fake_llm: Fa
                                                          make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply.stall("abcdefghijklmnopqrstuvwxyz", after=5, chunk_size=4))
     started = time.monotonic()
-    events, err = await failure(make(kind), req(kind))
+    events, err = await failure(make(kind, SLOW_START), req(kind))
     # The stall timeout (0.3 s) ended it, not the SDK's 65 s read timeout; the bound is
     # loose because a loaded machine (and the SDK's first import) adds seconds.
     assert time.monotonic() - started < 45
@@ -114,11 +117,11 @@ async def test_the_run_ends_with_the_stall_once_retries_are_spent(fake_llm: Fake
     policy = RetryPolicy(max_retries=2, base_delay=0.001, jitter=0.0)
     seen: list[object] = []
     with pytest.raises(StreamStalled) as info:
-        async for event in stream_with_retries(make("anthropic"), req("anthropic"), policy, CancelToken()):
+        async for event in stream_with_retries(make("anthropic", SLOW_START), req("anthropic"), policy, CancelToken()):
             seen.append(event)
     assert [n.attempt for n in seen if isinstance(n, RetryNotice)] == [1, 2]
     assert len(fake_llm.requests) == 3
-    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 0.3 s"
+    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 2 s"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -153,7 +156,7 @@ async def test_keep_alives_during_a_long_pause_are_signs_of_life(kind: str, fake
 async def test_a_long_pause_without_keep_alives_is_a_stall(kind: str, fake_llm: FakeLLMServer,
                                                            make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2)))
-    _, err = await failure(make(kind), req(kind))
+    _, err = await failure(make(kind, SLOW_START), req(kind))
     assert isinstance(err, StreamStalled) and "stalled: nothing arrived for 0.3 s" in err.message
 
 
