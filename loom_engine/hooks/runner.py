@@ -19,7 +19,7 @@ import shlex
 import shutil
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,18 +102,38 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping
         try:
             if confined is not None:
                 launch = stack.enter_context(confined.launch(["bash", "-c", command_line(hook)], cwd=cwd, env=env))
-                proc = await asyncio.create_subprocess_exec(
+                proc = await _spawned(asyncio.create_subprocess_exec(
                     *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(launch.env), start_new_session=True,
-                    pass_fds=launch.pass_fds)
+                    pass_fds=launch.pass_fds))
             else:
-                proc = await asyncio.create_subprocess_shell(
+                proc = await _spawned(asyncio.create_subprocess_shell(
                     command_line(hook), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
-                    executable=shutil.which("bash") or None)
+                    executable=shutil.which("bash") or None))
         except OSError as error:
             return RawRun(None, failure=f"could not start: {error}", duration_ms=elapsed())
         return await _supervise(hook, proc, payload, cancel, elapsed)
+
+
+async def _spawned(spawn: Coroutine[Any, Any, asyncio.subprocess.Process]) -> asyncio.subprocess.Process:
+    """The started process, even when the caller is cancelled while it starts.
+
+    The command runs before asyncio has finished wiring its pipes; a cancel (an abort) in
+    that window would otherwise leave the group running, and asyncio's own clean-up of the
+    half-made process waits for pipes that a child of the hook (``sleep 600``) holds open:
+    the abort would wait for the hook to end by itself. So the start is finished, and then
+    the whole group killed and reaped, before the cancel goes on."""
+    starting = asyncio.ensure_future(spawn)
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await starting
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.communicate(), 5)
+        raise
 
 
 async def _supervise(hook: HookCommand, proc: asyncio.subprocess.Process, payload: bytes,

@@ -28,10 +28,10 @@ def test_ctrl_d_restores_the_terminal_and_skips_teardown(workspace: Path, tmp_pa
     try:
         term.wait_for(lambda s: "Loom ·" in s and "loading" not in s, "the chat to be ready", timeout=90)
         term.keys("C-d")
-        term.wait_for(lambda s: "Loom ·" not in s, "the normal screen back", timeout=30)
+        term.wait_for(lambda s: "Loom ·" not in s, "the normal screen back")
         screen = term.wait_for(lambda _s: loom_exited(term.tmux("display-message", "-p", "-t", "loom",
                                                                 "#{pane_current_command}")),
-                               "loom to exit", timeout=30)
+                               "loom to exit")
     finally:
         term.close()
     assert "Traceback" not in screen

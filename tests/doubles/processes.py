@@ -29,3 +29,13 @@ def running_with(marker: str) -> list[int]:
         if marker in cmdline and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def marked_sleep(seconds: int = 600) -> str:
+    """A ``sleep`` command line no other process has (``sleep 600.<pid><ns>``), for
+    :func:`running_with`: long enough that a test bounded well under it can only pass if
+    the sleep was killed, never because it was waited out."""
+    import os
+    import time
+
+    return f"sleep {seconds}.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"

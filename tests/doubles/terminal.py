@@ -50,7 +50,7 @@ class Terminal:
     def resize(self, width: int, height: int) -> None:
         self.tmux("resize-window", "-t", "loom", "-x", str(width), "-y", str(height))
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
@@ -60,7 +60,7 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
 
-    def wait_ready(self, model: str = "claude-sonnet-4-5", timeout: float = 30.0) -> str:
+    def wait_ready(self, model: str = "claude-sonnet-4-5", timeout: float = 60.0) -> str:
         """Wait until the prompt and the status bar (with the model) are on screen."""
         return self.wait_for(lambda s: "Ask Loom" in s and model in s, "the prompt and status bar", timeout)
 

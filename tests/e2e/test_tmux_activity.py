@@ -29,6 +29,5 @@ def test_an_interrupted_answer_still_counts_in_the_token_totals(
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "interrupted" in s and "esc to interrupt" not in s, "the run to stop")
     # The tokens of the stopped answer were paid for: the status bar counts them.
-    screen = terminal.wait_for(lambda s: "↑0 ↓0" not in s, "the stopped answer's tokens in the status bar",
-                               timeout=10)
+    screen = terminal.wait_for(lambda s: "↑0 ↓0" not in s, "the stopped answer's tokens in the status bar")
     assert "$0.0000" not in screen

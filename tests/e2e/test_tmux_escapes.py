@@ -79,14 +79,13 @@ def test_no_escape_from_the_model_a_command_or_a_file_name_reaches_the_terminal(
     command = r"printf 'before\033]0;PWNED-BASH\007 \033]52;c;%s\033\\after\n' " + CLIP
     fake_llm.enqueue(Reply.tool("bash", {"command": command}), answer)
     terminal.ask("go")
-    screen = terminal.wait_for(lambda s: "Exit code: 0" in s, "the command's end", timeout=40)
+    screen = terminal.wait_for(lambda s: "Exit code: 0" in s, "the command's end")
     _unharmed(terminal, title)
     assert f"before{_shown('PWNED-BASH')}after" in screen, screen
 
     # The model's own text.
     go_on.set()
-    screen = terminal.wait_for(lambda s: "Answer start" in s and "esc to interrupt" not in s, "the run's end",
-                               timeout=40)
+    screen = terminal.wait_for(lambda s: "Answer start" in s and "esc to interrupt" not in s, "the run's end")
     _unharmed(terminal, title)
     # At 60 columns the sentence wraps (at a space): read the rows as one flowing text.
     flowing = " ".join(row.strip() for row in screen.splitlines() if row.strip())
@@ -106,6 +105,6 @@ def test_loom_run_prints_the_models_escapes_visibly(width: int, tmp_path: Path, 
         def unwrapped(screen: str) -> str:  # the terminal cuts a long line at its last column
             return "".join(screen.splitlines())
 
-        screen = term.wait_for(lambda s: "answer end." in unwrapped(s), "the answer", timeout=40)
+        screen = term.wait_for(lambda s: "answer end." in unwrapped(s), "the answer")
         _unharmed(term, title)
         assert f"Answer start {_shown('PWNED-RUN')} answer end." in unwrapped(screen)

@@ -47,7 +47,7 @@ def test_project_hooks_question_then_slash_hooks(tmp_path: Path, workspace: Path
         assert "PreToolUse  Bash  [trusted]" in screen and "PostToolUse  Write|Edit  [trusted]" in screen
         assert "not trusted" not in screen
         term.keys("Escape")
-        term.wait_for(lambda s: "Hooks (2)" not in s, "/hooks closed", timeout=30)
+        term.wait_for(lambda s: "Hooks (2)" not in s, "/hooks closed")
     finally:
         term.close()
 

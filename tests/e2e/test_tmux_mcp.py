@@ -41,7 +41,7 @@ def test_project_server_question_then_mcp_screen(tmp_path: Path, workspace: Path
             screen = term.wait_for(lambda s: "clock  connected" in s, "/mcp", timeout=60)
             assert "get_current_time" in screen and "r reconnect" in screen
             term.keys("Escape")
-            term.wait_for(lambda s: "clock  connected" not in s, "/mcp closed", timeout=30)
+            term.wait_for(lambda s: "clock  connected" not in s, "/mcp closed")
         finally:
             term.close()
 

@@ -39,17 +39,17 @@ def test_esc_esc_rewinds_the_file_and_the_conversation(
     edit_the_greeting(terminal, fake_llm, workspace)
     terminal.keys("Escape")
     terminal.keys("Escape")
-    screen = terminal.wait_for(lambda s: "Rewind: go back" in s, "the list of prompts", timeout=30)
+    screen = terminal.wait_for(lambda s: "Rewind: go back" in s, "the list of prompts")
     assert "make greet say hi" in screen and "1 file changed" in screen
     terminal.keys("Enter")
-    screen = terminal.wait_for(lambda s: "Restore code and conversation" in s, "the menu", timeout=30)
+    screen = terminal.wait_for(lambda s: "Restore code and conversation" in s, "the menu")
     assert "Restore conversation only" in screen and "Restore code only" in screen and "Never mind" in screen
     terminal.keys("Enter")
-    screen = terminal.wait_for(lambda s: "will be restored" in s, "the preview", timeout=30)
+    screen = terminal.wait_for(lambda s: "will be restored" in s, "the preview")
     assert "src/app.py" in screen
     assert (workspace / "src" / "app.py").read_text() != ORIGINAL  # nothing changed before the confirmation
     terminal.keys("y")
-    screen = terminal.wait_for(lambda s: "rewound code and conversation" in s, "the summary", timeout=30)
+    screen = terminal.wait_for(lambda s: "rewound code and conversation" in s, "the summary")
     assert (workspace / "src" / "app.py").read_text() == ORIGINAL
     assert "Greeting changed." not in screen and "edit_file" not in screen
     # The prompt is back in the input, to edit and send again.
@@ -64,7 +64,7 @@ def test_esc_esc_with_text_in_the_input_does_not_open_the_list(
     terminal.keys("Escape")
     terminal.keys("Escape")
     terminal.type("Z")  # had the list opened, this key would have gone to it
-    screen = terminal.wait_for(lambda s: "draftZ" in s, "the input to keep the keys", timeout=30)
+    screen = terminal.wait_for(lambda s: "draftZ" in s, "the input to keep the keys")
     assert "Rewind: go back" not in screen
     assert 'f"hi {name}"' in (workspace / "src" / "app.py").read_text()
 
@@ -76,26 +76,26 @@ def test_a_rewind_made_before_a_restart_can_be_undone_after_it(
         edit_the_greeting(terminal, fake_llm, workspace)
         terminal.type("/rewind")
         terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Rewind: go back" in s, "the list of prompts", timeout=30)
+        terminal.wait_for(lambda s: "Rewind: go back" in s, "the list of prompts")
         terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Never mind" in s, "the menu", timeout=30)
+        terminal.wait_for(lambda s: "Never mind" in s, "the menu")
         terminal.keys("Enter")
-        terminal.wait_for(lambda s: "will be restored" in s, "the preview", timeout=30)
+        terminal.wait_for(lambda s: "will be restored" in s, "the preview")
         terminal.keys("y")
-        terminal.wait_for(lambda s: "rewound code and conversation" in s, "the summary", timeout=30)
+        terminal.wait_for(lambda s: "rewound code and conversation" in s, "the summary")
         assert (workspace / "src" / "app.py").read_text() == ORIGINAL
         terminal.keys("C-d")
-        terminal.wait_for(lambda s: "Ask Loom" not in s, "loom to quit", timeout=30)
+        terminal.wait_for(lambda s: "Ask Loom" not in s, "loom to quit")
     with loom_in_tmux(workspace, env, args=["--continue"], width=100, height=40) as terminal:
         terminal.wait_for(lambda s: "resumed session" in s and "Ask Loom" in s, "the resumed session", timeout=60)
         terminal.type("/rewind")
         terminal.keys("Enter")
-        screen = terminal.wait_for(lambda s: "Undo the last rewind" in s, "the undo row", timeout=30)
+        screen = terminal.wait_for(lambda s: "Undo the last rewind" in s, "the undo row")
         assert "files and conversation come back" in screen
         terminal.keys("Home")
         terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Undo the last rewind: put the files back" in s, "the undo preview", timeout=30)
+        terminal.wait_for(lambda s: "Undo the last rewind: put the files back" in s, "the undo preview")
         terminal.keys("y")
-        screen = terminal.wait_for(lambda s: "rewind undone" in s, "the undo", timeout=30)
+        screen = terminal.wait_for(lambda s: "rewind undone" in s, "the undo")
         assert 'f"hi {name}"' in (workspace / "src" / "app.py").read_text()
         assert "Greeting changed." in screen  # the conversation is back too

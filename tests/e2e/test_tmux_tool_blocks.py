@@ -25,7 +25,7 @@ def test_live_bash_output_keeps_its_lines_and_shows_only_the_tail(
     command = 'for i in $(seq 1 40); do echo "test_$i PASSED"; done; sleep 6'
     fake_llm.enqueue(Reply.tool("bash", {"command": command}), Reply.text("All forty passed."))
     terminal.ask("run it")
-    screen = terminal.wait_for(lambda s: "test_40 PASSED" in s, "the live output", timeout=40)
+    screen = terminal.wait_for(lambda s: "test_40 PASSED" in s, "the live output")
     assert "esc to interrupt" in screen  # still running
     rows = screen.splitlines()
     # One printed line per row, never two run together.
@@ -36,8 +36,8 @@ def test_live_bash_output_keeps_its_lines_and_shows_only_the_tail(
     assert "… 35 lines above" in screen
     # The elapsed time shows on the block while it runs.
     terminal.wait_for(lambda s: re.search(r"bash .*sleep 6\s+\d+s\s*$", s, re.MULTILINE) is not None,
-                      "the elapsed time on the block", timeout=20)
-    terminal.wait_for(lambda s: "All forty passed." in s, "the answer", timeout=40)
+                      "the elapsed time on the block")
+    terminal.wait_for(lambda s: "All forty passed." in s, "the answer")
 
 
 def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
@@ -45,7 +45,7 @@ def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
     (workspace / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 20_001)))
     fake_llm.enqueue(Reply.tool("bash", {"command": "cat big.txt"}), Reply.text("That is a big file."))
     terminal.ask("run it")
-    screen = terminal.wait_for(lambda s: "That is a big file." in s, "the answer", timeout=40)
+    screen = terminal.wait_for(lambda s: "That is a big file." in s, "the answer")
     header = next(row for row in screen.splitlines() if "cat big.txt" in row)
     assert "20,000 lines" in header
     assert re.search(r"the model saw the first [\d,]+ and last [\d,]+", header)
@@ -55,10 +55,10 @@ def test_esc_during_bash_keeps_the_output_printed_so_far(terminal: Terminal, fak
     command = 'for i in $(seq 1 8); do echo "out_$i"; done; sleep 30'
     fake_llm.enqueue(Reply.tool("bash", {"command": command}), Reply.text("unused"))
     terminal.ask("run it")
-    terminal.wait_for(lambda s: "out_8" in s, "the live output", timeout=40)
+    terminal.wait_for(lambda s: "out_8" in s, "the live output")
     terminal.keys("Escape")
     screen = terminal.wait_for(lambda s: "interrupted by user" in s and "esc to interrupt" not in s,
-                               "the run to stop", timeout=30)
+                               "the run to stop")
     assert "out_8" in screen  # what the command printed stays in its block
 
 
@@ -70,7 +70,7 @@ def test_a_sub_agent_block_shows_its_steps_then_its_report_once(
         Reply.text("REPORT: greet says hello."),
         Reply.text("All done."))
     terminal.ask("run it")
-    screen = terminal.wait_for(lambda s: "All done." in s, "the answer", timeout=40)
+    screen = terminal.wait_for(lambda s: "All done." in s, "the answer")
     assert screen.count("REPORT: greet says hello.") == 1, screen
     # The step comes before the report, both inside the task block.
     assert screen.index("read_file  src/app.py") < screen.index("REPORT:") < screen.index("All done.")

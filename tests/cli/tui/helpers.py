@@ -66,7 +66,7 @@ class Harness:
         return self.agents[-1]
 
 
-async def wait_for(pilot: Any, condition: Any, timeout: float = 10.0) -> None:
+async def wait_for(pilot: Any, condition: Any, timeout: float = 60.0) -> None:
     """Let the app run until ``condition()`` holds (a bound, not a timing assertion)."""
     import asyncio
 

@@ -426,7 +426,7 @@ class FakeLLMServer:
                 raise AssertionError("the fake LLM server has received no request")
             return self._requests[-1]
 
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
+    def wait_for_requests(self, count: int, timeout: float = 60.0) -> bool:
         """Block until ``count`` requests have arrived (for subprocess tests)."""
         deadline = time.monotonic() + timeout
         with self._lock:
@@ -443,7 +443,7 @@ class FakeLLMServer:
         with self._lock:
             return self._disconnects
 
-    def wait_for_disconnects(self, count: int, timeout: float = 10.0) -> bool:
+    def wait_for_disconnects(self, count: int, timeout: float = 60.0) -> bool:
         deadline = time.monotonic() + timeout
         with self._lock:
             while self._disconnects < count:

@@ -9,6 +9,7 @@ from pathlib import Path
 from loom_engine.execution import CancelToken
 from loom_engine.hooks.config import HookCommand
 from loom_engine.hooks.runner import MAX_OUTPUT_CHARS, hook_environment, run_hook
+from tests.doubles.processes import marked_sleep, running_with
 
 
 def _hook(command: str, *, args: tuple[str, ...] = (), timeout_s: float = 60.0) -> HookCommand:
@@ -52,12 +53,17 @@ async def test_a_timeout_kills_what_the_hook_started(tmp_path: Path) -> None:
 
 async def test_cancel_stops_the_hook(tmp_path: Path) -> None:
     cancel = CancelToken()
-    task = asyncio.create_task(run_hook(_hook("sleep 30"), b"", cwd=tmp_path, env=hook_environment(tmp_path),
-                                        cancel=cancel))
-    await asyncio.sleep(0.3)
+    sleeping = marked_sleep()  # far longer than the bound below: only the cancel ends it in time
+    task = asyncio.create_task(run_hook(_hook(f"touch started; {sleeping}"), b"", cwd=tmp_path,
+                                        env=hook_environment(tmp_path), cancel=cancel))
+    deadline = time.monotonic() + 60  # a bound on a hang
+    while not (tmp_path / "started").exists():  # the hook is running: the cancel has something to stop
+        assert time.monotonic() < deadline, "the hook never started"
+        await asyncio.sleep(0.01)
     cancel.cancel()
-    raw = await asyncio.wait_for(task, 10)
+    raw = await asyncio.wait_for(task, 60)
     assert raw.aborted and raw.exit_code is None
+    assert running_with(sleeping) == []
 
 
 async def test_a_hook_that_ignores_stdin_is_fine(tmp_path: Path) -> None:

@@ -33,7 +33,11 @@ from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
 from tests.engine.providers.helpers import failure
 
 FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
-QUICK = StreamTimeouts(first_event_s=0.3, idle_s=0.3)
+# For a server that does answer: what a healthy stream must never be taken for a stall
+# under, with room for a loaded machine (the fake server is a thread of this process).
+ROOMY = StreamTimeouts(first_event_s=2.0, idle_s=2.0)
+# Quick to call a stream stalled, with room for the request to reach the server first.
+SLOW_START = StreamTimeouts(first_event_s=2.0, idle_s=0.3)
 KINDS = ["anthropic", "openai"]
 
 
@@ -46,7 +50,7 @@ def req(kind: str) -> ProviderRequest:
 async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[..., Provider]]:
     made: list[AnthropicProvider | OpenAIProvider] = []
 
-    def build(kind: str, stalls: StreamTimeouts = QUICK) -> Provider:
+    def build(kind: str, stalls: StreamTimeouts = SLOW_START) -> Provider:
         provider: AnthropicProvider | OpenAIProvider
         if kind == "anthropic":
             provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url, stream_timeouts=stalls)
@@ -65,13 +69,15 @@ async def test_a_server_that_never_answers_times_out_before_the_first_byte(
         kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply.silent())
     started = time.monotonic()
-    events, err = await failure(make(kind), req(kind))
-    # The stall timeout (0.3 s) ended it, not the default minute; the bound is loose
-    # because a loaded machine (and the SDK's first import) adds seconds.
-    assert time.monotonic() - started < 20
+    # A first-event timeout roomy enough for the request to reach the server on a loaded
+    # machine: the hang-up checked below is the server's view of a request it holds.
+    events, err = await failure(make(kind, SLOW_START), req(kind))
+    # The stall timeout (2 s) ended it, not the SDK's 65 s read timeout; the bound is
+    # loose because a loaded machine (and the SDK's first import) adds seconds.
+    assert time.monotonic() - started < 45
     assert isinstance(err, StreamStalled) and err.kind == "timeout" and err.retryable
     assert events == [] and err.partial_output is False
-    assert "did not answer within 0.3 s" in err.message and "\n" not in err.message
+    assert "did not answer within 2 s" in err.message and "\n" not in err.message
     # The connection is closed, not left hanging on the server.
     assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
 
@@ -81,10 +87,10 @@ async def test_a_stream_that_stalls_mid_answer_times_out(kind: str, fake_llm: Fa
                                                          make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply.stall("abcdefghijklmnopqrstuvwxyz", after=5, chunk_size=4))
     started = time.monotonic()
-    events, err = await failure(make(kind), req(kind))
-    # The stall timeout (0.3 s) ended it, not the default minute; the bound is loose
-    # because a loaded machine (and the SDK's first import) adds seconds.
-    assert time.monotonic() - started < 20
+    events, err = await failure(make(kind, SLOW_START), req(kind))
+    # The stall timeout (0.3 s) ended it, not the SDK's 65 s read timeout; the bound is
+    # loose because a loaded machine (and the SDK's first import) adds seconds.
+    assert time.monotonic() - started < 45
     assert "".join(e.text for e in events if isinstance(e, StreamText))  # some text had streamed
     assert isinstance(err, StreamStalled) and err.partial_output is True and err.retryable
     assert "stalled: nothing arrived for 0.3 s" in err.message
@@ -96,7 +102,7 @@ async def test_stalls_are_retried_like_dropped_streams(kind: str, fake_llm: Fake
                                                        make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply.silent(), Reply.stall("lost words " * 5, after=5, chunk_size=4),
                      Reply.text("third time lucky"))
-    events = [e async for e in stream_with_retries(make(kind), req(kind), FAST, CancelToken())]
+    events = [e async for e in stream_with_retries(make(kind, ROOMY), req(kind), FAST, CancelToken())]
     notices = [e for e in events if isinstance(e, RetryNotice)]
     assert [n.discard_partial for n in notices] == [False, True]
     assert "did not answer" in notices[0].reason and "stalled" in notices[1].reason
@@ -111,36 +117,37 @@ async def test_the_run_ends_with_the_stall_once_retries_are_spent(fake_llm: Fake
     policy = RetryPolicy(max_retries=2, base_delay=0.001, jitter=0.0)
     seen: list[object] = []
     with pytest.raises(StreamStalled) as info:
-        async for event in stream_with_retries(make("anthropic"), req("anthropic"), policy, CancelToken()):
+        async for event in stream_with_retries(make("anthropic", SLOW_START), req("anthropic"), policy, CancelToken()):
             seen.append(event)
     assert [n.attempt for n in seen if isinstance(n, RetryNotice)] == [1, 2]
     assert len(fake_llm.requests) == 3
-    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 0.3 s"
+    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 2 s"
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_slow_steady_stream_is_not_a_stall(kind: str, fake_llm: FakeLLMServer,
                                                    make: Callable[..., Provider]) -> None:
-    # Every gap (0.1 s) is under the idle timeout though the whole answer takes longer
+    # Every gap (0.1 s) is far under the idle timeout though the whole answer takes longer
     # than it; a tool call's arguments stream as events that yield nothing upward.
-    fake_llm.enqueue(Reply(text="slow but sure", tool_calls=(ToolCall("write_file", {"content": "x" * 60}),),
+    fake_llm.enqueue(Reply(text="slow but sure", tool_calls=(ToolCall("write_file", {"content": "x" * 100}),),
                            chunk_size=4, chunk_delay=0.1))
-    provider = make(kind, StreamTimeouts(first_event_s=0.5, idle_s=0.5))
+    provider = make(kind, ROOMY)
     started = time.monotonic()
     events = [e async for e in provider.stream(req(kind))]
-    assert time.monotonic() - started > 0.5
+    assert time.monotonic() - started > ROOMY.idle_s
     done = events[-1]
     assert isinstance(done, StreamCompleted)
-    assert done.message.text == "slow but sure" and done.message.tool_uses[0].input == {"content": "x" * 60}
+    assert done.message.text == "slow but sure" and done.message.tool_uses[0].input == {"content": "x" * 100}
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_keep_alives_during_a_long_pause_are_signs_of_life(kind: str, fake_llm: FakeLLMServer,
                                                                 make: Callable[..., Provider]) -> None:
-    # The SDKs swallow pings and SSE comments, so no event arrives for 1.2 s; the bytes
-    # of the keep-alives do, every 0.1 s, and the stream is not taken for stalled.
-    fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2), keepalive_every=0.1))
-    events = [e async for e in make(kind).stream(req(kind))]
+    # The SDKs swallow pings and SSE comments, so no event arrives for 3 s, longer than the
+    # idle timeout; the bytes of the keep-alives do, every 0.1 s, and the stream is not
+    # taken for stalled.
+    fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 3.0), keepalive_every=0.1))
+    events = [e async for e in make(kind, StreamTimeouts(first_event_s=2.0, idle_s=1.0)).stream(req(kind))]
     done = events[-1]
     assert isinstance(done, StreamCompleted) and done.message.text == "after a long think"
 
@@ -149,7 +156,7 @@ async def test_keep_alives_during_a_long_pause_are_signs_of_life(kind: str, fake
 async def test_a_long_pause_without_keep_alives_is_a_stall(kind: str, fake_llm: FakeLLMServer,
                                                            make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2)))
-    _, err = await failure(make(kind), req(kind))
+    _, err = await failure(make(kind, SLOW_START), req(kind))
     assert isinstance(err, StreamStalled) and "stalled: nothing arrived for 0.3 s" in err.message
 
 
@@ -209,15 +216,15 @@ async def test_anthropics_own_413_is_worded_the_same(fake_llm: FakeLLMServer,
 
 async def test_the_idle_time_counts_from_when_the_consumer_waits_again(
         fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
-    """The server sends an event every 0.2 s (well within the 0.5 s idle limit) while the
-    consumer spends 0.8 s on each piece of text. When it asks for the next event, the
-    last byte is older than the limit, yet the server was never silent for 0.5 s: the
+    """The server sends an event every 0.1 s (well within the 1 s idle limit) while the
+    consumer spends 1.5 s on each piece of text. When it asks for the next event, the
+    last byte is older than the limit, yet the server was never silent for 1 s: the
     wait, not the consumer's time, is what counts."""
-    fake_llm.enqueue(Reply.text("abcdefghijkl", chunk_size=4, chunk_delay=0.2))
-    provider = make("anthropic", StreamTimeouts(first_event_s=3.0, idle_s=0.5))
+    fake_llm.enqueue(Reply.text("abcdefghijkl", chunk_size=4, chunk_delay=0.1))
+    provider = make("anthropic", StreamTimeouts(first_event_s=3.0, idle_s=1.0))
     texts = []
     async for event in provider.stream(req("anthropic")):
         if isinstance(event, StreamText):
             texts.append(event.text)
-            await asyncio.sleep(0.8)
+            await asyncio.sleep(1.5)
     assert "".join(texts) == "abcdefghijkl"

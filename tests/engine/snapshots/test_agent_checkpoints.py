@@ -79,18 +79,21 @@ async def test_a_real_checkpointer_records_each_prompt(tmp_path: Path) -> None:
 
 
 async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it(tmp_path: Path) -> None:
-    import time
+    import threading
 
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "a.txt").write_text("before\n")
     log: list[str] = []
+    requested = threading.Event()
 
     class Slow(Checkpointer):
         def snapshot(self, kind, **fields):  # type: ignore[no-untyped-def,override]
             if kind == "prompt":
                 log.append("snapshot starts")
-                time.sleep(0.5)  # a first snapshot of a big workspace
+                # A first snapshot of a big workspace: it lasts until the request has gone
+                # out (a bound on a hang, should the request wait for it instead).
+                requested.wait(60)
             result = super().snapshot(kind, **fields)
             if kind == "prompt":
                 log.append("snapshot done")
@@ -99,6 +102,7 @@ async def test_a_slow_prompt_snapshot_overlaps_the_request_and_tools_wait_for_it
     class Logged(ScriptedProvider):
         async def stream(self, request):  # type: ignore[no-untyped-def,override]
             log.append("request")
+            requested.set()
             async for event in super().stream(request):
                 yield event
 

@@ -17,6 +17,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.processes import marked_sleep, running_with
 from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, on, result_text, script, tool_results
 
 
@@ -90,8 +91,9 @@ async def test_a_slow_permission_notification_does_not_hold_the_call(workspace: 
 
 async def test_an_abort_during_the_question_stops_the_notification_hook(workspace: Path,
                                                                          fake_llm: FakeLLMServer) -> None:
+    sleeping = marked_sleep()  # far longer than the bound below: only a kill ends it in time
     table = {"Notification": [{"matcher": "permission_prompt", "hooks": [
-        {"type": "command", "command": "cat >/dev/null; touch started; sleep 30; touch finished", "timeout": 60}]}]}
+        {"type": "command", "command": f"cat >/dev/null; touch started; {sleeping}; touch finished", "timeout": 900}]}]}
     fake_llm.enqueue(Reply.tool("bash", {"command": "touch ran.txt"}))
     loom = agent(workspace, fake_llm, hooks(table), interactive=True,
                  permissions=PermissionManager(Workspace.at(workspace)))
@@ -104,11 +106,10 @@ async def test_an_abort_during_the_question_stops_the_notification_hook(workspac
     task = asyncio.create_task(run())
     await _appears(workspace / "started")
     loom.abort()
-    await asyncio.wait_for(task, 10)
+    await asyncio.wait_for(task, 60)  # a bound on a hang: the hook left alone would hold it 600 s
     assert any(isinstance(e, Aborted) for e in events) and not (workspace / "ran.txt").exists()
     assert [r.outcome for r in hook_runs(events) if r.event == "Notification"] == ["error"]  # stopped, and said so
-    await asyncio.sleep(0.5)
-    assert not (workspace / "finished").exists()
+    assert running_with(sleeping) == [] and not (workspace / "finished").exists()
 
 
 TIMEOUT_GUARD = r'''#!/usr/bin/env python3

@@ -11,6 +11,7 @@ from pathlib import Path
 from loom_engine.events import Aborted
 from loom_engine.tools.function_tool import tool
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.processes import marked_sleep, running_with
 from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, script, tool_results, user_texts
 
 LOGGER = r'''#!/usr/bin/env bash
@@ -106,20 +107,21 @@ async def test_compaction_runs_pre_and_post_compact(workspace: Path, fake_llm: F
 
 async def test_abort_stops_a_running_hook(workspace: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tool("bash", {"command": "echo hi"}, id="c1"))
+    sleeping = marked_sleep()
     table = {"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": "touch started; sleep 600; touch finished"}]}]}
+        {"type": "command", "command": f"touch started; {sleeping}; touch finished"}]}]}
     loom = agent(workspace, fake_llm, hooks(table))
     run = asyncio.create_task(collect(loom, "go"))
-    deadline = time.monotonic() + 20
-    while not (workspace / "started").exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60  # a bound on a hang
+    while not (workspace / "started").exists():
+        assert time.monotonic() < deadline, "the hook never started"
         await asyncio.sleep(0.05)
     loom.abort()
     # A limit on a hang, not a timing: a hook left running would hold the run for 600 s
     # (10 s was once too short for the clean-up on a loaded CI machine).
     events = await asyncio.wait_for(run, 60)
     assert isinstance(events[-1], Aborted)
-    await asyncio.sleep(0.5)
-    assert not (workspace / "finished").exists()
+    assert running_with(sleeping) == [] and not (workspace / "finished").exists()
 
 
 async def test_hooks_see_the_project_dir_in_both_spellings(workspace: Path, fake_llm: FakeLLMServer) -> None:

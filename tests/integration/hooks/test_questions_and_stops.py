@@ -16,6 +16,7 @@ from loom_engine.permissions.manager import PermissionManager
 from loom_engine.sessions.store import SessionStore
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.processes import marked_sleep, running_with
 from tests.integration.hooks.helpers import agent, collect, hook_runs, hooks, result_text, tool_results, user_texts
 
 ASK = ("cat >/dev/null; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", "
@@ -93,13 +94,15 @@ async def test_the_payload_names_the_session_and_its_file(workspace: Path, fake_
 
 
 async def test_abort_during_a_prompt_hook_sends_and_keeps_nothing(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    table = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch started; sleep 30"}]}]}
+    sleeping = marked_sleep()  # far longer than the bound below: only the abort ends it in time
+    table = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch started; {sleeping}"}]}]}
     loom = agent(workspace, fake_llm, hooks(table))
     run = asyncio.create_task(collect(loom, "hello"))
-    deadline = time.monotonic() + 20
-    while not (workspace / "started").exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60  # a bound on a hang
+    while not (workspace / "started").exists():
+        assert time.monotonic() < deadline, "the prompt hook never started"
         await asyncio.sleep(0.05)
     loom.abort()
-    events = await asyncio.wait_for(run, 10)
-    assert isinstance(events[-1], Aborted)
+    events = await asyncio.wait_for(run, 60)
+    assert isinstance(events[-1], Aborted) and running_with(sleeping) == []
     assert fake_llm.requests == [] and loom.messages == ()
