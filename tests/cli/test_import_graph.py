@@ -13,93 +13,23 @@ Two rules, read from the source:
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+from tests.import_graph import ROOT, find_cycle, graph, module_name
 
-CLI = Path(__file__).resolve().parents[2] / "loom_cli"
+CLI = ROOT / "loom_cli"
 CHAT = "loom_cli.tui"
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(CLI.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _is_type_checking_block(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _in(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def _imports(path: Path, modules: set[str], *, type_only: bool) -> set[str]:
-    """The modules ``path`` imports; with ``type_only``, those under TYPE_CHECKING too."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if _is_type_checking_block(node) and not type_only:
-            return
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            candidates = [target] + [f"{target}.{alias.name}" for alias in node.names]
-            found.update(c for c in candidates if c in modules)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in modules)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(path.read_text()))
-    found.discard(name)
-    # Importing a package's submodule runs the package's __init__ first; our
-    # __init__ files import nothing eagerly, so the submodule edge is what counts.
-    return found
-
-
 def _runtime_graph() -> dict[str, set[str]]:
-    paths = sorted(CLI.rglob("*.py"))
-    modules = {_module_name(p) for p in paths}
-    return {_module_name(p): _imports(p, modules, type_only=False) for p in paths}
+    return graph(sorted(CLI.rglob("*.py")))
 
 
 def _chat_graph() -> dict[str, set[str]]:
     """The chat's modules and every import between them, type-only ones included."""
-    paths = [p for p in sorted(CLI.rglob("*.py")) if _in(_module_name(p), CHAT)]
-    modules = {_module_name(p) for p in paths}
-    return {_module_name(p): _imports(p, modules, type_only=True) for p in paths}
-
-
-def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    stack: list[str] = []
-
-    def walk(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
-            if nxt not in state:
-                found = walk(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state:
-            found = walk(node)
-            if found:
-                return found
-    return None
+    return graph([p for p in sorted(CLI.rglob("*.py")) if _in(module_name(p), CHAT)], type_only=True)
 
 
 def test_the_graphs_are_read() -> None:
@@ -113,14 +43,14 @@ def test_the_graphs_are_read() -> None:
 
 
 def test_no_import_circle_inside_loom_cli() -> None:
-    cycle = _find_cycle(_runtime_graph())
+    cycle = find_cycle(_runtime_graph())
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
 def test_no_circle_inside_the_chat_counting_type_only_imports() -> None:
-    cycle = _find_cycle(_chat_graph())
+    cycle = find_cycle(_chat_graph())
     assert cycle is None, "import circle (type-only imports count in the chat): " + " -> ".join(cycle or [])
 
 
 def test_a_circle_is_found_when_there_is_one() -> None:
-    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
