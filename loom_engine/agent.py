@@ -73,6 +73,8 @@ class Agent:
         # A configuration that names its skills (a sub-agent's) sees only those.
         if parts.skills is not None and config.skill_names is not None:
             parts = replace(parts, skills=parts.skills.restricted(config.skill_names))
+        # Replacing it later reaches what each run reads (permissions, skills, snapshots,
+        # the tools' sandbox); the provider, tools and hooks are bound below.
         self.parts = parts
         self.context = context
         self.metrics = RunMetrics()

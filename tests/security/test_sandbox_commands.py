@@ -9,7 +9,6 @@ can still do no more than the model's own bash.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,7 +89,7 @@ async def test_a_project_commands_shell_snippet_runs_inside(lab: tuple[Path, Pat
     workspace = Workspace.at(root)
     permissions = PermissionManager(workspace, mode="bypass", layers=[RuleLayer("cli", allow=("bash",))])
     agent = Agent(AgentConfig(model="test-model", interactive=False),
-                  AgentParts(provider=ScriptedProvider([{"text": "done"}]), tools=default_tools(),
+                  AgentParts(provider=ScriptedProvider([{"text": "done"}, {"text": "done"}]), tools=default_tools(),
                              workspace=workspace, permissions=permissions, sandbox=real_sandbox(workspace, backend)),
                   system_prompt="test")
     body = f"Status: !`touch {outside}/from-command; echo snippet-ran`"
@@ -100,7 +99,6 @@ async def test_a_project_commands_shell_snippet_runs_inside(lab: tuple[Path, Pat
     assert "snippet-ran" in finished.content
     assert not (outside / "from-command").exists()
     # The user's own command (their commands folder) runs its lines as they are, like their hooks.
-    agent.parts = replace(agent.parts, provider=ScriptedProvider([{"text": "done"}]))
     [e async for e in run_invocation(agent, Invocation("st", "", "/st", "command", body))]
     assert (outside / "from-command").exists()
 
