@@ -18,7 +18,7 @@ async def test_startup_objects_are_frozen_before_the_first_prompt(workspace: Pat
     app: LoomApp = harness.app(manage_gc=True)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.warm.is_set(), timeout=30)
+            await wait_for(pilot, lambda: app.warm.is_set(), timeout=60)
             assert not app.running and app.agent is not None
             assert gc.get_freeze_count() > 0, "nothing frozen before the first answer"
     finally:
@@ -30,5 +30,5 @@ async def test_without_gc_management_nothing_is_frozen(workspace: Path, tmp_path
     gc.unfreeze()
     app: LoomApp = harness.app(manage_gc=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.warm.is_set(), timeout=30)
+        await wait_for(pilot, lambda: app.warm.is_set(), timeout=60)
         assert gc.get_freeze_count() == 0

@@ -27,7 +27,7 @@ class LiveTailApp(App[None]):
 async def _drawn(pilot) -> None:  # type: ignore[no-untyped-def]
     """Live output repaints on a timer: wait until the last line is in the block's view."""
     block = pilot.app.block
-    await wait_for(pilot, lambda: "test_40 PASSED" in "\n".join(block.view.plain_lines()), timeout=30)
+    await wait_for(pilot, lambda: "test_40 PASSED" in "\n".join(block.view.plain_lines()), timeout=60)
     await pilot.pause()
 
 

@@ -72,7 +72,8 @@ async def two_prompts(pilot: Any, app: Any) -> None:
 async def open_list(pilot: Any, app: Any) -> None:
     app.prompt.set_text("/rewind")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and "Rewind:" in screen_text(app))
+    await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and app.screen.is_mounted
+                   and "Rewind:" in screen_text(app))
 
 
 async def test_rewind_to_prompt_1_restores_the_files_and_the_conversation(harness: SnapshotHarness, repo: Path) -> None:
@@ -111,7 +112,8 @@ async def test_esc_esc_on_an_empty_prompt_opens_the_list(harness: SnapshotHarnes
         await pilot.press("escape")
         assert "Esc again to rewind" in screen_text(app)  # the first one says what a second does
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker))
+        # Mounted: the screen is shown before its on_mount has picked the newest prompt.
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and app.screen.is_mounted)
         options = app.screen.query_one(OptionList)
         assert options.option_count == 2 and options.highlighted == 1  # the newest prompt
         await pilot.press("escape")  # Esc closes it; nothing changed
@@ -158,7 +160,7 @@ async def test_without_snapshots_the_code_choices_are_greyed_with_the_reason(rep
         await open_list(pilot, app)
         assert "no snapshot" in screen_text(app)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "Never mind" in screen_text(app))
+        await wait_for(pilot, lambda: "Never mind" in screen_text(app) and app.screen.is_mounted)
         options = app.screen.query_one(OptionList)
         assert [options.get_option_at_index(i).disabled for i in range(4)] == [True, False, True, False]
         assert options.highlighted == 1  # the first choice that can be made

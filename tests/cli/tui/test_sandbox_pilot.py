@@ -29,7 +29,7 @@ def _bar(app: LoomApp) -> str:
 
 
 async def _started(app: LoomApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.agent is not None and app.loaded.is_set(), timeout=30)
+    await wait_for(pilot, lambda: app.agent is not None and app.loaded.is_set(), timeout=60)
 
 
 async def test_slash_sandbox_shows_what_loom_sandbox_prints(repo: Path, tmp_path: Path,

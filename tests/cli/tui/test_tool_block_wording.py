@@ -83,6 +83,6 @@ async def test_live_tail_keeps_lines_and_shows_a_progress_bar_as_last_drawn() ->
             app.block.add_live_output(f"step {i}")
         app.block.add_live_output("\r10%\r55%\r100%")
         # Live output repaints on a timer: wait for the last write to be drawn.
-        await wait_for(pilot, lambda: "100%" in [line.strip() for line in app.block.view.plain_lines()], timeout=30)
+        await wait_for(pilot, lambda: "100%" in [line.strip() for line in app.block.view.plain_lines()], timeout=60)
         lines = [line.strip() for line in app.block.view.plain_lines()]
     assert lines[1:] == ["⎿ … 2 lines above", "step 3", "step 4", "step 5", "step 6", "100%"]

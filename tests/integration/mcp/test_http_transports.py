@@ -43,7 +43,7 @@ def http_server(request: pytest.FixtureRequest, reference_servers: ReferenceServ
             yield {"type": "http", "url": "http://127.0.0.1:${EVERYTHING_PORT}/mcp", "port": str(port)}
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 def test_echo_over_http_transports(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,

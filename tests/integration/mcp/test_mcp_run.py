@@ -91,7 +91,7 @@ def test_abort_during_a_call_stops_the_run(tmp_path: Path, workspace: Path, fake
             time.sleep(0.1)
         assert mark.exists(), "the call never reached the server"
         proc.send_signal(2)  # Ctrl-C
-        _out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
