@@ -102,8 +102,8 @@ async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, 
     had already streamed); the SDK stream is always closed, which closes the HTTP
     response when the caller stops early or is cancelled.
 
-    A stream silent past ``stalls`` (no byte of the body, see :mod:`.stall_watch`)
-    raises :class:`StreamStalled`, which the retry loop treats as a dropped stream.
+    A stream silent past ``stalls`` (see :mod:`.stall_watch`) raises
+    :class:`StreamStalled`, which the retry loop treats as a dropped stream.
     """
     clock = StallClock(stalls or StreamTimeouts())
     sdk_stream: Any = None
