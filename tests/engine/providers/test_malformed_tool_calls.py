@@ -22,6 +22,7 @@ from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import Provider, ProviderError, StreamCompleted
 from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryPolicy, stream_with_retries
+from loom_engine.providers.sdk_stream import unreadable_request
 from loom_engine.sessions.store import SessionStore
 from tests.conformance import conformance_dir, require
 from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
@@ -162,3 +163,15 @@ async def test_a_status_code_in_the_error_body_is_not_said_twice(fake_llm: FakeL
     assert info.value.kind == "server"
     assert info.value.message == (f"the server at {fake_llm.openai_base_url} server error "
                                   "(500: slot unavailable)")
+
+
+@pytest.mark.parametrize(("detail", "unreadable"), [
+    ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]", True),
+    ("Failed to parse messages: Expected 'content'", True),
+    ("There was an error parsing the body of your request as JSON.", True),
+    # The model's own output that the server could not parse: sampling again may do.
+    ("Failed to parse input at pos 12: <tool_call>", False),
+    ("slot unavailable", False),
+])
+def test_which_errors_say_the_request_itself_cannot_be_parsed(detail: str, unreadable: bool) -> None:
+    assert unreadable_request(detail) is unreadable
