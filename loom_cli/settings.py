@@ -29,6 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loom_engine.permissions.modes import PermissionMode
+from loom_engine.providers.base import StreamTimeouts
 from loom_engine.providers.endpoints import BASE_URL_VARIABLES
 from loom_engine.providers.names import ProviderName
 from loom_engine.sandbox.config import SandboxMode
@@ -92,9 +93,9 @@ class Settings(BaseModel):
     redact_secrets: bool = True
     permission_mode: PermissionMode = "default"
     # Seconds a model stream may stay silent before the attempt counts as stalled and is
-    # retried: before its first event, and between two events.
-    stream_first_byte_timeout: float = Field(60.0, gt=0)
-    stream_idle_timeout: float = Field(30.0, gt=0)
+    # retried: before its answer starts, and mid-answer (defaults and why: StreamTimeouts).
+    stream_first_byte_timeout: float = Field(StreamTimeouts.first_event_s, gt=0)
+    stream_idle_timeout: float = Field(StreamTimeouts.idle_s, gt=0)
     anthropic: ProviderSettings = Field(default_factory=ProviderSettings)
     openai: ProviderSettings = Field(default_factory=ProviderSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)

@@ -41,8 +41,10 @@ from .sdk_stream import (
     parse_tool_input,
     readable_detail,
     relay,
+    sendable_tool_input,
     status_error,
     transport_error,
+    unreadable_request,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -74,7 +76,7 @@ def _convert_part(part: Part, role: str) -> dict[str, Any] | None:
     if isinstance(part, ToolUsePart):
         if role != "assistant":
             return None
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.input)}
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": sendable_tool_input(part)}
     if isinstance(part, ThinkingPart):
         if role != "assistant":
             return None
@@ -307,7 +309,8 @@ def _classify_status(status: int | None, etype: str | None, message: str) -> Pro
         return "request_too_large"
     if "prompt is too long" in lowered:
         return "context_length"
-    if etype == "invalid_request_error" or (status is not None and 400 <= status < 500):
+    if etype == "invalid_request_error" or (status is not None and (400 <= status < 500
+                                                                    or unreadable_request(message))):
         return "bad_request"
     if etype == "timeout_error" or status == 504:
         return "timeout"

@@ -27,14 +27,19 @@ class ProviderRequest:
 class StreamTimeouts:
     """How long a stream may stay silent before it counts as stalled and is retried.
 
-    ``first_event_s`` runs from sending the request to the first stream event (the model
-    may think before it answers); ``idle_s`` is the longest gap between two events after
-    that. A server that accepts a request and never answers, or goes quiet mid-answer,
-    would otherwise hold the run for the SDK's 10-minute read timeout per attempt.
+    ``first_event_s`` is how long the server may take to start its answer (its first
+    data event), from sending the request or from the last keep-alive it sent meanwhile:
+    a local model reading a long prompt says it is still working, and is waited for.
+    ``idle_s`` is the longest silence once the answer has started. A server that accepts
+    a request and never answers, or goes quiet mid-answer, would otherwise hold the run
+    for the SDK's 10-minute read timeout per attempt.
     """
 
     first_event_s: float = 60.0
-    idle_s: float = 30.0
+    # Well above every keep-alive period servers use (llama-server: a comment every ~30 s,
+    # always a little after 30 s): an idle limit at or near the period expires just before
+    # each keep-alive and drops a stream that is alive.
+    idle_s: float = 90.0
 
     def __post_init__(self) -> None:
         if not (self.first_event_s > 0 and self.idle_s > 0):

@@ -41,8 +41,11 @@ from .sdk_stream import (
     parse_tool_input,
     readable_detail,
     relay,
+    sendable_tool_input,
     status_error,
+    status_place,
     transport_error,
+    unreadable_request,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -87,7 +90,7 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
             calls = [
                 {"id": p.id, "type": "function",
                  "function": {"name": p.name,
-                              "arguments": p.raw_input if p.raw_input is not None else json.dumps(dict(p.input))}}
+                              "arguments": json.dumps(sendable_tool_input(p))}}
                 for p in msg.parts if isinstance(p, ToolUsePart)
             ]
             if not text.strip() and not calls:
@@ -268,7 +271,7 @@ def _classify(status: int | None, etype: str, code: str, message: str) -> Provid
         return "overloaded"
     if status == 504 or "timeout" in etype:
         return "timeout"
-    if status is not None and 400 <= status < 500:
+    if status is not None and (400 <= status < 500 or unreadable_request(message)):
         return "bad_request"
     if status is None and etype == "invalid_request_error":
         return "bad_request"
@@ -355,7 +358,7 @@ class OpenAIProvider:
             return status_error(
                 _classify(status, etype, code, detail),
                 service="OpenAI" if self.official else f"the server at {base}",
-                where=(str(status) if status else "in-stream error") + (f" {code}" if code else ""),
+                where=status_place(status, code),
                 detail=detail, model=request.model, base_url=base,
                 key_hint=f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}",
                 status=status,

@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..messages import scrub_message, scrub_text
+from ..messages import ToolUsePart, scrub_message, scrub_text
 from .base import (
     ProviderError,
     ProviderErrorKind,
@@ -102,8 +102,8 @@ async def relay(open_stream: Callable[[], Awaitable[Any]], acc: Accumulator, *, 
     had already streamed); the SDK stream is always closed, which closes the HTTP
     response when the caller stops early or is cancelled.
 
-    A stream silent past ``stalls`` (no byte of the body, see :mod:`.stall_watch`)
-    raises :class:`StreamStalled`, which the retry loop treats as a dropped stream.
+    A stream silent past ``stalls`` (see :mod:`.stall_watch`) raises
+    :class:`StreamStalled`, which the retry loop treats as a dropped stream.
     """
     clock = StallClock(stalls or StreamTimeouts())
     sdk_stream: Any = None
@@ -181,6 +181,28 @@ def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any],
     return value, None
 
 
+# How much of a malformed call's arguments goes back to the model, which has the whole
+# of them in the tool result's error already.
+_INVALID_ARGUMENTS_KEPT = 2000
+
+
+def sendable_tool_input(call: ToolUsePart) -> dict[str, Any]:
+    """``call``'s arguments as the JSON object a request carries back to the model.
+
+    Arguments that did not parse (a call cut off by the length limit) are never sent as
+    the broken text: a server may refuse every later request of the session for it
+    (llama-server answers 500 "Failed to parse tool call arguments as JSON", every time).
+    An object recording what arrived goes instead - also for sessions saved before this,
+    which keep the broken text in ``raw_input``, so ``--continue`` works on them.
+    """
+    if call.raw_input is None:
+        return dict(call.input)
+    received = call.raw_input
+    if len(received) > _INVALID_ARGUMENTS_KEPT:
+        received = received[:_INVALID_ARGUMENTS_KEPT] + "…"
+    return {"_invalid_arguments": received}
+
+
 # --- errors -------------------------------------------------------------------------
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -214,6 +236,28 @@ def describe_cause(exc: BaseException) -> str:
             return current.strerror
         current = current.__cause__ or current.__context__
     return one_line(str(exc)) or type(exc).__name__
+
+
+# What a server says when it could not read the request itself (llama-server: 500
+# "Failed to parse tool call arguments as JSON", "Failed to parse messages: ..."):
+# the same request fails the same way, so it is not retried, whatever the status.
+_UNREADABLE_REQUEST = re.compile(
+    r"\b(?:failed to|unable to|could not|cannot|can't) parse (?:the )?"
+    r"(?:tool[ _]call arguments|arguments|messages?|request|body|json)\b"
+    r"|\berror parsing the (?:body|request)\b", re.IGNORECASE)
+
+
+def unreadable_request(detail: str) -> bool:
+    """True when an error's text says the request itself could not be parsed."""
+    return _UNREADABLE_REQUEST.search(detail) is not None
+
+
+def status_place(status: int | None, code: str) -> str:
+    """The "500" / "400 invalid_value" an error message names: a code that only repeats
+    the status (llama-server's ``"code": 500``) is said once."""
+    if code == str(status):
+        code = ""
+    return (str(status) if status else "in-stream error") + (f" {code}" if code else "")
 
 
 def status_error(kind: ProviderErrorKind, *, service: str, where: str, detail: str, model: str, base_url: str,

@@ -71,6 +71,20 @@ def test_14_a_server_that_never_answers_is_retried_after_the_configured_timeout(
     assert len(fake_llm.requests) == 2
 
 
+def test_14_keep_alives_while_a_local_server_reads_the_prompt_are_waited_for(
+        repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """llama-server sends a ``: `` comment now and then (here every 0.7 s, longer than the
+    0.5 s idle limit) while it reads a long prompt, and answers after longer than the
+    first-byte limit: each comment restarts that limit, and there is no retry."""
+    write_config(tmp_path, "stream_first_byte_timeout = 2.0\nstream_idle_timeout = 0.5\n")
+    fake_llm.enqueue(Reply.slow_prompt("read it all", answer_after=3.0, keepalive_every=0.7),
+                     Reply.text("a retry that must not happen"))
+    done = loom(["run", "hi"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "read it all" and "retrying" not in done.stderr
+    assert len(fake_llm.requests) == 1
+
+
 def test_14_a_stream_that_stalls_mid_answer_is_retried_and_its_partial_text_dropped(
         repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     write_config(tmp_path, "stream_first_byte_timeout = 0.5\nstream_idle_timeout = 0.5\n")
@@ -80,7 +94,7 @@ def test_14_a_stream_that_stalls_mid_answer_is_retried_and_its_partial_text_drop
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     retry = next(e for e in events if e["type"] == "retrying")
-    assert retry["discard_partial"] is True and "stalled" in retry["reason"]
+    assert retry["discard_partial"] is True and "went silent" in retry["reason"]
     assert events[-1]["type"] == "finished" and events[-1]["result"] == "the whole answer"
 
 

@@ -52,6 +52,9 @@ class Reply:
     # ``keepalive_every`` seconds if that is set.
     pause: tuple[int, float] | None = None
     keepalive_every: float | None = None
+    # Keep-alives as SSE comment lines (``: keep-alive``) whatever the API: what
+    # llama-server sends on both its endpoints while it reads a long prompt.
+    keepalive_comment: bool = False
     # An in-stream error after the content: (error type, message).
     stream_error: tuple[str, str] | None = None
     status: int = 200
@@ -88,6 +91,13 @@ class Reply:
     @classmethod
     def prompt_too_long(cls) -> Reply:
         return cls(status=400, context_too_long=True)
+
+    @classmethod
+    def slow_prompt(cls, text: str, *, answer_after: float, keepalive_every: float, **kw: Any) -> Reply:
+        """``text``, after ``answer_after`` seconds of only ``: keep-alive`` comments
+        every ``keepalive_every`` seconds: a local server reading a long prompt."""
+        return cls(text=text, pause=(0, answer_after), keepalive_every=keepalive_every,
+                   keepalive_comment=True, **kw)
 
     @classmethod
     def broken(cls, text: str, *, after: int, **kw: Any) -> Reply:

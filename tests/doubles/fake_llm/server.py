@@ -59,6 +59,9 @@ from .rendering import _anthropic_error_body, _openai_error_body, _Renderer, _ss
 from .scenario import RecordedRequest, Reply
 from .validation import validate_anthropic, validate_openai
 
+# The keep-alive of an OpenAI-style stream, and of llama-server's on both endpoints.
+_SSE_COMMENT = b": keep-alive\n\n"
+
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -146,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._cut()
 
     def _stream(self, events: Iterator[bytes], reply: Reply, headers: Mapping[str, str],
-                keepalive: bytes = b": keep-alive\n\n") -> None:
+                keepalive: bytes = _SSE_COMMENT) -> None:
         fake = self.server.fake
         self._start_chunked(200, "text/event-stream; charset=utf-8", headers)
         for n, event in enumerate(events):
@@ -296,8 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "anthropic":
             headers.setdefault("request-id", f"req_fake{serial:06d}")
             if streaming:
-                self._stream(renderer.anthropic_events(), reply, headers,
-                             keepalive=_sse("ping", {"type": "ping"}))
+                ping = _SSE_COMMENT if reply.keepalive_comment else _sse("ping", {"type": "ping"})
+                self._stream(renderer.anthropic_events(), reply, headers, keepalive=ping)
             else:
                 self._send_json(200, renderer.anthropic_json(), headers)
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from functools import partial
 
@@ -238,7 +239,8 @@ def test_conversion_of_an_interrupted_transcript_is_valid() -> None:
     ]
     wire = to_wire_messages("sys", messages)
     assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "tool", "user"]
-    assert wire[2]["tool_calls"][1]["function"]["arguments"] == '{"path": '
+    # Arguments that did not parse go back as an object recording them, never as broken JSON.
+    assert json.loads(wire[2]["tool_calls"][1]["function"]["arguments"]) == {"_invalid_arguments": '{"path": '}
     assert wire[4]["content"].startswith("Error: ")
     assert wire[5]["content"] == "The user interrupted.\n\nNote: the bash call was cut off.\n\ncontinue"
     assert validate_openai({"model": "m", "messages": wire}) is None

@@ -29,6 +29,7 @@ from loom_engine.providers.base import (
 from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryNotice, RetryPolicy, stream_with_retries
 from loom_engine.providers.sdk_stream import client_options
+from loom_engine.providers.stall_watch import SseLineStarts
 from tests.doubles.fake_llm import FakeLLMServer, Reply, ToolCall
 from tests.engine.providers.helpers import failure
 
@@ -77,7 +78,7 @@ async def test_a_server_that_never_answers_times_out_before_the_first_byte(
     assert time.monotonic() - started < 45
     assert isinstance(err, StreamStalled) and err.kind == "timeout" and err.retryable
     assert events == [] and err.partial_output is False
-    assert "did not answer within 2 s" in err.message and "\n" not in err.message
+    assert "did not answer within 2 s of sending the request" in err.message and "\n" not in err.message
     # The connection is closed, not left hanging on the server.
     assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
 
@@ -93,7 +94,7 @@ async def test_a_stream_that_stalls_mid_answer_times_out(kind: str, fake_llm: Fa
     assert time.monotonic() - started < 45
     assert "".join(e.text for e in events if isinstance(e, StreamText))  # some text had streamed
     assert isinstance(err, StreamStalled) and err.partial_output is True and err.retryable
-    assert "stalled: nothing arrived for 0.3 s" in err.message
+    assert "went silent for 0.3 s in the middle of its answer" in err.message
     assert await asyncio.to_thread(fake_llm.wait_for_disconnects, 1)
 
 
@@ -105,7 +106,7 @@ async def test_stalls_are_retried_like_dropped_streams(kind: str, fake_llm: Fake
     events = [e async for e in stream_with_retries(make(kind, ROOMY), req(kind), FAST, CancelToken())]
     notices = [e for e in events if isinstance(e, RetryNotice)]
     assert [n.discard_partial for n in notices] == [False, True]
-    assert "did not answer" in notices[0].reason and "stalled" in notices[1].reason
+    assert "did not answer" in notices[0].reason and "went silent" in notices[1].reason
     after = events[events.index(notices[1]) + 1:]
     assert "".join(e.text for e in after if isinstance(e, StreamText)) == "third time lucky"
     assert isinstance(events[-1], StreamCompleted) and len(fake_llm.requests) == 3
@@ -121,7 +122,8 @@ async def test_the_run_ends_with_the_stall_once_retries_are_spent(fake_llm: Fake
             seen.append(event)
     assert [n.attempt for n in seen if isinstance(n, RetryNotice)] == [1, 2]
     assert len(fake_llm.requests) == 3
-    assert info.value.message == f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 2 s"
+    assert info.value.message == (f"Anthropic at {fake_llm.anthropic_base_url} did not answer within 2 s "
+                                  "of sending the request")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -157,7 +159,7 @@ async def test_a_long_pause_without_keep_alives_is_a_stall(kind: str, fake_llm: 
                                                            make: Callable[..., Provider]) -> None:
     fake_llm.enqueue(Reply(text="after a long think", chunk_size=4, pause=(3, 1.2)))
     _, err = await failure(make(kind, SLOW_START), req(kind))
-    assert isinstance(err, StreamStalled) and "stalled: nothing arrived for 0.3 s" in err.message
+    assert isinstance(err, StreamStalled) and "went silent for 0.3 s in the middle of its answer" in err.message
 
 
 async def test_time_the_consumer_takes_between_events_is_not_counted(fake_llm: FakeLLMServer,
@@ -177,7 +179,7 @@ def test_the_sdk_read_timeout_follows_the_stall_timeouts_not_600_s() -> None:
     options = client_options("k", "http://127.0.0.1:1", None, StreamTimeouts(first_event_s=60, idle_s=30))
     timeout = options["timeout"]
     assert timeout.read == 65 and timeout.connect == 5
-    assert client_options("k", "http://127.0.0.1:1", None)["timeout"].read == 65
+    assert client_options("k", "http://127.0.0.1:1", None)["timeout"].read == 95  # the default idle 90 s, + 5
     assert client_options("k", "http://127.0.0.1:1", 0.3)["timeout"] == 0.3  # an explicit timeout wins
 
 
@@ -228,3 +230,49 @@ async def test_the_idle_time_counts_from_when_the_consumer_waits_again(
             texts.append(event.text)
             await asyncio.sleep(1.5)
     assert "".join(texts) == "abcdefghijkl"
+
+
+# --- keep-alives before the answer (llama-server reading a long prompt) ----------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_keep_alive_comments_before_the_answer_hold_the_first_event_clock(
+        kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    """llama-server sends a ``: `` comment every period (here 1 s, longer than the idle
+    limit, as its ~30 s was against the old 30 s) while it reads a long prompt, and
+    answers after longer than the first-event limit. Each comment restarts the
+    first-event clock (three periods long); the idle clock never runs before the answer
+    starts, and the answer arrives without a retry."""
+    fake_llm.enqueue(Reply.slow_prompt("read it all", answer_after=4.0, keepalive_every=1.0),
+                     Reply.text("a retry that must not happen"))
+    provider = make(kind, StreamTimeouts(first_event_s=3.0, idle_s=0.6))
+    events = [e async for e in stream_with_retries(provider, req(kind), FAST, CancelToken())]
+    assert [e for e in events if isinstance(e, RetryNotice)] == []
+    done = events[-1]
+    assert isinstance(done, StreamCompleted) and done.message.text == "read it all"
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_keep_alives_then_silence_is_a_stall_that_says_so(
+        kind: str, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    # Two comments, then nothing: the connection is open, the answer never starts.
+    fake_llm.enqueue(Reply.raw(b": keep-alive\n\n" * 2 + b"data: {}\n\n", chunk_size=14, stall_after=2))
+    events, err = await failure(make(kind, StreamTimeouts(first_event_s=1.0, idle_s=30.0)), req(kind))
+    assert isinstance(err, StreamStalled) and err.retryable and not err.partial_output and events == []
+    where = f"Anthropic at {fake_llm.anthropic_base_url}" if kind == "anthropic" else fake_llm.openai_base_url
+    assert err.message == f"{where} sent 2 keep-alives but no answer, then nothing at all for 1 s"
+
+
+def test_the_default_idle_limit_sits_well_above_llama_servers_keep_alive_period() -> None:
+    # llama-server: a comment every ~30 s, always a little after 30 s.
+    assert StreamTimeouts().idle_s >= 2 * 31
+
+
+def test_the_start_of_the_answer_is_found_across_chunk_boundaries() -> None:
+    lines = SseLineStarts()
+    assert lines.feed(b": keep") == 0 and not lines.data_seen
+    assert lines.feed(b"-alive\r\n\r\n:") == 1 and not lines.data_seen
+    assert lines.feed(b" ping\n\nevent: message_start\nda") == 1 and not lines.data_seen
+    lines.feed(b"ta: {\"type\"")
+    assert lines.data_seen
