@@ -24,6 +24,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 # milliseconds, and a dead one must not hold anything up.
 PROBE_TIMEOUT_S = 2.0
 
+# How the window of a model neither the table nor the server knows is described.
+UNKNOWN_NOTE_PREFIX = "assumed for an unknown model"
+
 # Hosts whose models Loom's table knows: never probed.
 _OFFICIAL_HOSTS = ("api.anthropic.com", "api.openai.com")
 
@@ -202,7 +205,7 @@ def probe_server(root: str, model: str, *, timeout: float = PROBE_TIMEOUT_S,
     all within ``timeout`` seconds."""
     get = fetch or _make_fetch(headers or {})
     deadline = time.monotonic() + timeout
-    model_path = quote(model, safe="")
+    model_path = quote(model, safe="/")  # LM Studio keys are "publisher/name"
     steps: tuple[tuple[str, str, bytes | None, Callable[[object], WindowFact | None]], ...] = (
         ("GET", "/props", None,
          lambda body: WindowFact(n, "llama.cpp (GET /props)") if (n := llama_cpp_props(body)) else None),
@@ -302,4 +305,4 @@ def choose_window(model: str, setting: int | None, server: ServerWindows | None)
     if info.known:
         return WindowFact(info.context_window, "Loom's model table")
     note = server.note(model) if server is not None else ""
-    return WindowFact(info.context_window, "assumed for an unknown model" + (f"; {note}" if note else ""))
+    return WindowFact(info.context_window, UNKNOWN_NOTE_PREFIX + (f"; {note}" if note else ""))
