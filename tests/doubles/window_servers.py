@@ -32,6 +32,7 @@ class Asked:
     method: str
     path: str
     body: Any
+    headers: Mapping[str, str]
 
 
 Routes = Mapping[str, Answer]  # "GET /props" -> Answer
@@ -97,7 +98,7 @@ class WindowStub:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw
-                stub.asked.append(Asked(method, self.path, body))
+                stub.asked.append(Asked(method, self.path, body, dict(self.headers.items())))
                 answer = stub.routes.get(f"{method} {self.path}", Answer(404, {"error": "Not Found"}))
                 if answer.hang:
                     stub._stopping.wait()
