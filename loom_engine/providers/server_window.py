@@ -186,7 +186,8 @@ def _make_fetch(headers: Mapping[str, str]) -> Fetch:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read(1_000_000)
-        except urllib.error.HTTPError:
+        except urllib.error.HTTPError as error:
+            error.close()
             return None  # this server has no such endpoint
         except (urllib.error.URLError, OSError, ValueError) as error:
             reason = getattr(error, "reason", error)

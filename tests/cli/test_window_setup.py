@@ -107,4 +107,4 @@ def test_cost_names_where_the_window_came_from() -> None:
     info = StatusInfo(context_used=3300, context_window=4096)
     text = cost_text(info, RunMetrics(), "llama.cpp (GET /props) at http://127.0.0.1:8080")
     assert "context 3.3k of 4.1k (81%)" in text
-    assert text.splitlines()[-1] == "  window from llama.cpp (GET /props) at http://127.0.0.1:8080"
+    assert text.splitlines()[-1] == "  window: llama.cpp (GET /props) at http://127.0.0.1:8080"

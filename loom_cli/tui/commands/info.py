@@ -32,7 +32,7 @@ def cost_text(info: StatusInfo, metrics: RunMetrics, window_source: str = "") ->
         lines.append(f"  context {human_tokens(info.context_used)} of {human_tokens(info.context_window)}"
                      f" ({info.context_percent:.0f}%)")
     if window_source:
-        lines.append(f"  window from {window_source}")
+        lines.append(f"  window: {window_source}")
     return "\n".join(lines)
 
 
