@@ -134,6 +134,19 @@ def ollama_show(body: object) -> WindowFact | None:
     return None
 
 
+def ollama_running(body: object, model: str) -> int | None:
+    """Ollama ``GET /api/ps``: the window a loaded model was given (``context_length``),
+    which is what it runs with when no ``num_ctx`` is set (the server's default, often far
+    below the model's own ``context_length``)."""
+    models = body.get("models") if isinstance(body, Mapping) else None
+    if not isinstance(models, list):
+        return None
+    for entry in models:
+        if isinstance(entry, Mapping) and model in (entry.get("name"), entry.get("model")):
+            return _positive(entry.get("context_length"))
+    return None
+
+
 def lm_studio_model(body: object) -> WindowFact | None:
     """LM Studio ``GET /api/v0/models/<model>``: the loaded window, else the model's maximum."""
     if not isinstance(body, Mapping):
@@ -223,9 +236,23 @@ def probe_server(root: str, model: str, *, timeout: float = PROBE_TIMEOUT_S,
         except _Unreachable as error:
             return ProbeAnswer(None, f"no answer from {root} ({error})")
         fact = read(body)
+        if fact is not None and path == "/api/show" and "num_ctx" not in fact.source:
+            # Ollama without num_ctx: a loaded model's real window beats its trained one.
+            fact = _ollama_loaded(get, root, model, deadline) or fact
         if fact is not None:
             return ProbeAnswer(WindowFact(fact.tokens, f"{fact.source} at {root}"))
     return ProbeAnswer(None, f"{root} does not say its window (not llama.cpp, Ollama, vLLM or LM Studio)")
+
+
+def _ollama_loaded(get: Fetch, root: str, model: str, deadline: float) -> WindowFact | None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        tokens = ollama_running(get("GET", root + "/api/ps", None, left), model)
+    except _Unreachable:
+        return None
+    return WindowFact(tokens, "Ollama (GET /api/ps context_length of the loaded model)") if tokens else None
 
 
 class ServerWindows:

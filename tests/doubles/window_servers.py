@@ -52,9 +52,12 @@ def vllm(model: str, max_model_len: int) -> Routes:
         {"id": model, "object": "model", "owned_by": "vllm", "root": model, "max_model_len": max_model_len}]})}
 
 
-def ollama(context_length: int, num_ctx: int | None = None) -> Routes:
+def ollama(context_length: int, num_ctx: int | None = None, *, loaded: tuple[str, int] | None = None) -> Routes:
+    """``loaded``: (model, window) of a model loaded in memory, as ``GET /api/ps`` lists it."""
     parameters = 'stop "<|im_end|>"\ntemperature 0.7' + (f"\nnum_ctx {num_ctx}" if num_ctx else "")
-    return {"POST /api/show": Answer(body={
+    running = [{"name": loaded[0], "model": loaded[0], "size": 6591830464, "size_vram": 5333539264,
+                "expires_at": "2026-11-26T18:30:00Z", "context_length": loaded[1]}] if loaded else []
+    return {"GET /api/ps": Answer(body={"models": running}), "POST /api/show": Answer(body={
         "modelfile": "FROM qwen", "parameters": parameters, "template": "{{ .Prompt }}",
         "details": {"family": "qwen2", "parameter_size": "7.6B"},
         "model_info": {"general.architecture": "qwen2", "general.parameter_count": 7615616512,

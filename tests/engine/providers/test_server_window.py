@@ -72,6 +72,13 @@ def test_ollama_model_info_context_length() -> None:
     assert "qwen2.context_length" in answer.fact.source
 
 
+def test_ollama_a_loaded_models_window_beats_the_trained_length() -> None:
+    with WindowStub(ollama(context_length=32768, loaded=("qwen2.5-coder:7b", 4096))) as stub:
+        answer = probe_server(stub.root, "qwen2.5-coder:7b")
+    assert answer.fact is not None and answer.fact.tokens == 4096
+    assert "GET /api/ps" in answer.fact.source
+
+
 @pytest.mark.parametrize(("loaded", "expected", "field"), [(16384, 16384, "loaded_context_length"),
                                                            (None, 131072, "max_context_length")])
 def test_lm_studio_model(loaded: int | None, expected: int, field: str) -> None:
