@@ -37,6 +37,8 @@ class ModelClient:
         self.retry_policy = retry_policy
         # What a custom server says its window is (probed, or named by an overflow error).
         self.server_windows = server_windows
+        if server_windows is not None and not config.context_window:
+            server_windows.ensure(config.model)  # a sub-agent's own model is asked about too
         self._tracker = self._make_tracker()
 
     @property
@@ -50,7 +52,7 @@ class ModelClient:
     def set_model(self, model: str) -> None:
         self.config = replace(self.config, model=model)
         self.forget_usage()
-        if self.server_windows is not None:
+        if self.server_windows is not None and not self.config.context_window:
             self.server_windows.ensure(model)
 
     def set_tools(self, tools: Sequence[ToolSpec]) -> None:

@@ -143,3 +143,23 @@ def test_the_window_an_overflow_error_names() -> None:
     assert window_in_error(None, "request (5000 tokens) exceeds the available context size (4096 tokens)") == 4096
     assert window_in_error({}, "This model's maximum context length is 32768 tokens. However, ...") == 32768
     assert window_in_error({"error": {"message": "prompt is too long"}}, "prompt is too long") is None
+
+
+def test_a_model_client_asks_about_its_own_model_and_a_switched_one() -> None:
+    from loom_engine.config import AgentConfig
+    from loom_engine.model_client import ModelClient
+    from loom_engine.providers.scripted import ScriptedProvider
+
+    with WindowStub(ollama(context_length=32768, num_ctx=8192)) as stub:
+        windows = ServerWindows(stub.root)
+        client = ModelClient(ScriptedProvider([]), AgentConfig(model="sub-model"), system="", tools=(),
+                             server_windows=windows)
+        assert windows.wait("sub-model", 10)
+        client.set_model("other:7b")
+        assert windows.wait("other:7b", 10)
+        pinned = ModelClient(ScriptedProvider([]), AgentConfig(model="pinned", context_window=2048), system="",
+                             tools=(), server_windows=windows)
+    assert client.context_window == 8192 and "num_ctx" in client.window.source
+    shown = [a.body["model"] for a in stub.asked if a.path == "/api/show"]
+    assert shown == ["sub-model", "other:7b"]  # the pinned model's setting decides: not asked
+    assert pinned.context_window == 2048
