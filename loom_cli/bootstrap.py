@@ -28,6 +28,7 @@ from .settings import (
     choose_provider,
     load_settings,
 )
+from .window_setup import server_windows
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 if TYPE_CHECKING:
@@ -239,7 +240,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     make_provider = _provider_maker(provider_name, provider, layered.sources, settings, timeouts)
     parts = AgentParts(provider=provider, tools=tools, workspace=workspace, tool_source=toolset,
                        permissions=permissions, skills=skills, make_provider=make_provider,
-                       checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox)
+                       checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
+                       server_windows=server_windows(provider_name, base_url, model, settings.context_window))
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     _prepare(provider)
     return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from loom_engine.metrics import RunMetrics
     from loom_engine.permissions.answer import PermissionAnswer
     from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.providers.server_window import WindowFact
     from loom_engine.run import AgentIdentity
     from loom_engine.sandbox import Sandbox
     from loom_engine.skills.catalog import SkillCatalog
@@ -86,6 +87,7 @@ class ChatAgent(Protocol):
     @property
     def todos(self) -> list[dict[str, Any]]: ...
     def context_usage(self) -> tuple[int, int]: ...
+    def window_in_use(self) -> WindowFact: ...
 
     # --- what it does ---------------------------------------------------------------------
     async def attach(self, prompt: str) -> UserPrompt: ...

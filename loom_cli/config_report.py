@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .project_trust import ADD_DIRS_KEY
 from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_settings, settings_files
+from .window_setup import window_line
 from .workspace_records import SAVED_RULES_SOURCE, WorkspaceRecords
 
 IGNORED = "ignored (workspace not trusted)"
@@ -26,6 +27,7 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
     lines += [f"  problem: {problem}" for problem in loaded.problems]
     lines.append("effective settings:")
     lines += _settings_lines(loaded)
+    lines.append(window_line(loaded.settings, choose_provider(loaded.settings, None)))
     lines.append("permission rules (deny beats ask beats allow):")
     rules = [(behavior, rule, rule_set.source) for rule_set in loaded.rules
              for behavior, texts in (("deny", rule_set.deny), ("ask", rule_set.ask), ("allow", rule_set.allow))

@@ -175,7 +175,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
     sandbox = confinement.as_json() if confinement is not None else None
     if output_format == "stream-json":  # what the run is, before its first event
         out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
-                                    "model": agent.config.model, "sandbox": sandbox})) + "\n")
+                                    "model": agent.config.model, "sandbox": sandbox,
+                                    "context_window": _window(agent)})) + "\n")
     try:
         # A custom command's or skill's expansion, or the prompt with its @path files
         # and @server:uri resources attached.
@@ -235,7 +236,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             "type": "result", "result": result, "is_error": is_error, "num_turns": num_turns,
             "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
             "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
-            "metrics": metrics.to_dict(), "sandbox": sandbox,
+            "metrics": metrics.to_dict(), "sandbox": sandbox, "context_window": clean(_window(agent)),
         }) + "\n")
     elif output_format == "text" and not is_error:
         out.write(result + ("" if result.endswith("\n") else "\n"))
@@ -243,3 +244,10 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         err.write(f"loom: {result}\n")
     out.flush()
     return code
+
+
+def _window(agent: ChatAgent) -> dict[str, object]:
+    """The context window the run uses and where it came from (at the start, a probe of
+    the server may still be out: the result line says what it settled on)."""
+    window = agent.window_in_use()
+    return {"tokens": window.tokens, "source": window.source}

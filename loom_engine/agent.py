@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
     from .mcp.manager import McpManager
     from .permissions.manager import PermissionManager
+    from .providers.server_window import WindowFact
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
 
@@ -86,7 +87,7 @@ class Agent:
         # changes only when the tool source's version does, between requests).
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
         self.client = ModelClient(parts.provider, config, system=system, tools=self._tools.specs,
-                                  retry_policy=parts.retry_policy)
+                                  retry_policy=parts.retry_policy, server_windows=parts.server_windows)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
         from .context.assembler import ChangingFacts
@@ -229,6 +230,10 @@ class Agent:
     @property
     def context_window(self) -> int:
         return self.client.context_window
+
+    def window_in_use(self) -> WindowFact:
+        """The context window in use and where it came from (setting, server, model table)."""
+        return self.client.window
 
     async def attach(self, prompt: str) -> UserPrompt:
         """The prompt with the files and folders it ``@``-mentions attached (read by this

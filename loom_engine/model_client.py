@@ -7,7 +7,7 @@ retries, prices the usage and tracks how full the context window is.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,16 +23,22 @@ if TYPE_CHECKING:  # loaded on first use: they are not needed to start
     from .context.tokens import ContextTracker, TokenCounter
     from .metrics import RunMetrics
     from .providers.retry import RetryNotice, RetryPolicy
+    from .providers.server_window import ServerWindows, WindowFact
 
 
 class ModelClient:
     def __init__(self, provider: Provider, config: AgentConfig, *, system: str,
-                 tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None) -> None:
+                 tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None,
+                 server_windows: ServerWindows | None = None) -> None:
         self.provider = provider
         self.config = config
         self.system = system
         self.tools = tuple(tools)
         self.retry_policy = retry_policy
+        # What a custom server says its window is (probed, or named by an overflow error).
+        self.server_windows = server_windows
+        if server_windows is not None and not config.context_window:
+            server_windows.ensure(config.model)  # a sub-agent's own model is asked about too
         self._tracker = self._make_tracker()
 
     @property
@@ -46,6 +52,8 @@ class ModelClient:
     def set_model(self, model: str) -> None:
         self.config = replace(self.config, model=model)
         self.forget_usage()
+        if self.server_windows is not None and not self.config.context_window:
+            self.server_windows.ensure(model)
 
     def set_tools(self, tools: Sequence[ToolSpec]) -> None:
         """A new tools block from the next request on (MCP tools joined or left; called
@@ -68,7 +76,30 @@ class ModelClient:
         from .providers.retry import RetryPolicy, stream_with_retries
 
         self._tracker.before_request(request.messages)
-        return stream_with_retries(self.provider, request, self.retry_policy or RetryPolicy(), cancel)
+        return self._learning_window(
+            stream_with_retries(self.provider, request, self.retry_policy or RetryPolicy(), cancel))
+
+    async def _learning_window(self, events: AsyncIterator[ProviderEvent | RetryNotice]
+                               ) -> AsyncIterator[ProviderEvent | RetryNotice]:
+        """``events``, learning the window a context-overflow error names (llama.cpp's
+        ``n_ctx``): the next threshold check and the status bar use it."""
+        from .providers.base import ProviderError
+
+        try:
+            async for item in events:
+                yield item
+        except ProviderError as error:
+            if error.kind == "context_length" and error.context_window:
+                if self.server_windows is None:
+                    from .providers.server_window import ServerWindows
+
+                    self.server_windows = ServerWindows(None)
+                self.server_windows.learn(self.config.model, error.context_window,
+                                          "the server's context-overflow error")
+            raise
+        finally:
+            if isinstance(events, AsyncGenerator):  # close the HTTP stream now, not at collection
+                await events.aclose()
 
     def cost_of(self, usage: Usage) -> float:
         from .providers.models import cost_usd
@@ -100,11 +131,14 @@ class ModelClient:
 
     @property
     def context_window(self) -> int:
-        if self.config.context_window:
-            return self.config.context_window
-        from .providers.models import lookup
+        return self.window.tokens
 
-        return lookup(self.config.model).context_window
+    @property
+    def window(self) -> WindowFact:
+        """The context window in use and where it came from (the setting wins)."""
+        from .providers.server_window import choose_window
+
+        return choose_window(self.config.model, self.config.context_window, self.server_windows)
 
     async def aclose(self) -> None:
         close = getattr(self.provider, "aclose", None)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .permissions.manager import PermissionManager
     from .providers.base import Provider
     from .providers.retry import RetryPolicy
+    from .providers.server_window import ServerWindows
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
@@ -57,6 +58,9 @@ class AgentParts:
     # The OS sandbox every command runs in (bash, project hooks, a command's `!cmd`);
     # None: commands run unconfined.
     sandbox: Sandbox | None = None
+    # The context windows a custom server says it runs its models with (shared with
+    # sub-agents; a model it was not asked about falls back to the model table).
+    server_windows: ServerWindows | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down
@@ -73,7 +77,9 @@ class AgentParts:
         tools = available if wanted is None else tuple(t for t in available if t.name in wanted)
         mode = definition.permission_mode if definition is not None else None
         return replace(self, provider=self._provider_for(config.provider, vendor), tools=tools, tool_source=None,
-                       permissions=self.permissions.child(mode) if self.permissions is not None else None)
+                       permissions=self.permissions.child(mode) if self.permissions is not None else None,
+                       # another vendor's provider talks to another server
+                       server_windows=self.server_windows if config.provider == vendor else None)
 
     def _provider_for(self, wanted: str, vendor: str) -> Provider:
         if wanted == vendor:

@@ -46,6 +46,7 @@ from .sdk_stream import (
     transport_error,
     unreadable_request,
 )
+from .server_window import window_in_error
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -307,7 +308,8 @@ def _classify_status(status: int | None, etype: str | None, message: str) -> Pro
         # The body exceeded a size limit (the API's or a proxy's): compacting the
         # conversation for the model's window is not what fixes that.
         return "request_too_large"
-    if "prompt is too long" in lowered:
+    # llama.cpp's Anthropic endpoint words an overflow its own way.
+    if "prompt is too long" in lowered or etype == "exceed_context_size_error":
         return "context_length"
     if etype == "invalid_request_error" or (status is not None and (400 <= status < 500
                                                                     or unreadable_request(message))):
@@ -376,7 +378,8 @@ class AnthropicProvider:
                 where=f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error")),
                 detail=detail, model=request.model, base_url=self.base_url,
                 key_hint=f"check {API_KEY_ENV}", status=status,
-                retry_after=parse_retry_after(exc.response.headers) if status else None, partial=partial)
+                retry_after=parse_retry_after(exc.response.headers) if status else None, partial=partial,
+                context_window=window_in_error(exc.body if isinstance(exc.body, dict) else None, detail))
         return transport_error(
             exc, at=f"Anthropic at {self.base_url}", partial=partial,
             timeout=isinstance(exc, anthropic.APITimeoutError),

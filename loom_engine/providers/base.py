@@ -100,7 +100,8 @@ class ProviderError(Exception):
         {"rate_limit", "overloaded", "server", "connection", "timeout", "stream_broken"})
 
     def __init__(self, kind: ProviderErrorKind, message: str, *, status: int | None = None,
-                 retry_after: float | None = None, partial_output: bool = False) -> None:
+                 retry_after: float | None = None, partial_output: bool = False,
+                 context_window: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -108,6 +109,8 @@ class ProviderError(Exception):
         self.retry_after = retry_after
         # True when text or tool calls had already streamed before the failure.
         self.partial_output = partial_output
+        # The window a context-overflow error names (llama.cpp's ``n_ctx``), when it does.
+        self.context_window = context_window
 
     @property
     def retryable(self) -> bool:

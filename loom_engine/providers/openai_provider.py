@@ -47,6 +47,7 @@ from .sdk_stream import (
     transport_error,
     unreadable_request,
 )
+from .server_window import window_in_error
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -363,7 +364,7 @@ class OpenAIProvider:
                 key_hint=f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}",
                 status=status,
                 retry_after=parse_retry_after(response.headers) if response is not None and status else None,
-                partial=partial)
+                partial=partial, context_window=window_in_error(body, detail))
         return transport_error(
             exc, at=base, partial=partial,
             timeout=isinstance(exc, openai.APITimeoutError),

@@ -262,7 +262,7 @@ def status_place(status: int | None, code: str) -> str:
 
 def status_error(kind: ProviderErrorKind, *, service: str, where: str, detail: str, model: str, base_url: str,
                  key_hint: str, status: int | None, retry_after: float | None,
-                 partial: bool) -> ProviderError:
+                 partial: bool, context_window: int | None = None) -> ProviderError:
     """The ProviderError for an HTTP error status (or an error event in the stream),
     ``kind`` being its classification and ``service`` who answered ("Anthropic")."""
     messages = {
@@ -279,9 +279,12 @@ def status_error(kind: ProviderErrorKind, *, service: str, where: str, detail: s
         "server": f"{service} server error ({where}: {detail})",
     }
     text = messages[kind]
+    if kind == "context_length" and context_window:
+        text += f"; the server's window is {context_window} tokens"
     if retry_after is not None:
         text += f"; retry after {retry_after:g}s"
-    return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial)
+    return ProviderError(kind, text, status=status, retry_after=retry_after, partial_output=partial,
+                         context_window=context_window if kind == "context_length" else None)
 
 
 def transport_error(exc: Exception, *, at: str, partial: bool, timeout: bool, connection: bool,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from loom_engine.mcp.manager import McpManager
     from loom_engine.permissions.answer import PermissionAnswer
     from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.providers.server_window import WindowFact
     from loom_engine.sandbox import Sandbox
     from loom_engine.skills.catalog import SkillCatalog
     from loom_engine.transcript import SessionLog
@@ -152,6 +153,11 @@ class ReplayAgent:
 
     def context_usage(self) -> tuple[int, int]:
         return self._context
+
+    def window_in_use(self) -> WindowFact:
+        from loom_engine.providers.server_window import WindowFact
+
+        return WindowFact(self._context[1], "the replay")
 
     # --- what it does ---------------------------------------------------------------------
     async def attach(self, prompt: str) -> UserPrompt:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..status_bar import StatusInfo
 
 
-def cost_text(info: StatusInfo, metrics: RunMetrics) -> str:
+def cost_text(info: StatusInfo, metrics: RunMetrics, window_source: str = "") -> str:
     from ..status_bar import human_tokens
 
     usage = info.usage
@@ -31,6 +31,8 @@ def cost_text(info: StatusInfo, metrics: RunMetrics) -> str:
     if info.context_window:
         lines.append(f"  context {human_tokens(info.context_used)} of {human_tokens(info.context_window)}"
                      f" ({info.context_percent:.0f}%)")
+    if window_source:
+        lines.append(f"  window: {window_source}")
     return "\n".join(lines)
 
 
@@ -61,7 +63,7 @@ def sandbox_text(sandbox: Sandbox | None, mode_source: str) -> str:
 def cost(host: ChatHost, _command: ParsedCommand) -> None:
     agent = host.agent
     assert agent is not None  # needs_agent: the registry checked
-    host.output(cost_text(host.status, agent.metrics))
+    host.output(cost_text(host.status, agent.metrics, agent.window_in_use().source))
 
 
 def skills(host: ChatHost, _command: ParsedCommand) -> None:

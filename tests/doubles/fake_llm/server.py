@@ -187,6 +187,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
+        if path == "/api/show":  # Loom asking for the window (Ollama's endpoint): no model request
+            self._send_json(404, {"error": f"no route for POST {path}"})
+            return
         if path == "/v1/messages":
             api = "anthropic"
         elif path in ("/v1/chat/completions", "/chat/completions"):
