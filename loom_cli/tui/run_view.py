@@ -40,7 +40,7 @@ from loom_engine.events import (
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
-from ..stop_reason import INTERRUPTED_BY_USER, retry_status, stop_reason
+from ..stop_reason import INTERRUPTED_BY_USER, cut_off, retry_status, stop_reason
 from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
@@ -233,6 +233,8 @@ class RunView:
             case Notice():
                 self.transcript.add_notice(event.message, "warning" if event.level == "warning" else "info")
             case Finished():
+                if event.cut_off:
+                    self.transcript.add_notice(f"✂ {cut_off(event)} · type /continue to let it go on", "warning")
                 self.host.end_run()
             case Aborted():
                 self.mark_interrupted(stop_reason(event))
