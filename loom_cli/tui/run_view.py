@@ -70,6 +70,10 @@ class RunHost(Protocol):
 
     def refresh_context(self) -> None: ...
 
+    def request_started(self) -> None:
+        """The main agent's next request is on its way (the status bar may estimate it)."""
+        ...
+
     def changes_workspace(self, tool_name: str) -> bool:
         """Whether a call of this tool may have changed files (then the context estimate
         in the status bar is worth refreshing); the tool's own declaration says."""
@@ -193,6 +197,7 @@ class RunView:
         match event:
             case TurnStarted():
                 self.phase = "waiting for the model"
+                self.host.request_started()
             case TextDelta():
                 self._answer_arrived()
                 self.phase = "writing"
