@@ -228,7 +228,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             code, result, is_error, why = EXIT_OK, final.result, False, final.stop_reason
             if final.cut_off:
                 code = EXIT_CUT_OFF
-                notice = f"{cut_off(final)}; `loom run --continue \"continue\"` lets the model go on"
+                notice = f"{cut_off(final)}; `loom run --continue \"continue\"` goes on"
         case MaxTurnsReached():
             code, result, is_error, why = EXIT_LIMIT, stop_reason(final), True, "max_turns"
         case BudgetExceeded():

@@ -65,8 +65,8 @@ CONTINUE_PROMPT = ("Your last answer was cut off at the output limit. Continue e
 def cut_off(event: Finished) -> str:
     """What to say of an answer the model's output limit cut off (the reader decides how
     to go on: the chat offers /continue, `loom run` names --continue)."""
-    limit = f" of {event.max_output_tokens:,} tokens" if event.max_output_tokens else ""
-    return f"the answer was cut off at the model's output limit{limit} (max_tokens in config.toml)"
+    limit = f"{event.max_output_tokens:,} tokens, " if event.max_output_tokens else ""
+    return f"the answer was cut off at the output limit ({limit}max_tokens in config.toml)"
 
 
 def retry_status(event: Retrying, seconds_left: float) -> str:

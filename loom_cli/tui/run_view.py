@@ -239,7 +239,7 @@ class RunView:
                 self.transcript.add_notice(event.message, "warning" if event.level == "warning" else "info")
             case Finished():
                 if event.cut_off:
-                    self.transcript.add_notice(f"✂ {cut_off(event)} · type /continue to let it go on", "warning")
+                    self.transcript.add_notice(f"✂ {cut_off(event)} · /continue goes on", "warning")
                 self.host.end_run()
             case Aborted():
                 self.mark_interrupted(stop_reason(event))

@@ -44,7 +44,8 @@ async def test_text_prints_the_partial_answer_and_says_it_was_cut_off(
     code, out, err = await _run(tmp_path, fake_llm, provider_name, "text")
     assert code == EXIT_CUT_OFF == 4
     assert out == CUT + "\n"
-    assert "cut off at the model's output limit of 512 tokens" in err
+    assert err == ("loom: the answer was cut off at the output limit (512 tokens, max_tokens in config.toml); "
+                   '`loom run --continue "continue"` goes on\n')
     assert "--continue" in err
 
 

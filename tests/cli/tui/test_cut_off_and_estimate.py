@@ -23,8 +23,8 @@ async def test_a_cut_off_answer_says_so_and_continue_asks_the_model_to_go_on(har
         await send(pilot, "write a lot")
         await wait_idle(pilot, app)
         warnings = [n.text for n in app.transcript.query(Notice) if n.level == "warning"]
-        assert warnings == ["✂ the answer was cut off at the model's output limit of 8,192 tokens "
-                            "(max_tokens in config.toml) · type /continue to let it go on"]
+        assert warnings == ["✂ the answer was cut off at the output limit (8,192 tokens, max_tokens in "
+                            "config.toml) · /continue goes on"]
         await send(pilot, "/continue")
         await wait_idle(pilot, app)
         assert [u.text for u in app.transcript.query(UserMessage)] == ["write a lot", CONTINUE_PROMPT]
