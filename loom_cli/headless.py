@@ -197,8 +197,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
                 elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
                     err.write(clean(f"loom: {_hook_line(event)}\n"))  # blocks reach the model
                 elif isinstance(event, CompactionApplied) and event.depth == 0 and event.reason != "auto":
-                    line = compaction_notice(event.reason, event.method, event.tokens_before, event.tokens_after)
-                    err.write(f"loom: {line}\n")
+                    said = compaction_notice(event.reason, event.method, event.tokens_before, event.tokens_after)
+                    err.write(f"loom: {said}\n")
                 elif isinstance(event, Retrying):
                     status = retry_status(event, event.delay_s).removeprefix("↻ ")
                     err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
