@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from .chat_agent import ChatAgent
     from .stop_reason import StopEvent
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# The exit codes of `loom run` (README.md, "Exit codes"). EXIT_CUT_OFF: the answer was
+# printed, but the model's output limit (max_tokens) cut it off before its end.
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_CUT_OFF, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 _T = TypeVar("_T")
 # Read by name: SIGHUP does not exist on every platform.
@@ -145,6 +147,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         TERMINAL_EVENTS,
         Aborted,
         BudgetExceeded,
+        CompactionApplied,
         Error,
         Finished,
         HookRan,
@@ -154,7 +157,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         TurnStarted,
     )
 
-    from .stop_reason import retry_detail, retry_status, stop_reason
+    from .stop_reason import cut_off, retry_detail, retry_status, stop_reason
+    from .wording import compaction_notice
 
     started = time.monotonic()
     clean = _cleaner(agent)
@@ -193,6 +197,9 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
                     err.write(clean(f"loom: {event.message}\n"))
                 elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
                     err.write(clean(f"loom: {_hook_line(event)}\n"))  # blocks reach the model
+                elif isinstance(event, CompactionApplied) and event.depth == 0 and event.reason != "auto":
+                    said = compaction_notice(event.reason, event.method, event.tokens_before, event.tokens_after)
+                    err.write(f"loom: {said}\n")
                 elif isinstance(event, Retrying):
                     status = retry_status(event, event.delay_s).removeprefix("↻ ")
                     err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
@@ -216,24 +223,30 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
     # before the result's line.
     _snapshot_warnings(agent, err, snapshots_said if snapshots_said is not None else set())
     metrics = agent.metrics
+    notice = ""  # a line for stderr about a result that is not the whole answer
     match final:
         case Finished():
-            code, result, is_error = EXIT_OK, final.result, False
-        case MaxTurnsReached() | BudgetExceeded():
-            code, result, is_error = EXIT_LIMIT, stop_reason(final), True
+            code, result, is_error, why = EXIT_OK, final.result, False, final.stop_reason
+            if final.cut_off:
+                code = EXIT_CUT_OFF
+                notice = f"{cut_off(final)}; `loom run --continue \"continue\"` goes on"
+        case MaxTurnsReached():
+            code, result, is_error, why = EXIT_LIMIT, stop_reason(final), True, "max_turns"
+        case BudgetExceeded():
+            code, result, is_error, why = EXIT_LIMIT, stop_reason(final), True, "max_budget"
         case Aborted():
-            code, result, is_error = EXIT_INTERRUPTED, stop_reason(final), True
+            code, result, is_error, why = EXIT_INTERRUPTED, stop_reason(final), True, "interrupted"
         case Error():
-            code, result, is_error = EXIT_ERROR, stop_reason(final), True
+            code, result, is_error, why = EXIT_ERROR, stop_reason(final, headless=True), True, "error"
         case None:
-            code, result, is_error = EXIT_ERROR, "the run ended without a result", True
+            code, result, is_error, why = EXIT_ERROR, "the run ended without a result", True, "error"
         case _:
             assert_never(final)
 
     result = clean(result)
     if output_format == "json":
         out.write(json.dumps({
-            "type": "result", "result": result, "is_error": is_error, "num_turns": num_turns,
+            "type": "result", "result": result, "is_error": is_error, "stop_reason": why, "num_turns": num_turns,
             "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
             "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
             "metrics": metrics.to_dict(), "sandbox": sandbox, "context_window": clean(_window(agent)),
@@ -242,6 +255,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         out.write(result + ("" if result.endswith("\n") else "\n"))
     if is_error:
         err.write(f"loom: {result}\n")
+    elif notice:
+        err.write(f"loom: {notice}\n")
     out.flush()
     return code
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from loom_engine.events import Aborted, BudgetExceeded, Error, MaxTurnsReached, Retrying
+from loom_engine.events import Aborted, BudgetExceeded, Error, Finished, MaxTurnsReached, Retrying
 
 from .wording import plural
 
@@ -40,6 +40,13 @@ _WHAT_TO_DO = {
     "server": "try again in a few minutes",
     "context_length": "run /compact to shorten the conversation (or /clear to start over), then send again",
 }
+# `loom run` has no /compact: it compacted already when the model refused the request, or
+# there was nothing it could shorten (one long prompt, a first turn).
+_WHAT_TO_DO_HEADLESS = {
+    **_WHAT_TO_DO,
+    "context_length": "Loom could not shorten the conversation enough: start a new session (without "
+                      "--continue or --resume) or send a shorter prompt",
+}
 
 # Codes from the API's error body ("429 rate_limit_error: ...") and the engine's own
 # kinds in parentheses: both mean nothing to the reader.
@@ -48,6 +55,18 @@ _KIND_CODE = re.compile(r" ?\((?:" + "|".join(sorted({*_RETRY_CAUSES, *_WHAT_TO_
 # "retry after 2s" is the server's advice to the retry loop; once Loom stopped
 # retrying it would read as a promise.
 _RETRY_AFTER = re.compile(r";? ?retry after [\d.]+ ?s\b")
+
+
+# What /continue sends: the model goes on from where the output limit stopped it.
+CONTINUE_PROMPT = ("Your last answer was cut off at the output limit. Continue exactly where it stopped, "
+                   "without repeating what you already wrote.")
+
+
+def cut_off(event: Finished) -> str:
+    """What to say of an answer the model's output limit cut off (the reader decides how
+    to go on: the chat offers /continue, `loom run` names --continue)."""
+    limit = f"{event.max_output_tokens:,} tokens, " if event.max_output_tokens else ""
+    return f"the answer was cut off at the output limit ({limit}max_tokens in config.toml)"
 
 
 def retry_status(event: Retrying, seconds_left: float) -> str:
@@ -81,10 +100,11 @@ def plain_error(message: str) -> str:
     return _RETRY_AFTER.sub("", message).strip()
 
 
-def stop_reason(event: StopEvent, *, attempts: int = 0) -> str:
+def stop_reason(event: StopEvent, *, attempts: int = 0, headless: bool = False) -> str:
     """One line: why the run ended without its answer (and, for an error, what to do).
 
-    ``attempts``: how many times the failed request was tried, when it was retried.
+    ``attempts``: how many times the failed request was tried, when it was retried;
+    ``headless``: the advice is for `loom run` (no slash commands there).
     """
     match event:
         case MaxTurnsReached():
@@ -97,5 +117,5 @@ def stop_reason(event: StopEvent, *, attempts: int = 0) -> str:
             text = _plain_failure(event.message, event.kind)
             if attempts > 1:
                 text += f"; tried {attempts} times"
-            advice = _WHAT_TO_DO.get(event.kind)
+            advice = (_WHAT_TO_DO_HEADLESS if headless else _WHAT_TO_DO).get(event.kind)
             return f"{text} — {advice}" if advice and "/compact" not in text else text

@@ -45,6 +45,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# The stop reason of an answer the output limit cut off (Anthropic's "max_tokens"; the
+# OpenAI provider maps its "length" to it).
+STOPPED_AT_OUTPUT_LIMIT = "max_tokens"
+
+
 @dataclass(frozen=True, kw_only=True)
 class TurnStarted(AgentEvent):
     type: ClassVar[str] = "turn_started"
@@ -195,6 +200,16 @@ class Finished(AgentEvent):
     num_turns: int
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    # Why the last answer ended, in the providers' common words: end_turn, or max_tokens
+    # when the model's output limit cut it off (``result`` is then incomplete), refusal...
+    stop_reason: str = "end_turn"
+    # The output limit the last request asked for, in tokens (0: not known).
+    max_output_tokens: int = 0
+
+    @property
+    def cut_off(self) -> bool:
+        """The answer stopped at the output limit, not where the model meant to end it."""
+        return self.stop_reason == STOPPED_AT_OUTPUT_LIMIT
 
 
 @dataclass(frozen=True, kw_only=True)

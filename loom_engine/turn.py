@@ -85,7 +85,8 @@ async def tt(state: TurnState, run: Run) -> TurnState:
             run.deps.transcript.save_turn_state(state.next_turn())
             return state.next_turn()
         run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.state.first_turn,
-                          usage=run.deps.metrics.usage, cost_usd=run.deps.metrics.cost_usd, **stamp()))
+                          usage=run.deps.metrics.usage, cost_usd=run.deps.metrics.cost_usd,
+                          stop_reason=completed.stop_reason, max_output_tokens=config.max_tokens, **stamp()))
         return state.next_turn().finish("end_turn")
 
     results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
@@ -166,9 +167,9 @@ async def _call_model(run: Run) -> StreamCompleted | None:
             scratch.streaming = False
             run.deps.metrics.errors[error.kind] += 1
             if error.kind == "context_length" and not compacted_for_length:
+                # Said by the compaction's own event when it shortened something; when
+                # nothing could be, the error below is all there is to say.
                 compacted_for_length = True
-                run.emit(Notice(level="warning", message="request too long for the model's window; compacting",
-                                **stamp()))
                 if await run.compact(force=True, reason="context_length"):
                     continue
             run.emit(Error(message=error.message, kind=error.kind, **stamp()))

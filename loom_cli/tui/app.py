@@ -289,6 +289,17 @@ class LoomApp(SafeTextApp[int]):
             return
         self.status_bar.change(context_used=int(used), context_window=int(window))
 
+    def request_started(self) -> None:
+        """Until the provider reports the first usage, the bar shows what this request
+        sends, estimated (``↑~6.6k``): a long first request would otherwise read ``↑0``."""
+        if self.agent is None or self.status.usage.prompt_tokens:
+            return
+        try:
+            used, window = self.agent.context_usage()
+        except Exception:  # a token estimate must never break the UI
+            return
+        self.status_bar.change(sending_estimate=int(used), context_used=int(used), context_window=int(window))
+
     def changes_workspace(self, tool_name: str) -> bool:
         tool = self.agent.registry.get(tool_name) if self.agent is not None else None
         if tool is None:
@@ -396,6 +407,7 @@ class LoomApp(SafeTextApp[int]):
         self.running = False
         self.run_view.finish()
         self.permission_queue.clear()
+        self.status_bar.change(sending_estimate=0)  # no usage came (a failed request): nothing to estimate
         self.refresh_context()
         self.lifecycle.arm_idle_notification()
 

@@ -40,7 +40,7 @@ from loom_engine.events import (
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
-from ..stop_reason import INTERRUPTED_BY_USER, retry_status, stop_reason
+from ..stop_reason import INTERRUPTED_BY_USER, cut_off, retry_status, stop_reason
 from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
@@ -69,6 +69,10 @@ class RunHost(Protocol):
     def count_usage(self, event: UsageUpdated) -> None: ...
 
     def refresh_context(self) -> None: ...
+
+    def request_started(self) -> None:
+        """The main agent's next request is on its way (the status bar may estimate it)."""
+        ...
 
     def changes_workspace(self, tool_name: str) -> bool:
         """Whether a call of this tool may have changed files (then the context estimate
@@ -193,6 +197,7 @@ class RunView:
         match event:
             case TurnStarted():
                 self.phase = "waiting for the model"
+                self.host.request_started()
             case TextDelta():
                 self._answer_arrived()
                 self.phase = "writing"
@@ -233,6 +238,8 @@ class RunView:
             case Notice():
                 self.transcript.add_notice(event.message, "warning" if event.level == "warning" else "info")
             case Finished():
+                if event.cut_off:
+                    self.transcript.add_notice(f"✂ {cut_off(event)} · /continue goes on", "warning")
                 self.host.end_run()
             case Aborted():
                 self.mark_interrupted(stop_reason(event))

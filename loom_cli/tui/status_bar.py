@@ -40,6 +40,9 @@ class StatusInfo:
     note: str = ""
     mcp: str = ""  # the MCP servers in a few words ("2 MCP servers · 1 failed"); "" when none
     sandbox: SandboxStatus | None = None  # the session's sandbox; None: not known (yet)
+    # Tokens the request on its way is estimated to send, shown (as ↑~) until the
+    # provider's first usage report: a long first request would read ↑0 for a minute.
+    sending_estimate: int = 0
 
     @property
     def context_percent(self) -> float:
@@ -51,7 +54,7 @@ class StatusInfo:
         return self.usage.cache_read_input_tokens / prompt if prompt else 0.0
 
     def with_usage(self, usage: Usage, cost_usd: float) -> StatusInfo:
-        return replace(self, usage=self.usage + usage, cost_usd=self.cost_usd + cost_usd)
+        return replace(self, usage=self.usage + usage, cost_usd=self.cost_usd + cost_usd, sending_estimate=0)
 
 
 # What a narrow bar gives up first, in order: the key hint, the cache rate, the token
@@ -108,7 +111,9 @@ def _status_parts(info: StatusInfo, *, short_model: bool = False) -> list[tuple[
         style = "red" if pct >= 85 else "yellow" if pct >= 60 else ""
         parts.append(("context", Text.assemble(" · ctx ", (f"{pct:.0f}%", style))))
     usage = info.usage
-    parts.append(("tokens", Text(f" · ↑{human_tokens(usage.prompt_tokens)} ↓{human_tokens(usage.output_tokens)}")))
+    sent = (f"~{human_tokens(info.sending_estimate)}" if info.sending_estimate and not usage.prompt_tokens
+            else human_tokens(usage.prompt_tokens))
+    parts.append(("tokens", Text(f" · ↑{sent} ↓{human_tokens(usage.output_tokens)}")))
     parts.append(("cost", Text(f" · ${info.cost_usd:.4f}" if info.cost_usd < 1 else f" · ${info.cost_usd:.2f}")))
     if usage.prompt_tokens:
         parts.append(("cache", Text(f" · cache {info.cache_hit_rate * 100:.0f}%")))

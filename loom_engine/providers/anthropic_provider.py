@@ -32,6 +32,7 @@ from .base import (
     StreamTimeouts,
     StreamToolUseStart,
 )
+from .endpoints import PLACEHOLDER_KEY, is_vendor_url
 from .models import lookup
 from .retry import parse_retry_after
 from .sdk_stream import (
@@ -51,6 +52,11 @@ from .server_window import window_in_error
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+
+
+def is_official_anthropic(base_url: str | None) -> bool:
+    """Anthropic's own API, which needs a key (a custom endpoint may not)."""
+    return is_vendor_url(base_url, "anthropic.com")
 
 _EPHEMERAL = {"type": "ephemeral"}
 # Models on which the SDK asks for adaptive thinking instead of a fixed budget.
@@ -328,6 +334,8 @@ class AnthropicProvider:
                  timeout: float | None = None, stream_timeouts: StreamTimeouts | None = None) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         self._explicit_base_url = base_url
+        if not self._api_key and not is_official_anthropic(self.base_url):
+            self._api_key = PLACEHOLDER_KEY
         self._timeout = timeout
         self._stalls = stream_timeouts or StreamTimeouts()
         self._clients = LoopClient(self._new_client)

@@ -8,6 +8,18 @@ from urllib.parse import urlsplit
 
 # The environment names the user's endpoint for each provider; it beats every file.
 BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# Sent as the key to a custom endpoint when none is configured: local servers (llama.cpp,
+# Ollama, vLLM...) ignore it, and the SDKs refuse to run without one.
+PLACEHOLDER_KEY = "loom-local-no-key"
+
+
+def is_vendor_url(base_url: str | None, domain: str) -> bool:
+    """Whether ``base_url`` is the vendor's own service (``domain`` or a host under it);
+    no URL means the SDK's default, which is."""
+    if not base_url:
+        return True
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == domain or host.endswith("." + domain)
 
 
 def base_url_problem(url: str, source: str) -> str | None:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 
 from .base import Provider, ProviderError, StreamTimeouts
-from .endpoints import base_url_problem
+from .endpoints import PLACEHOLDER_KEY, base_url_problem
 from .names import PROVIDERS
 from .scripted import ScriptSource
 
@@ -36,14 +36,23 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
     environ = os.environ if env is None else env
     key = (name or "").strip().lower()
     if key == "anthropic":
-        from .anthropic_provider import API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, AnthropicProvider
+        from .anthropic_provider import (
+            API_KEY_ENV,
+            BASE_URL_ENV,
+            DEFAULT_BASE_URL,
+            AnthropicProvider,
+            is_official_anthropic,
+        )
 
         url = _base_url(base_url, environ, BASE_URL_ENV)
         secret = api_key or environ.get(API_KEY_ENV)
         if not secret:
-            raise ProviderError("config", f"{API_KEY_ENV} is not set; export it (keys are read from the "
-                                          "environment only), or choose another provider with --provider "
-                                          "or LOOM_PROVIDER")
+            # A custom endpoint (a local server, a proxy) may need no key, as for OpenAI.
+            if is_official_anthropic(url):
+                raise ProviderError("config", f"{API_KEY_ENV} is not set; export it (keys are read from the "
+                                              f"environment only), set {BASE_URL_ENV} to a compatible server, "
+                                              "or choose another provider with --provider or LOOM_PROVIDER")
+            secret = PLACEHOLDER_KEY
         return AnthropicProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout,
                                  stream_timeouts=stream_timeouts)
     if key == "openai":
@@ -51,7 +60,6 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
             API_KEY_ENV,
             BASE_URL_ENV,
             DEFAULT_BASE_URL,
-            PLACEHOLDER_KEY,
             OpenAIProvider,
             is_official_openai,
         )

@@ -33,6 +33,7 @@ from .base import (
     StreamTimeouts,
     StreamToolUseStart,
 )
+from .endpoints import PLACEHOLDER_KEY
 from .retry import parse_retry_after
 from .sdk_stream import (
     LoopClient,
@@ -52,8 +53,6 @@ from .server_window import window_in_error
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
-# Sent to local servers that ignore the key (the SDK refuses to run without one).
-PLACEHOLDER_KEY = "loom-local-no-key"
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
                   "length": "max_tokens", "content_filter": "refusal"}

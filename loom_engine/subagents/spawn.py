@@ -125,6 +125,8 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
         note += (f"\n(model {definition.untrusted_model} of the agent file not used (workspace not trusted): "
                  f"ran on {config.model})")
     if isinstance(final, Finished):
+        if final.cut_off:  # the parent model must not take a half answer for a whole one
+            note += "\n(the sub-agent's answer was cut off at its output limit: it is incomplete)"
         return ToolOutput((final.result or "(the sub-agent gave no answer)") + "\n\n" + summary + note)
     last_text = next((m.text for m in reversed(child.messages) if m.role == "assistant" and m.text), "")
     what = getattr(final, "message", None) or getattr(final, "reason", None) or type(final).__name__

@@ -22,6 +22,6 @@ def test_prepare_builds_the_client_now() -> None:
 
 
 def test_a_provider_that_cannot_be_prepared_is_left_to_its_first_request() -> None:
-    provider = AnthropicProvider(api_key="")  # no key: building the client fails
+    provider = AnthropicProvider(api_key="", base_url="https://api.anthropic.com")  # no key: building fails
     _prepare(provider)  # says nothing here; the first request reports the missing key
     assert provider._clients._client is None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from loom_cli.stop_reason import retry_status, stop_reason
-from loom_engine.events import Error, Retrying
+from loom_cli.stop_reason import cut_off, retry_status, stop_reason
+from loom_engine.events import Error, Finished, Retrying
 
 
 def test_retry_line_names_the_cause_the_wait_and_the_attempt() -> None:
@@ -34,3 +34,19 @@ def test_compaction_is_worded_without_the_compressor_s_terms() -> None:
     text = compaction_notice("auto", "elide", 180_000, 90_000)
     assert text == "context compacted automatically: shortened old tool outputs · 180,000 → 90,000 tokens"
     assert "elide" not in compaction_notice("manual", "elide", 10, 5)
+
+
+def test_headless_overflow_advice_names_no_chat_command() -> None:
+    error = Error(message="the conversation is too long for model 'm' (prompt is too long)", kind="context_length")
+    text = stop_reason(error, headless=True)
+    assert "/compact" not in text and "/clear" not in text
+    assert text.endswith("start a new session (without --continue or --resume) or send a shorter prompt")
+
+
+def test_a_cut_off_answer_names_the_limit_when_it_is_known() -> None:
+    known = Finished(result="half", num_turns=1, stop_reason="max_tokens", max_output_tokens=8192)
+    assert known.cut_off and cut_off(known) == ("the answer was cut off at the output limit "
+                                                "(8,192 tokens, max_tokens in config.toml)")
+    unknown = Finished(result="half", num_turns=1, stop_reason="max_tokens")
+    assert cut_off(unknown) == "the answer was cut off at the output limit (max_tokens in config.toml)"
+    assert not Finished(result="all", num_turns=1).cut_off

@@ -88,3 +88,15 @@ def test_text_output_through_a_pipe_and_the_exit_code_of_a_failed_run(workspace:
     limited = loom(["run", "again", "--max-turns", "1"], workspace, loom_env(tmp_path, fake_llm))
     assert limited.returncode == 3, (limited.stdout, limited.stderr)
     assert "loom:" in limited.stderr
+
+
+def test_an_answer_cut_off_by_the_output_limit_exits_4(workspace: Path, tmp_path: Path,
+                                                       fake_llm: FakeLLMServer) -> None:
+    """The installed `loom run`, against the fake server's OpenAI wire (finish_reason
+    "length"): the partial answer on stdout, the reason on stderr, exit code 4."""
+    fake_llm.enqueue(Reply(text="half an answer", stop_reason="max_tokens"))
+    done = loom(["run", "--provider", "openai", "--model", "gpt-4.1-mini", "write a lot"], workspace,
+                loom_env(tmp_path, fake_llm, OPENAI_BASE_URL=fake_llm.openai_base_url))
+    assert done.returncode == 4, done.stderr
+    assert done.stdout == "half an answer\n"
+    assert "cut off at the output limit (8,192 tokens" in done.stderr

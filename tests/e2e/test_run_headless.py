@@ -102,7 +102,8 @@ def test_bad_input_is_one_line_no_traceback(repo: Path, tmp_path: Path, fake_llm
                                             message: str) -> None:
     env = loom_env(tmp_path, fake_llm, **env_extra)
     if env_extra.get("ANTHROPIC_API_KEY") == "":
-        del env["ANTHROPIC_API_KEY"]
+        # Anthropic's own API needs a key (a custom base URL, like the fake server's, does not).
+        del env["ANTHROPIC_API_KEY"], env["ANTHROPIC_BASE_URL"]
     done = loom(args, repo, env)
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr

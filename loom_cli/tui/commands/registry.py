@@ -75,6 +75,7 @@ REGISTRY = SlashRegistry((
     SlashCommand("help", "commands and keys", show_help, needs_agent=False),
     session.CLEAR,
     session.COMPACT,
+    session.CONTINUE,
     model.MODEL,
     info.COST,
     info.SKILLS,

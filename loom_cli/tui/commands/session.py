@@ -1,4 +1,5 @@
-"""Commands on the session as a whole: /clear (a new one), /resume (an earlier one), /compact."""
+"""Commands on the session as a whole: /clear (a new one), /resume (an earlier one), /compact,
+and /continue (the model goes on with an answer its output limit cut off)."""
 
 from __future__ import annotations
 
@@ -101,8 +102,20 @@ def compact(host: ChatHost, command: ParsedCommand) -> None:
     host.compact(focus)
 
 
+def continue_answer(host: ChatHost, _command: ParsedCommand) -> None:
+    """Ask the model to go on where its last answer stopped: a prompt of its own, sent
+    (or queued behind a running turn) like one the user typed, so the transcript shows it."""
+    from ...stop_reason import CONTINUE_PROMPT
+    from ..paste import Draft
+
+    host.prompt_queue.add(Draft(CONTINUE_PROMPT))
+    host.send_queued()
+
+
 CLEAR = SlashCommand("clear", "start a new session", clear)
 COMPACT = SlashCommand("compact", "summarise the conversation now  [focus]", compact,
                        usage="/compact [focus]", max_words=None)
 RESUME = SlashCommand("resume", "resume an earlier session of this workspace  [id]", resume,
                       usage="/resume [id]", max_words=1)
+CONTINUE = SlashCommand("continue", "let the model go on with an answer the output limit cut off",
+                        continue_answer)

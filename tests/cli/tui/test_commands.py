@@ -267,7 +267,7 @@ async def test_slash_completion(harness: Harness) -> None:
         await started(pilot, app)
         await pilot.press("/", "c")
         menu = app.query_one("#completion")
-        assert [c.label for c in menu.candidates] == ["/clear", "/compact", "/cost"]
+        assert [c.label for c in menu.candidates] == ["/clear", "/compact", "/continue", "/cost"]
         await pilot.press("backspace", *"mode")
         assert [c.label for c in menu.candidates] == ["/mode", "/model"]
         await pilot.press("backspace", "backspace", "backspace", "backspace", "c")

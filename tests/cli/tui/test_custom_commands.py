@@ -56,7 +56,7 @@ async def test_the_menu_lists_custom_commands_and_skills_with_their_descriptions
         await pilot.press("backspace", "c", "o")
         await wait_for(pilot, lambda: "/commit" in [c.label for c in menu.candidates])
         labels = [c.label for c in menu.candidates]
-        assert labels == ["/compact", "/cost", "/commit", "/git:commit"]  # built-ins first
+        assert labels == ["/compact", "/continue", "/cost", "/commit", "/git:commit"]  # built-ins first
         await pilot.press("backspace", "backspace", *"git")
         await wait_for(pilot, lambda: [c.label for c in menu.candidates] == ["/git:commit"])
 

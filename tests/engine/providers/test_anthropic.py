@@ -165,10 +165,27 @@ async def test_base_url_from_environment(fake_llm: FakeLLMServer, monkeypatch: p
     assert api_key_sent(fake_llm.last_request.headers) == "sk-ant-env"
 
 
-async def test_missing_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_key_for_anthropic_itself_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    _, err = await failure(AnthropicProvider(base_url="http://127.0.0.1:9"), request(Message.user("hi")))
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    _, err = await failure(AnthropicProvider(), request(Message.user("hi")))
     assert err.kind == "config" and "ANTHROPIC_API_KEY" in err.message
+
+
+async def test_custom_endpoint_needs_no_key(fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server (llama.cpp's Anthropic endpoint) or a proxy: a placeholder is sent."""
+    from loom_engine.providers.endpoints import PLACEHOLDER_KEY
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.anthropic_base_url)
+    fake_llm.enqueue(Reply.text("local model here"))
+    provider = AnthropicProvider()
+    try:
+        _, done = await collect(provider, request(Message.user("hi")))
+    finally:
+        await provider.aclose()
+    assert done.message.text == "local model here"
+    assert api_key_sent(fake_llm.last_request.headers) == PLACEHOLDER_KEY
 
 
 # --- faults -------------------------------------------------------------------------------

@@ -49,6 +49,17 @@ def test_missing_anthropic_key_names_the_variable() -> None:
     assert message.startswith("ANTHROPIC_API_KEY is not set; export it")
 
 
+def test_missing_anthropic_key_for_anthropic_itself_even_when_named() -> None:
+    message = config_error("anthropic", env={"ANTHROPIC_BASE_URL": "https://api.anthropic.com"})
+    assert message.startswith("ANTHROPIC_API_KEY is not set") and "ANTHROPIC_BASE_URL" in message
+
+
+def test_custom_anthropic_endpoint_needs_no_key() -> None:
+    provider = create_provider("anthropic", env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
+    assert isinstance(provider, AnthropicProvider)
+    assert provider.base_url == "http://127.0.0.1:8080" and provider._api_key == PLACEHOLDER_KEY
+
+
 def test_missing_openai_key_for_openai_itself() -> None:
     message = config_error("openai", env={})
     assert message.startswith("OPENAI_API_KEY is not set") and "OPENAI_BASE_URL" in message

@@ -136,3 +136,20 @@ def test_skill_names_restrict_the_catalog(tmp_path: Path) -> None:
                   AgentParts(provider=ParentAndChildren(), tools=default_tools(), workspace=Workspace.at(tmp_path),
                              skills=catalog), system_prompt="child")
     assert [s.name for s in agent.skills] == ["beta"]
+
+
+async def test_a_sub_agent_answer_cut_off_by_the_output_limit_is_marked_incomplete(tmp_path: Path) -> None:
+    from loom_engine.providers.scripted import ScriptedProvider
+
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "task", "input": {"description": "look", "prompt": "write a lot"}}]},
+        {"text": "the first half", "stop_reason": "max_tokens"},  # the sub-agent's answer
+        {"text": "Noted."},
+    ])
+    parent = Agent(AgentConfig(model="scripted", interactive=False),
+                   AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)))
+    events = [e async for e in parent.run("delegate")]
+    assert isinstance(events[-1], Finished) and not events[-1].cut_off
+    [result] = [p for m in parent.messages if m.role == "tool" for p in m.parts]
+    assert "the first half" in result.content  # type: ignore[union-attr]
+    assert "cut off at its output limit: it is incomplete" in result.content  # type: ignore[union-attr]
