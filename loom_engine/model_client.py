@@ -22,6 +22,7 @@ from .usage import Usage
 if TYPE_CHECKING:  # loaded on first use: they are not needed to start
     from .context.tokens import ContextTracker, TokenCounter
     from .metrics import RunMetrics
+    from .providers.breaker import CircuitBreaker
     from .providers.retry import RetryNotice, RetryPolicy
     from .providers.server_window import ServerWindows, WindowFact
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:  # loaded on first use: they are not needed to start
 class ModelClient:
     def __init__(self, provider: Provider, config: AgentConfig, *, system: str,
                  tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None,
-                 server_windows: ServerWindows | None = None) -> None:
+                 server_windows: ServerWindows | None = None,
+                 breaker: CircuitBreaker | None = None) -> None:
         self.provider = provider
         self.config = config
         self.system = system
@@ -39,6 +41,8 @@ class ModelClient:
         self.server_windows = server_windows
         if server_windows is not None and not config.context_window:
             server_windows.ensure(config.model)  # a sub-agent's own model is asked about too
+        # The provider endpoint's breaker (shared with the agents using the same endpoint).
+        self.breaker = breaker
         self._tracker = self._make_tracker()
 
     @property
@@ -77,7 +81,8 @@ class ModelClient:
 
         self._tracker.before_request(request.messages)
         return self._learning_window(
-            stream_with_retries(self.provider, request, self.retry_policy or RetryPolicy(), cancel))
+            stream_with_retries(self.provider, request, self.retry_policy or RetryPolicy(), cancel,
+                                breaker=self.breaker))
 
     async def _learning_window(self, events: AsyncIterator[ProviderEvent | RetryNotice]
                                ) -> AsyncIterator[ProviderEvent | RetryNotice]:

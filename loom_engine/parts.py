@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bus import EventBus
 from .hooks.config import HookSet
+from .providers.breaker import CircuitBreakers
 
 if TYPE_CHECKING:
     from .checkpoints import Checkpoints
@@ -49,6 +50,9 @@ class AgentParts:
     skills: SkillCatalog | None = None
     bus: EventBus = field(default_factory=EventBus)
     retry_policy: RetryPolicy | None = None
+    # One circuit breaker per provider endpoint, shared with every sub-agent: a dead
+    # server is not sent a round of retries by each of them.
+    breakers: CircuitBreakers = field(default_factory=CircuitBreakers)
     # Builds another provider by name, for a sub-agent whose model is another vendor's.
     make_provider: MakeProvider | None = None
     # Workspace snapshots for rewind (shared with sub-agents); None: none taken.
@@ -67,7 +71,8 @@ class AgentParts:
             object.__setattr__(self, "tools", tuple(self.tools))
 
     def for_child(self, config: AgentConfig, definition: AgentDefinition | None, *, vendor: str) -> AgentParts:
-        """A sub-agent's parts. It shares the bus, hooks, snapshots, skills and sandbox;
+        """A sub-agent's parts. It shares the bus, hooks, snapshots, skills, sandbox and
+        circuit breakers;
         its tools are these (and the source's, as they are now) narrowed to ``config``'s;
         its permission rules are these, followed live, and a custom agent's mode can only
         narrow them; a model of another vendor than ``vendor`` (the parent's) gets that

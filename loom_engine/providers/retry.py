@@ -25,6 +25,7 @@ from .base import (
     StreamThinking,
     StreamToolUseStart,
 )
+from .breaker import CircuitBreaker
 
 
 @dataclass(frozen=True)
@@ -106,20 +107,31 @@ async def stream_with_retries(
     cancel: CancelToken,
     *,
     rng: Callable[[], float] = random.random,
+    breaker: CircuitBreaker | None = None,
 ) -> AsyncIterator[ProviderEvent | RetryNotice]:
     """Stream ``request``, retrying retryable failures according to ``policy``.
 
     Raises :class:`Cancelled` as soon as ``cancel`` fires (during the stream or a
     backoff sleep) and the last :class:`ProviderError` once retries are exhausted.
+    With a ``breaker`` (the endpoint's, shared with other agents), every attempt asks
+    it first and reports its outcome to it; once it is open, :class:`CircuitOpen` is
+    raised instead of sending anything or waiting out the backoff.
     """
     attempt = 0
     while True:
         cancel.raise_if_cancelled()
+        admission = await breaker.admit(cancel) if breaker is not None else None
         streamed = False
+        # Whether the breaker was told this attempt's outcome (the first event is an answer).
+        reported = False
+        failure: ProviderError | None = None
         stream = provider.stream(request)
         events = _cancellable(stream, cancel)
         try:
             async for event in events:
+                if not reported and breaker is not None and admission is not None:
+                    breaker.answered(admission)
+                    reported = True
                 if isinstance(event, _OUTPUT_EVENTS):
                     streamed = True
                 yield event
@@ -129,12 +141,23 @@ async def stream_with_retries(
         finally:
             await events.aclose()
             await _close(stream)
+            # Aborted (or closed by the consumer) before any outcome: it counts for nothing.
+            if breaker is not None and admission is not None and not reported and \
+                    (failure is None or cancel.cancelled):
+                breaker.withdrawn(admission)
+                reported = True
         # A failure that raced with an abort is not worth retrying.
         cancel.raise_if_cancelled()
+        if breaker is not None and admission is not None:
+            breaker.failed(admission, failure)
         if not failure.retryable or attempt >= policy.retries_for(failure.kind):
             raise failure
         if failure.retry_after is not None and failure.retry_after > policy.max_retry_after:
             raise failure
+        # Retries left, but the endpoint is down (this failure or others' tripped the
+        # breaker): say so now rather than after a backoff that would end the same way.
+        if breaker is not None and breaker.state == "open":
+            raise breaker.rejection() from failure
         attempt += 1
         delay = policy.delay(attempt, failure.retry_after, rng)
         yield RetryNotice(attempt=attempt, delay_s=delay, reason=failure.message,
