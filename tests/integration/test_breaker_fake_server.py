@@ -5,6 +5,7 @@ the cool-down lets the next run recover; request errors and aborts never trip it
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import AgentEvent, Error, Finished
 from loom_engine.execution import Cancelled, CancelToken
-from loom_engine.parts import AgentParts
 from loom_engine.messages import Message
+from loom_engine.parts import AgentParts
+from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import Provider, ProviderError, ProviderRequest
 from loom_engine.providers.breaker import BreakerPolicy, CircuitBreaker, CircuitBreakers, CircuitOpen
 from loom_engine.providers.factory import create_provider
@@ -34,6 +36,13 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@pytest.fixture
+async def provider(fake_llm: FakeLLMServer) -> AsyncIterator[Provider]:
+    made = AnthropicProvider(api_key="test", base_url=fake_llm.anthropic_base_url)
+    yield made
+    await made.aclose()
 
 
 def _parent(workspace: Path, server: FakeLLMServer, breakers: CircuitBreakers) -> Agent:
@@ -76,6 +85,7 @@ async def test_four_sub_agents_against_a_dead_server_send_a_bounded_few(
     assert "requests in a row failed" in final.message and "then tries one request" in final.message
     assert len(fake_llm.requests) == 1 + child_requests
     assert breakers.for_endpoint("anthropic").state == "open"
+    await parent.client.aclose()
 
 
 async def test_a_probe_after_the_cool_down_lets_the_next_run_recover(
@@ -101,12 +111,12 @@ async def test_a_probe_after_the_cool_down_lets_the_next_run_recover(
     assert isinstance(recovered[-1], Finished) and recovered[-1].result == "back again"
     assert len(fake_llm.requests) == 4
     assert breakers.for_endpoint("anthropic").state == "closed"
+    await parent.client.aclose()
 
 
-async def test_a_failed_probe_opens_it_for_another_cool_down(fake_llm: FakeLLMServer) -> None:
+async def test_a_failed_probe_opens_it_for_another_cool_down(fake_llm: FakeLLMServer, provider: Provider) -> None:
     clock = FakeClock()
     breaker = CircuitBreaker("anthropic", BreakerPolicy(failure_threshold=2, cooldown_s=10.0), clock=clock)
-    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     fake_llm.enqueue(*(Reply.error(500, "still down") for _ in range(3)))
     with pytest.raises(CircuitOpen):
         await _drain(provider, breaker)
@@ -118,9 +128,8 @@ async def test_a_failed_probe_opens_it_for_another_cool_down(fake_llm: FakeLLMSe
     assert breaker.state == "open"
 
 
-async def test_request_errors_do_not_trip_it(fake_llm: FakeLLMServer) -> None:
+async def test_request_errors_do_not_trip_it(fake_llm: FakeLLMServer, provider: Provider) -> None:
     breaker = CircuitBreaker("anthropic", BreakerPolicy(failure_threshold=2), clock=FakeClock())
-    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     fake_llm.enqueue(*(Reply.error(400, "bad tool schema", type="invalid_request_error") for _ in range(5)))
     for _ in range(5):
         with pytest.raises(ProviderError) as raised:
@@ -130,9 +139,8 @@ async def test_request_errors_do_not_trip_it(fake_llm: FakeLLMServer) -> None:
     assert breaker.state == "closed" and breaker.consecutive_failures == 0
 
 
-async def test_a_request_error_resets_the_count_of_outages(fake_llm: FakeLLMServer) -> None:
+async def test_a_request_error_resets_the_count_of_outages(fake_llm: FakeLLMServer, provider: Provider) -> None:
     breaker = CircuitBreaker("anthropic", BreakerPolicy(failure_threshold=2), clock=FakeClock())
-    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     fake_llm.enqueue(Reply.error(500, "down"), Reply.error(400, "bad", type="invalid_request_error"),
                      Reply.error(500, "down"), Reply.error(400, "bad", type="invalid_request_error"))
     for _ in range(2):
@@ -142,9 +150,8 @@ async def test_a_request_error_resets_the_count_of_outages(fake_llm: FakeLLMServ
     assert breaker.state == "closed" and len(fake_llm.requests) == 4
 
 
-async def test_aborted_requests_do_not_count(fake_llm: FakeLLMServer) -> None:
+async def test_aborted_requests_do_not_count(fake_llm: FakeLLMServer, provider: Provider) -> None:
     breaker = CircuitBreaker("anthropic", BreakerPolicy(failure_threshold=1), clock=FakeClock())
-    provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     for n in range(1, 4):
         fake_llm.enqueue(Reply.silent())
         cancel = CancelToken()
