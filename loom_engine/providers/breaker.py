@@ -120,9 +120,8 @@ class CircuitBreaker:
         last = self._last_failure
         at = (datetime.datetime.now() + datetime.timedelta(seconds=left)).strftime("%H:%M:%S")
         cause = last.message if last is not None else "the server is not answering"
-        message = (f"the {self.endpoint} server is not answering: {self._failures} requests in a row failed "
-                   f"(last: {cause}); Loom sends nothing more before {at} (in {math.ceil(left)}s), "
-                   "then tries one request")
+        message = (f"the {self.endpoint} server is not answering ({self._failures} failed requests in a row, "
+                   f"the last: {cause}); Loom tries it again from {at} (in {math.ceil(left)}s)")
         return CircuitOpen(last.kind if last is not None else "connection", message, retry_in_s=left)
 
     def answered(self, admission: Admission) -> None:

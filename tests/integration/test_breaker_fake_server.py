@@ -82,7 +82,7 @@ async def test_four_sub_agents_against_a_dead_server_send_a_bounded_few(
     # The parent's own next request was never sent: it ends with the same line.
     final = events[-1]
     assert isinstance(final, Error) and final.message.startswith(OPEN_LINE)
-    assert "requests in a row failed" in final.message and "then tries one request" in final.message
+    assert "failed requests in a row" in final.message and "Loom tries it again from" in final.message
     assert len(fake_llm.requests) == 1 + child_requests
     assert breakers.for_endpoint("anthropic").state == "open"
     await parent.client.aclose()
