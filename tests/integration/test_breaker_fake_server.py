@@ -18,12 +18,12 @@ from loom_engine.execution import Cancelled, CancelToken
 from loom_engine.messages import Message
 from loom_engine.parts import AgentParts
 from loom_engine.providers.anthropic_provider import AnthropicProvider
-from loom_engine.providers.base import Provider, ProviderError, ProviderRequest
+from loom_engine.providers.base import Provider, ProviderError, ProviderEvent, ProviderRequest
 from loom_engine.providers.breaker import BreakerPolicy, CircuitBreaker, CircuitBreakers, CircuitOpen
 from loom_engine.providers.factory import create_provider
 from loom_engine.providers.retry import RetryPolicy, stream_with_retries
 from loom_engine.workspace import Workspace
-from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.fake_llm import FakeLLMServer, Reply, free_port
 
 # Backoff waits of a millisecond: the counts are what matters, not the pacing.
 FAST_RETRIES = RetryPolicy(base_delay=0.001, max_delay=0.001, jitter=0.0)
@@ -86,6 +86,34 @@ async def test_four_sub_agents_against_a_dead_server_send_a_bounded_few(
     assert len(fake_llm.requests) == 1 + child_requests
     assert breakers.for_endpoint("anthropic").state == "open"
     await parent.client.aclose()
+
+
+class CountingProvider:
+    """A real provider, counting the requests it was asked to send."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.sent = 0
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        self.sent += 1
+        return self.inner.stream(request)
+
+
+async def test_four_parallel_requests_to_a_port_nothing_listens_on() -> None:
+    inner = AnthropicProvider(api_key="test", base_url=f"http://127.0.0.1:{free_port()}")
+    counting = CountingProvider(inner)
+    breaker = CircuitBreakers(clock=FakeClock()).for_endpoint("anthropic")
+    results = await asyncio.gather(*(_drain(counting, breaker) for _ in range(4)), return_exceptions=True)
+    await inner.aclose()
+    # Without the breaker: 4 x 3 attempts (a refused connection is retried twice).
+    threshold = BreakerPolicy().failure_threshold
+    assert threshold <= counting.sent <= threshold + 3, counting.sent
+    for result in results:
+        assert isinstance(result, CircuitOpen), result
+        assert result.kind == "connection" and "Connection refused" in result.message
+        assert result.message.startswith(OPEN_LINE)
 
 
 async def test_a_probe_after_the_cool_down_lets_the_next_run_recover(
