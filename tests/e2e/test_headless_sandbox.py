@@ -59,7 +59,8 @@ def test_stream_json_says_it_in_the_first_and_the_last_line(workspace: Path, tmp
     off = {"mode": "off", "active": False, "backend": None, "network": "off", "allowed_domains": [], "detail": "",
            "reason": "", "fix": ""}
     assert events[0] == {"type": "system", "subtype": "init", "session_id": events[0]["session_id"],
-                         "model": "claude-sonnet-4-6", "sandbox": off}
+                         "model": "claude-sonnet-4-6", "sandbox": off,
+                         "context_window": {"tokens": 200_000, "source": "Loom's model table"}}
     assert events[0]["session_id"] and events[1]["type"] == "turn_started"
     assert events[-1]["type"] == "finished" and events[-1]["sandbox"] == off
     assert done.stderr == ""  # off is the user's choice: nothing to warn about
