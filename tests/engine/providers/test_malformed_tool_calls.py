@@ -10,7 +10,7 @@ refusal is not retried - the same request fails the same way - and is said in on
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,7 @@ import pytest
 
 from loom_engine.execution import CancelToken
 from loom_engine.messages import Message, ToolResultPart, ToolUsePart
-from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import Provider, ProviderError, StreamCompleted
-from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryPolicy, stream_with_retries
 from loom_engine.providers.sdk_stream import unreadable_request
 from loom_engine.sessions.store import SessionStore
@@ -39,24 +37,6 @@ PARSE_FAILURE = json.dumps({"error": {
     "code": 500, "type": "server_error",
     "message": "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at "
                "line 2, column 36: syntax error while parsing object - unexpected end of input; expected '}'"}})
-
-
-@pytest.fixture
-async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[[str], Provider]]:
-    made: list[AnthropicProvider | OpenAIProvider] = []
-
-    def build(kind: str) -> Provider:
-        provider: AnthropicProvider | OpenAIProvider
-        if kind == "anthropic":
-            provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url)
-        else:
-            provider = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url)
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        await provider.aclose()
 
 
 def cut_off_turn(call: ToolUsePart) -> tuple[Message, ...]:

@@ -11,7 +11,6 @@ import pytest
 
 from loom_engine.execution import Cancelled, CancelToken
 from loom_engine.messages import Message
-from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import (
     Provider,
     ProviderError,
@@ -30,25 +29,6 @@ FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01, jitter=0.0)
 
 def req(model: str = "claude-haiku-4-5") -> ProviderRequest:
     return ProviderRequest(model=model, system="sys", messages=(Message.user("hi"),))
-
-
-@pytest.fixture
-async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[[str], Provider]]:
-    """Builds real providers aimed at the fake server; closes their clients afterwards."""
-    made: list[AnthropicProvider | OpenAIProvider] = []
-
-    def build(kind: str) -> Provider:
-        provider: AnthropicProvider | OpenAIProvider
-        if kind == "anthropic":
-            provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url)
-        else:
-            provider = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url)
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        await provider.aclose()
 
 
 async def drain(provider: Provider, request: ProviderRequest, policy: RetryPolicy = FAST,

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
 from loom_engine.execution import CancelToken
 from loom_engine.messages import Message
-from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import (
     Provider,
     ProviderError,
@@ -26,7 +25,6 @@ from loom_engine.providers.base import (
     StreamText,
     StreamTimeouts,
 )
-from loom_engine.providers.openai_provider import OpenAIProvider
 from loom_engine.providers.retry import RetryNotice, RetryPolicy, stream_with_retries
 from loom_engine.providers.sdk_stream import client_options
 from loom_engine.providers.stall_watch import SseLineStarts
@@ -45,24 +43,6 @@ KINDS = ["anthropic", "openai"]
 def req(kind: str) -> ProviderRequest:
     return ProviderRequest(model="claude-haiku-4-5" if kind == "anthropic" else "gpt-4o", system="sys",
                            messages=(Message.user("hi"),))
-
-
-@pytest.fixture
-async def make(fake_llm: FakeLLMServer) -> AsyncIterator[Callable[..., Provider]]:
-    made: list[AnthropicProvider | OpenAIProvider] = []
-
-    def build(kind: str, stalls: StreamTimeouts = SLOW_START) -> Provider:
-        provider: AnthropicProvider | OpenAIProvider
-        if kind == "anthropic":
-            provider = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url, stream_timeouts=stalls)
-        else:
-            provider = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url, stream_timeouts=stalls)
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        await provider.aclose()
 
 
 @pytest.mark.parametrize("kind", KINDS)
