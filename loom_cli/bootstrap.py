@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from loom_engine.paths import config_dir, data_dir, protected_paths, sessions_dir, user_config_file
 from loom_engine.permissions.modes import PermissionMode
+from loom_engine.providers.endpoints import API_KEY_VARIABLES
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.sandbox.config import SandboxMode
 from loom_engine.workspace import Workspace, find_workspace_root
@@ -366,8 +367,8 @@ def _prepare(provider: object) -> None:
 
 # Where Loom's own keys come from; a command can print them (`printenv`), so redaction
 # must know their exact values, whatever their shape.
-_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+_KEY_VARIABLES = tuple(API_KEY_VARIABLES.values())
+_URL_VARIABLES = tuple(BASE_URL_VARIABLES.values())
 
 
 def _held_secrets(settings: Settings) -> Redactor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from loom_engine.providers.endpoints import BASE_URL_VARIABLES
+from loom_engine.providers.endpoints import API_KEY_VARIABLES, BASE_URL_VARIABLES
 
 if TYPE_CHECKING:
     from loom_engine.providers.server_window import ServerWindows
@@ -27,7 +27,7 @@ def server_windows(provider_name: str, base_url: str | None, model: str,
     if root is None:
         return None
     # The key the requests carry: a server started with one (vLLM --api-key) wants it here too.
-    key = os.environ.get(f"{provider_name.upper()}_API_KEY")
+    key = os.environ.get(API_KEY_VARIABLES[provider_name])
     headers = ({"x-api-key": key} if provider_name == "anthropic" else {"Authorization": f"Bearer {key}"}) \
         if key else {}
     windows = ServerWindows(root, headers=headers)

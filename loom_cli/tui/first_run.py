@@ -14,10 +14,11 @@ from pathlib import Path
 
 from loom_engine.events import Error
 from loom_engine.private_files import open_private, private_folder
+from loom_engine.providers.endpoints import API_KEY_VARIABLES, BASE_URL_VARIABLES
 
-# The variable each provider reads its key from (see loom_engine.providers).
-KEY_VARIABLES: Mapping[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-OPENAI_BASE_URL = "OPENAI_BASE_URL"
+# The variable each provider reads its key from.
+KEY_VARIABLES: Mapping[str, str] = API_KEY_VARIABLES
+OPENAI_BASE_URL = BASE_URL_VARIABLES["openai"]
 # What Ollama serves by default: an example the user can paste and adjust.
 LOCAL_URL_EXAMPLE = "http://localhost:11434/v1"
 # Written to the data folder once the welcome was shown: later starts show one line.

@@ -32,7 +32,7 @@ from .base import (
     StreamTimeouts,
     StreamToolUseStart,
 )
-from .endpoints import PLACEHOLDER_KEY, is_vendor_url
+from .endpoints import API_KEY_VARIABLES, PLACEHOLDER_KEY, is_vendor_url
 from .models import lookup
 from .retry import parse_retry_after
 from .sdk_stream import (
@@ -50,13 +50,13 @@ from .sdk_stream import (
 from .server_window import window_in_error
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-API_KEY_ENV = "ANTHROPIC_API_KEY"
+API_KEY_ENV = API_KEY_VARIABLES["anthropic"]
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 
 
 def is_official_anthropic(base_url: str | None) -> bool:
     """Anthropic's own API, which needs a key (a custom endpoint may not)."""
-    return is_vendor_url(base_url, "anthropic.com")
+    return is_vendor_url(base_url, "anthropic")
 
 _EPHEMERAL = {"type": "ephemeral"}
 # Models on which the SDK asks for adaptive thinking instead of a fixed budget.

@@ -8,16 +8,22 @@ from urllib.parse import urlsplit
 
 # The environment names the user's endpoint for each provider; it beats every file.
 BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# Where each provider's key is read from.
+API_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# The vendors' own services (a host of the domain or under it): they need a real key, and
+# the model table knows their models.
+VENDOR_DOMAINS = {"anthropic": "anthropic.com", "openai": "openai.com"}
 # Sent as the key to a custom endpoint when none is configured: local servers (llama.cpp,
 # Ollama, vLLM...) ignore it, and the SDKs refuse to run without one.
 PLACEHOLDER_KEY = "loom-local-no-key"
 
 
-def is_vendor_url(base_url: str | None, domain: str) -> bool:
-    """Whether ``base_url`` is the vendor's own service (``domain`` or a host under it);
+def is_vendor_url(base_url: str | None, vendor: str) -> bool:
+    """Whether ``base_url`` is ``vendor``'s own service (a host of its domain or under it);
     no URL means the SDK's default, which is."""
     if not base_url:
         return True
+    domain = VENDOR_DOMAINS[vendor]
     host = (urlsplit(base_url).hostname or "").lower()
     return host == domain or host.endswith("." + domain)
 

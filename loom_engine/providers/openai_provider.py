@@ -18,7 +18,6 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from ..usage import Usage
@@ -33,7 +32,7 @@ from .base import (
     StreamTimeouts,
     StreamToolUseStart,
 )
-from .endpoints import PLACEHOLDER_KEY
+from .endpoints import API_KEY_VARIABLES, PLACEHOLDER_KEY, is_vendor_url
 from .retry import parse_retry_after
 from .sdk_stream import (
     LoopClient,
@@ -51,7 +50,7 @@ from .sdk_stream import (
 from .server_window import window_in_error
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-API_KEY_ENV = "OPENAI_API_KEY"
+API_KEY_ENV = API_KEY_VARIABLES["openai"]
 BASE_URL_ENV = "OPENAI_BASE_URL"
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
@@ -59,10 +58,7 @@ FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call":
 
 
 def is_official_openai(base_url: str | None) -> bool:
-    if not base_url:
-        return True
-    host = (urlsplit(base_url).hostname or "").lower()
-    return host == "api.openai.com" or host.endswith(".openai.com")
+    return is_vendor_url(base_url, "openai")
 
 
 # --- neutral messages -> wire format --------------------------------------------------

@@ -20,15 +20,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from .endpoints import VENDOR_DOMAINS, is_vendor_url
+
 # The whole probe (every endpoint tried) gives up after this: a local server answers in
 # milliseconds, and a dead one must not hold anything up.
 PROBE_TIMEOUT_S = 2.0
 
 # How the window of a model neither the table nor the server knows is described.
 UNKNOWN_NOTE_PREFIX = "assumed for an unknown model"
-
-# Hosts whose models Loom's table knows: never probed.
-_OFFICIAL_HOSTS = ("api.anthropic.com", "api.openai.com")
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def probe_target(base_url: str | None) -> str | None:
     host = (parts.hostname or "").lower()
     if parts.scheme not in ("http", "https") or not host:
         return None
-    if any(host == official or host.endswith("." + official) for official in _OFFICIAL_HOSTS):
+    if any(is_vendor_url(base_url, vendor) for vendor in VENDOR_DOMAINS):  # the table knows their models
         return None
     # OpenAI-compatible base URLs end in /v1; the servers' own endpoints sit at the root.
     path = parts.path.rstrip("/")
