@@ -13,6 +13,7 @@ from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.endpoints import API_KEY_VARIABLES
 from loom_engine.providers.names import DEFAULT_MODELS
 from loom_engine.sandbox.config import SandboxMode
+from loom_engine.usage_wait import UsageLimitPolicy, UsageLimitWaiter
 from loom_engine.workspace import Workspace, find_workspace_root
 
 from .project_trust import ProjectChange, ignored_line
@@ -82,6 +83,9 @@ class RunOptions:
     trust_project_mcp: bool = False
     # Run the project's hooks that the user has not trusted (--trust-project-hooks, one run).
     trust_project_hooks: bool = False
+    # Whether a usage limit is waited for (`loom run --wait-for-reset`, the chat); None:
+    # the run stops at one.
+    usage_limits: UsageLimitPolicy | None = None
 
 
 @dataclass
@@ -242,7 +246,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     parts = AgentParts(provider=provider, tools=tools, workspace=workspace, tool_source=toolset,
                        permissions=permissions, skills=skills, make_provider=make_provider,
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
-                       server_windows=server_windows(provider_name, base_url, model, settings.context_window))
+                       server_windows=server_windows(provider_name, base_url, model, settings.context_window),
+                       usage_limits=UsageLimitWaiter(options.usage_limits))
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     _prepare(provider)
     return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import signal
 import sys
@@ -18,13 +19,16 @@ if TYPE_CHECKING:
     from loom_engine.commands.invoke import Invocation
     from loom_engine.events import Finished, HookRan
     from loom_engine.mcp.manager import McpManager
+    from loom_engine.usage_wait import UsageLimitPolicy
 
     from .chat_agent import ChatAgent
     from .stop_reason import StopEvent
 
 # The exit codes of `loom run` (README.md, "Exit codes"). EXIT_CUT_OFF: the answer was
 # printed, but the model's output limit (max_tokens) cut it off before its end.
+# EXIT_USAGE_LIMIT: a plan's allowance or an account's quota is spent (and not waited for).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_CUT_OFF, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_USAGE_LIMIT = 5
 
 _T = TypeVar("_T")
 # Read by name: SIGHUP does not exist on every platform.
@@ -46,7 +50,9 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
 
 
 async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr, mcp_wait_s: float = 5.0) -> int:
+                       err: TextIO = sys.stderr, mcp_wait_s: float = 5.0,
+                       usage_limits: UsageLimitPolicy | None = None) -> int:
+    """``usage_limits``: the policy the agent was built with (for what the stop says)."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
@@ -77,7 +83,7 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
         await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
         said: set[str] = set()  # each reason the snapshots are off is said once
         _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
-        return await _run(agent, prompt, output_format, out, err, invocation, said)
+        return await _run(agent, prompt, output_format, out, err, invocation, said, usage_limits)
     finally:
         await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
@@ -142,7 +148,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
 
 async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, err: TextIO,
                invocation: Invocation | None = None,
-               snapshots_said: set[str] | None = None) -> int:
+               snapshots_said: set[str] | None = None,
+               usage_limits: UsageLimitPolicy | None = None) -> int:
     from loom_engine.events import (
         TERMINAL_EVENTS,
         Aborted,
@@ -155,9 +162,13 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         Notice,
         Retrying,
         TurnStarted,
+        UsageLimitWait,
     )
+    from loom_engine.usage_wait import UsageLimitPolicy
 
     from .stop_reason import cut_off, retry_detail, retry_status, stop_reason
+    from .usage_limits import StderrCountdown, stop_line
+    from .visible_text import raw_stream
     from .wording import compaction_notice
 
     started = time.monotonic()
@@ -173,6 +184,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
 
     final: Finished | StopEvent | None = None
     num_turns = 0
+    countdown = StderrCountdown(raw_stream(err), clean=clean)
     from .sandbox_report import status_of
 
     confinement = status_of(agent)
@@ -187,10 +199,13 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         stream = start_turn(agent, prompt, invocation)
         try:
             async for event in stream:
+                countdown.stop()  # a wait for a usage limit ends with the next event
                 if output_format == "stream-json":
                     line = event.to_dict()
                     if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
                         line["sandbox"] = sandbox  # the final line says it again, for who reads only that
+                        if isinstance(event, Error) and event.kind == "usage_limit":
+                            line["stop_reason"] = "usage_limit"
                     out.write(json.dumps(clean(line), default=str) + "\n")
                     out.flush()
                 if isinstance(event, Notice) and event.level == "warning":
@@ -203,6 +218,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
                 elif isinstance(event, Retrying):
                     status = retry_status(event, event.delay_s).removeprefix("↻ ")
                     err.write(clean(f"loom: {status}: {retry_detail(event)}\n"))
+                elif isinstance(event, UsageLimitWait):
+                    countdown.start(event)
                 # Sub-agents' events come through the same stream (depth > 0): only the
                 # top-level agent's turns and its terminal event describe the run.
                 if event.depth == 0:
@@ -211,6 +228,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
                     elif isinstance(event, TERMINAL_EVENTS):
                         final = event
         finally:
+            countdown.stop()
             await stream.aclose()  # a command's turn-only grants end with it
     finally:
         for sig, _ in _STOP_SIGNALS:
@@ -236,6 +254,10 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             code, result, is_error, why = EXIT_LIMIT, stop_reason(final), True, "max_budget"
         case Aborted():
             code, result, is_error, why = EXIT_INTERRUPTED, stop_reason(final), True, "interrupted"
+        case Error() if final.kind == "usage_limit":
+            code, is_error, why = EXIT_USAGE_LIMIT, True, "usage_limit"
+            result = stop_line(final, usage_limits or UsageLimitPolicy(), stop_reason(final, headless=True),
+                               time.time())
         case Error():
             code, result, is_error, why = EXIT_ERROR, stop_reason(final, headless=True), True, "error"
         case None:
@@ -250,6 +272,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
             "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
             "metrics": metrics.to_dict(), "sandbox": sandbox, "context_window": clean(_window(agent)),
+            **_limit_fields(final),
         }) + "\n")
     elif output_format == "text" and not is_error:
         out.write(result + ("" if result.endswith("\n") else "\n"))
@@ -266,3 +289,15 @@ def _window(agent: ChatAgent) -> dict[str, object]:
     the server may still be out: the result line says what it settled on)."""
     window = agent.window_in_use()
     return {"tokens": window.tokens, "source": window.source}
+
+
+def _limit_fields(final: object) -> dict[str, object]:
+    """The result's fields for a usage limit: when it resets (unix seconds, and ISO 8601
+    in UTC), or null when the server did not say."""
+    from loom_engine.events import Error
+
+    if not (isinstance(final, Error) and final.kind == "usage_limit"):
+        return {}
+    at = final.resets_at
+    iso = None if at is None else datetime.datetime.fromtimestamp(at, datetime.UTC).isoformat(timespec="seconds")
+    return {"resets_at": at, "resets_at_iso": iso}

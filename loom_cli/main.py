@@ -151,6 +151,12 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         trust_project_hooks: Annotated[bool, typer.Option(
             "--trust-project-hooks", help="Run the hooks of the project's settings files (.loom/, .claude/) "
                                           "that you have not trusted, for this run only.")] = False,
+        wait_for_reset: Annotated[bool, typer.Option(
+            "--wait-for-reset", help="At a usage limit (a plan's 5-hour or weekly allowance, a spent quota), "
+                                     "wait for it to reset and go on; without it the run stops (exit 5).")] = False,
+        max_wait: Annotated[str | None, typer.Option(
+            "--max-wait", help="With --wait-for-reset: the longest wait, e.g. 90s, 30m, 5h (default 5h); "
+                               "a later reset stops the run (exit 5).")] = None,
         ) -> None:
     """Run one task headless and print the answer."""
     import asyncio
@@ -165,6 +171,12 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
         _fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:
         _fail("use --continue or --resume, not both", EXIT_USAGE)
+    from .usage_limits import headless_policy
+
+    try:
+        usage_limits = headless_policy(wait_for_reset, max_wait)
+    except ValueError as error:
+        _fail(str(error), EXIT_USAGE)
     _check_user_setup()
     options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
@@ -173,7 +185,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script, trust_project=trust_project or None,
                          mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp,
-                         trust_project_hooks=trust_project_hooks)
+                         trust_project_hooks=trust_project_hooks, usage_limits=usage_limits)
     from loom_engine.providers.base import ProviderError
 
     try:
@@ -198,7 +210,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     from .mcp_setup import startup_wait_s
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
-                                    mcp_wait_s=startup_wait_s()))
+                                    mcp_wait_s=startup_wait_s(), usage_limits=usage_limits))
     from .exit import exit_now
 
     exit_now(code, built.session)

@@ -36,14 +36,16 @@ _WHAT_TO_DO = {
     "connection": "check that the server is running and its address is right, then send again",
     "timeout": "send your message again (or try later)",
     "rate_limit": "wait a minute, then send your message again",
+    "usage_limit": "wait for the limit to reset, then send your message again",
     "overloaded": "the service is busy: try again in a few minutes",
     "server": "try again in a few minutes",
     "context_length": "run /compact to shorten the conversation (or /clear to start over), then send again",
 }
 # `loom run` has no /compact: it compacted already when the model refused the request, or
 # there was nothing it could shorten (one long prompt, a first turn).
+# A usage limit's advice names the reset and the flag that waits (`usage_limits.stop_line`).
 _WHAT_TO_DO_HEADLESS = {
-    **_WHAT_TO_DO,
+    **{kind: advice for kind, advice in _WHAT_TO_DO.items() if kind != "usage_limit"},
     "context_length": "Loom could not shorten the conversation enough: start a new session (without "
                       "--continue or --resume) or send a shorter prompt",
 }

@@ -168,6 +168,24 @@ class Retrying(AgentEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class UsageLimitWait(AgentEvent):
+    """A usage limit was hit and the run waits for it to reset, then sends the same
+    request again (Esc / Ctrl+C stop the wait like any run). A UI shows a countdown to
+    ``until`` (unix seconds); the next event of the agent ends the wait."""
+
+    type: ClassVar[str] = "usage_limit_wait"
+    until: float
+    wait_s: float
+    # The server said when the limit resets (``resets_at``); otherwise the wait is a
+    # guess and the request is tried again after it.
+    reset_known: bool
+    resets_at: float | None = None
+    reason: str = ""
+    # The wait's number for this request (a server may refuse again after a reset).
+    attempt: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
 class Notice(AgentEvent):
     """A one-line message for the user (warnings, loop guard, skipped skills...)."""
 
@@ -237,7 +255,9 @@ class Aborted(AgentEvent):
 class Error(AgentEvent):
     type: ClassVar[str] = "error"
     message: str
-    kind: str  # e.g. auth, rate_limit, connection, bad_request, loop_guard, internal
+    kind: str  # e.g. auth, rate_limit, usage_limit, connection, bad_request, loop_guard, internal
+    # A usage limit's reset (unix seconds), when the server said.
+    resets_at: float | None = None
 
 
 TERMINAL_EVENTS = (Finished, MaxTurnsReached, BudgetExceeded, Aborted, Error)
@@ -247,8 +267,8 @@ TERMINAL_EVENTS = (Finished, MaxTurnsReached, BudgetExceeded, Aborted, Error)
 # the base class (the streams' item type); ``is_event`` narrows one to this union.
 Event: TypeAlias = (TurnStarted | TextDelta | ThinkingDelta | AssistantMessage | ToolCallStarted | ToolProgress
                     | ToolFinished | PermissionRequested | PermissionAnswered | TodosUpdated | CompactionApplied
-                    | UsageUpdated | Retrying | Notice | HookRan | Finished | MaxTurnsReached | BudgetExceeded
-                    | Aborted | Error)
+                    | UsageUpdated | Retrying | UsageLimitWait | Notice | HookRan | Finished | MaxTurnsReached
+                    | BudgetExceeded | Aborted | Error)
 _EVENT_CLASSES: tuple[type[AgentEvent], ...] = get_args(Event)
 
 

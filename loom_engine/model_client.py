@@ -18,6 +18,7 @@ from .messages import Message
 from .providers.base import Provider, ProviderEvent, ProviderRequest
 from .tool_spec import ToolSpec
 from .usage import Usage
+from .usage_wait import UsageLimitWaiter
 
 if TYPE_CHECKING:  # loaded on first use: they are not needed to start
     from .context.tokens import ContextTracker, TokenCounter
@@ -31,7 +32,8 @@ class ModelClient:
     def __init__(self, provider: Provider, config: AgentConfig, *, system: str,
                  tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None,
                  server_windows: ServerWindows | None = None,
-                 breaker: CircuitBreaker | None = None) -> None:
+                 breaker: CircuitBreaker | None = None,
+                 usage_limits: UsageLimitWaiter | None = None) -> None:
         self.provider = provider
         self.config = config
         self.system = system
@@ -43,6 +45,8 @@ class ModelClient:
             server_windows.ensure(config.model)  # a sub-agent's own model is asked about too
         # The provider endpoint's breaker (shared with the agents using the same endpoint).
         self.breaker = breaker
+        # Whether (and how long) a request that hit a usage limit waits for its reset.
+        self.usage_limits = usage_limits or UsageLimitWaiter()
         self._tracker = self._make_tracker()
 
     @property

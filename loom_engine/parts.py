@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .subagents.spawn import MakeProvider
     from .tools.base import Tool
     from .tools.source import ToolSource
+    from .usage_wait import UsageLimitWaiter
     from .workspace import Workspace
 
 
@@ -50,6 +51,9 @@ class AgentParts:
     skills: SkillCatalog | None = None
     bus: EventBus = field(default_factory=EventBus)
     retry_policy: RetryPolicy | None = None
+    # Whether a request that hit a usage limit waits for the reset (shared with
+    # sub-agents); None: it does not, the run ends with the error.
+    usage_limits: UsageLimitWaiter | None = None
     # One circuit breaker per provider endpoint, shared with every sub-agent: a dead
     # server is not sent a round of retries by each of them.
     breakers: CircuitBreakers = field(default_factory=CircuitBreakers)

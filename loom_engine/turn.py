@@ -25,6 +25,7 @@ from .events import (
     TextDelta,
     ThinkingDelta,
     TurnStarted,
+    UsageLimitWait,
 )
 from .execution import Cancelled
 from .hooks.config import HookEventName
@@ -134,6 +135,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
     stamp = run.stamp
     scratch = run.state.inflight
     compacted_for_length = False
+    waited_s, waits = 0.0, 0  # for a usage limit, on this request
     while True:
         request = run.deps.client.build_request(run.deps.transcript.messages)
         scratch.start_stream()
@@ -172,7 +174,19 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                 compacted_for_length = True
                 if await run.compact(force=True, reason="context_length"):
                     continue
-            run.emit(Error(message=error.message, kind=error.kind, **stamp()))
+            if error.kind == "usage_limit":
+                planned = run.deps.client.usage_limits.plan(error.resets_at, waited_s=waited_s, waits=waits)
+                if planned is not None:
+                    # The same request goes again after the reset: the transcript is as it
+                    # was, so the tool calls already made are not made again.
+                    waits += 1
+                    waited_s += planned.wait_s
+                    run.emit(UsageLimitWait(until=planned.until, wait_s=planned.wait_s,
+                                            reset_known=planned.reset_known, resets_at=error.resets_at,
+                                            reason=error.message, attempt=waits, **stamp()))
+                    await run.deps.client.usage_limits.wait(planned, run.cancel)
+                    continue
+            run.emit(Error(message=error.message, kind=error.kind, resets_at=error.resets_at, **stamp()))
             return None
 
 

@@ -76,13 +76,14 @@ def data_dir_of(options: TuiOptions) -> Path:
 def default_agent_factory(options: TuiOptions) -> Built:
     """Builds the agent the way `loom run` does (imports the provider SDKs)."""
     from loom_cli.bootstrap import RunOptions, build_agent
+    from loom_cli.usage_limits import CHAT_POLICY
 
     run_options = RunOptions(cwd=options.workspace, provider=options.provider, model=options.model,
                              continue_session=options.continue_session, resume_id=options.resume_id,
                              fork_session=options.fork_session,
                              permission_mode=options.permission_mode, sandbox=options.sandbox,
                              allow=options.allow, deny=options.deny,
-                             trust_project=options.trust_project)
+                             trust_project=options.trust_project, usage_limits=CHAT_POLICY)
     return build_agent(run_options, interactive=True)
 
 

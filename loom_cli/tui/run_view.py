@@ -35,12 +35,14 @@ from loom_engine.events import (
     ToolFinished,
     ToolProgress,
     TurnStarted,
+    UsageLimitWait,
     UsageUpdated,
     is_event,
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
 from ..stop_reason import INTERRUPTED_BY_USER, cut_off, retry_status, stop_reason
+from ..usage_limits import wait_line, wait_notice
 from ..wording import compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
@@ -104,12 +106,16 @@ class RunView:
         # one line in the activity line, updated in place, rather than a line per retry.
         self._retry: tuple[Retrying, float] | None = None
         self._attempts = 0  # how often the failing request was tried, once retried
+        # The usage limit being waited for: a countdown in the activity line until the
+        # agent's next event.
+        self._limit_wait: UsageLimitWait | None = None
 
     # --- the run's life ---------------------------------------------------------------
 
     def start(self, phase: str) -> None:
         self.phase = phase
         self._retry = None
+        self._limit_wait = None
         self._attempts = 0
         self.result_shown = False
         self._answer = None
@@ -117,7 +123,9 @@ class RunView:
 
     def activity(self, frame: int, elapsed_s: float) -> str:
         """The activity line while the run goes (``frame`` turns the spinner)."""
-        # A retry being waited for takes the line: one line, updated in place.
+        # A wait for a usage limit, or a retry, takes the line: one line, updated in place.
+        if self._limit_wait is not None:
+            return f"⏸ {wait_line(self._limit_wait, time.time(), live=True)} · esc to stop waiting"
         retry = self.retry_status()
         if retry:
             return f"{retry} · esc to interrupt"
@@ -139,6 +147,7 @@ class RunView:
         """The run ended: everything still streaming goes static."""
         self.phase = ""
         self._retry = None
+        self._limit_wait = None
         self._finish_answer()
         self._finish_thinking()
         for stream in self._subagent_answers.values():
@@ -194,6 +203,7 @@ class RunView:
                     block.finish(content=event.content, is_error=event.is_error, duration_ms=event.duration_ms,
                                  display=event.display, interrupted=block.running)
             return
+        self._limit_wait = None  # the wait is over once anything else happens
         match event:
             case TurnStarted():
                 self.phase = "waiting for the model"
@@ -235,6 +245,11 @@ class RunView:
                     self._answer.reset()
                 self._retry = (event, time.monotonic() + event.delay_s)
                 self._attempts = event.attempt + 1
+            case UsageLimitWait():
+                self._retry = None
+                self._limit_wait = event
+                if event.attempt == 1:
+                    self.transcript.add_notice(wait_notice(event, time.time()), "warning")
             case Notice():
                 self.transcript.add_notice(event.message, "warning" if event.level == "warning" else "info")
             case Finished():
@@ -266,6 +281,8 @@ class RunView:
         if isinstance(event, (TextDelta, ThinkingDelta, ToolCallStarted, AssistantMessage, Finished, Aborted,
                               Error)) and self._retry is not None and self._retry[0].depth > 0:
             self._retry = None  # the sub-agent's retry worked, or it gave up
+        if not isinstance(event, UsageLimitWait) and self._limit_wait is not None and self._limit_wait.depth > 0:
+            self._limit_wait = None
         if isinstance(event, (ToolCallStarted, AssistantMessage, Finished, Aborted, Error)):
             stream = self._subagent_answers.pop(key, None)
             if stream is not None:
@@ -290,6 +307,8 @@ class RunView:
             case Retrying():
                 # The sub-agent's retry shows in the activity line like the main agent's.
                 self._retry = (event, time.monotonic() + event.delay_s)
+            case UsageLimitWait():
+                self._limit_wait = event  # a sub-agent's wait too
             case Error():
                 self.transcript.add_notice(f"  ↳ sub-agent error: {stop_reason(event)}", "error")
 

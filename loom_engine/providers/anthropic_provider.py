@@ -48,6 +48,7 @@ from .sdk_stream import (
     unreadable_request,
 )
 from .server_window import window_in_error
+from .usage_limit import anthropic_usage_limit
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = API_KEY_VARIABLES["anthropic"]
@@ -381,13 +382,14 @@ class AnthropicProvider:
             status = exc.status_code if exc.status_code and exc.status_code >= 400 else None
             etype = exc.type
             detail = readable_detail(exc.api_message or str(exc))
+            retry_after = parse_retry_after(exc.response.headers) if status else None
             return status_error(
                 _classify_status(status, etype, detail), service="Anthropic",
                 where=f"{status} {etype}" if status and etype else (str(status) if status else (etype or "error")),
                 detail=detail, model=request.model, base_url=self.base_url,
-                key_hint=f"check {API_KEY_ENV}", status=status,
-                retry_after=parse_retry_after(exc.response.headers) if status else None, partial=partial,
-                context_window=window_in_error(exc.body if isinstance(exc.body, dict) else None, detail))
+                key_hint=f"check {API_KEY_ENV}", status=status, retry_after=retry_after, partial=partial,
+                context_window=window_in_error(exc.body if isinstance(exc.body, dict) else None, detail),
+                usage_limit=anthropic_usage_limit(exc.response.headers, retry_after) if status == 429 else None)
         return transport_error(
             exc, at=f"Anthropic at {self.base_url}", partial=partial,
             timeout=isinstance(exc, anthropic.APITimeoutError),

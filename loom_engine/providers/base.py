@@ -84,7 +84,7 @@ ProviderEvent = StreamText | StreamThinking | StreamToolUseStart | StreamComplet
 # against it, the providers' classifiers return it, the chat words each kind).
 ProviderErrorKind = Literal["auth", "permission", "not_found", "bad_request", "context_length",
                             "request_too_large", "rate_limit", "overloaded", "server", "connection",
-                            "timeout", "stream_broken", "config"]
+                            "timeout", "stream_broken", "config", "usage_limit"]
 ERROR_KINDS: frozenset[ProviderErrorKind] = frozenset(get_args(ProviderErrorKind))
 
 
@@ -94,14 +94,19 @@ def error_kind(value: object) -> ProviderErrorKind | None:
 
 
 class ProviderError(Exception):
-    """A failed request, classified (``kind``) so the engine knows whether to retry."""
+    """A failed request, classified (``kind``) so the engine knows whether to retry.
+
+    A ``usage_limit`` (a subscription's 5-hour or weekly allowance spent, a quota used
+    up) is not retried: it lasts until ``resets_at`` (unix seconds, when the server
+    said), and the engine waits for it or stops, as the run's policy says.
+    """
 
     RETRYABLE: frozenset[ProviderErrorKind] = frozenset(
         {"rate_limit", "overloaded", "server", "connection", "timeout", "stream_broken"})
 
     def __init__(self, kind: ProviderErrorKind, message: str, *, status: int | None = None,
                  retry_after: float | None = None, partial_output: bool = False,
-                 context_window: int | None = None) -> None:
+                 context_window: int | None = None, resets_at: float | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -111,6 +116,8 @@ class ProviderError(Exception):
         self.partial_output = partial_output
         # The window a context-overflow error names (llama.cpp's ``n_ctx``), when it does.
         self.context_window = context_window
+        # When a usage limit lifts (unix seconds), when the server said.
+        self.resets_at = resets_at
 
     @property
     def retryable(self) -> bool:

@@ -48,6 +48,7 @@ from .sdk_stream import (
     unreadable_request,
 )
 from .server_window import window_in_error
+from .usage_limit import openai_usage_limit
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = API_KEY_VARIABLES["openai"]
@@ -253,8 +254,6 @@ def _classify(status: int | None, etype: str, code: str, message: str) -> Provid
     if (code == "context_length_exceeded" or "exceed_context_size" in etype
             or "context length" in lowered or "context size" in lowered):
         return "context_length"
-    if code == "insufficient_quota":
-        return "permission"
     if status == 401 or code == "invalid_api_key":
         return "auth"
     if status == 403:
@@ -359,7 +358,8 @@ class OpenAIProvider:
                 key_hint=f"check {API_KEY_ENV}" if self.official else f"check the API key ({API_KEY_ENV}) for {base}",
                 status=status,
                 retry_after=parse_retry_after(response.headers) if response is not None and status else None,
-                partial=partial, context_window=window_in_error(body, detail))
+                partial=partial, context_window=window_in_error(body, detail),
+                usage_limit=openai_usage_limit(code, etype, body))
         return transport_error(
             exc, at=base, partial=partial,
             timeout=isinstance(exc, openai.APITimeoutError),

@@ -23,6 +23,7 @@ from .base import (
     StreamTimeouts,
 )
 from .stall_watch import StallClock, wind_with_body
+from .usage_limit import UsageLimit
 
 # Connecting is quick or not happening: the SDKs' own default.
 CONNECT_TIMEOUT_S = 5.0
@@ -262,9 +263,16 @@ def status_place(status: int | None, code: str) -> str:
 
 def status_error(kind: ProviderErrorKind, *, service: str, where: str, detail: str, model: str, base_url: str,
                  key_hint: str, status: int | None, retry_after: float | None,
-                 partial: bool, context_window: int | None = None) -> ProviderError:
+                 partial: bool, context_window: int | None = None,
+                 usage_limit: UsageLimit | None = None) -> ProviderError:
     """The ProviderError for an HTTP error status (or an error event in the stream),
-    ``kind`` being its classification and ``service`` who answered ("Anthropic")."""
+    ``kind`` being its classification and ``service`` who answered ("Anthropic").
+    A ``usage_limit`` the answer reported makes it that kind, whatever ``kind`` said."""
+    if usage_limit is not None:
+        spent = f" (the {usage_limit.window} limit)" if usage_limit.window else ""
+        return ProviderError("usage_limit", f"{service} usage limit reached{spent} ({where}: {detail})",
+                             status=status, retry_after=retry_after, partial_output=partial,
+                             resets_at=usage_limit.resets_at)
     messages = {
         "auth": f"{service} rejected the API key ({where}: {detail}); {key_hint}",
         "permission": f"{service} refused the request ({where}: {detail})",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -133,6 +135,28 @@ class Reply:
                 f"<center><h1>{status} {title}</h1></center>\r\n<hr><center>nginx</center>\r\n"
                 "</body>\r\n</html>\r\n")
         return cls.raw(page, content_type="text/html", status=status)
+
+    @classmethod
+    def usage_limit(cls, *, reset_in: float | None, window: str = "5h", **kw: Any) -> Reply:
+        """429 for a spent subscription allowance, with Anthropic's unified limit headers:
+        the ``window`` ("5h", "7d") rejected, lifting ``reset_in`` seconds from now (None:
+        no reset header). The real API gives whole seconds; fractions keep tests short."""
+        headers = {"anthropic-ratelimit-unified-status": "rejected",
+                   f"anthropic-ratelimit-unified-{window}-status": "rejected",
+                   f"anthropic-ratelimit-unified-{window}-utilization": "1.0",
+                   "anthropic-ratelimit-unified-representative-claim": window}
+        if reset_in is not None:
+            at = f"{time.time() + reset_in:.3f}"
+            headers |= {"anthropic-ratelimit-unified-reset": at, f"anthropic-ratelimit-unified-{window}-reset": at}
+        return cls.error(429, "This request would exceed your account's rate limit. Please try again later.",
+                         type="rate_limit_error", headers=headers,
+                         retry_after=None if reset_in is None else max(0, math.ceil(reset_in)), **kw)
+
+    @classmethod
+    def quota_exhausted(cls) -> Reply:
+        """OpenAI's 429 for an account whose credit is used up (no reset is given)."""
+        return cls.error(429, "You exceeded your current quota, please check your plan and billing details.",
+                         type="insufficient_quota", code="insufficient_quota")
 
     def held(self) -> tuple[Reply, threading.Event]:
         """This reply, held until the returned event is set."""
