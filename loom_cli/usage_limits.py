@@ -48,6 +48,8 @@ def headless_policy(wait_for_reset: bool, max_wait: str | None) -> UsageLimitPol
 def span(seconds: float, *, with_seconds: bool = False) -> str:
     """``2h 14m``, ``3d 4h``, ``4m 05s``, ``12s``: a time left, for a person."""
     total = max(0, math.ceil(seconds))
+    if not with_seconds and total >= 600:
+        total = math.ceil(total / 60) * 60  # whole minutes, rounded up: "in 2h 10m", not 2h 09m 59s
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
