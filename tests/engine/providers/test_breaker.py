@@ -57,7 +57,7 @@ async def test_it_opens_after_the_threshold_of_outages_in_a_row_and_says_why_and
     assert error.message.endswith("(in 18s)")
 
 
-@pytest.mark.parametrize("kind", ["bad_request", "auth", "context_length", "rate_limit", "not_found"])
+@pytest.mark.parametrize("kind", ["bad_request", "auth", "context_length", "rate_limit", "not_found", "usage_limit"])
 async def test_an_answer_from_the_server_is_no_outage_and_resets_the_count(kind: str) -> None:
     b = breaker(FakeClock())
     for _ in range(2):

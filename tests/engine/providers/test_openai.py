@@ -173,7 +173,7 @@ async def test_official_api_without_key_is_a_config_error(monkeypatch: pytest.Mo
     (Reply.error(404), "not_found", f"model '{MODEL}' not found"),
     (Reply.prompt_too_long(), "context_length", "maximum context length"),
     (Reply.error(429, retry_after=3), "rate_limit", "retry after 3s"),
-    (Reply.error(429, "You exceeded your current quota", code="insufficient_quota"), "permission", "quota"),
+    (Reply.error(429, "You exceeded your current quota", code="insufficient_quota"), "usage_limit", "quota"),
     (Reply.error(500), "server", "500"),
     (Reply.error(529), "overloaded", "overloaded"),
 ])
