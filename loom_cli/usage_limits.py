@@ -90,9 +90,10 @@ def wait_line(event: UsageLimitWait, now: float, *, live: bool) -> str:
     """The line shown while a run waits: the countdown (``live``: to the second)."""
     left = span(event.until - now, with_seconds=live)
     at = clock_time(event.until, now)
+    # Short: the chat's activity line must keep the time left at 60 columns.
     if event.reset_known:
-        return f"usage limit reached — waiting for the reset at {at} ({left} left)"
-    return f"usage limit reached, no reset time given — trying again at {at} ({left} left)"
+        return f"usage limit — resuming at {at} ({left} left)"
+    return f"usage limit, no reset time given — trying again at {at} ({left} left)"
 
 
 def wait_notice(event: UsageLimitWait, now: float) -> str:

@@ -100,8 +100,9 @@ async def test_waiting_resumes_the_same_turn_and_runs_no_tool_twice(
     assert len(fake_llm.requests) == 3
     # The request that hit the limit went again unchanged: the tool result stays, no call is redone.
     assert fake_llm.requests[2].messages == fake_llm.requests[1].messages
-    said = "waiting for the reset at" if provider_name == "anthropic" else "no reset time given — trying again at"
-    assert f"loom: usage limit reached{'' if provider_name == 'anthropic' else ','} " in err and said in err
+    said = "usage limit — resuming at " if provider_name == "anthropic" else \
+        "usage limit, no reset time given — trying again at "
+    assert f"loom: {said}" in err
 
 
 async def test_a_reset_beyond_max_wait_exits_5(tmp_path: Path, fake_llm: FakeLLMServer) -> None:

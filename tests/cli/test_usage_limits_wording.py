@@ -53,13 +53,12 @@ async def test_on_a_terminal_the_countdown_is_one_line_rewritten_then_cleared() 
     await asyncio.sleep(0)  # the first tick is written at once
     countdown.stop()
     written = err.getvalue()
-    assert written.startswith("loom: Anthropic usage limit reached\n\r\x1b[2Kloom: usage limit reached — "
-                              "waiting for the reset at ")
+    assert written.startswith("loom: Anthropic usage limit reached\n\r\x1b[2Kloom: usage limit — resuming at ")
     assert written.endswith("(1m 30s left)\r\x1b[2K")
     assert "\n" not in written.split("\n", 1)[1]  # the countdown never scrolls
 
 
 def test_the_wait_line_says_when_the_reset_is_a_guess() -> None:
     event = UsageLimitWait(until=1060.0, wait_s=60.0, reset_known=False, reason="")
-    assert wait_line(event, 1000.0, live=False).startswith("usage limit reached, no reset time given — trying "
+    assert wait_line(event, 1000.0, live=False).startswith("usage limit, no reset time given — trying "
                                                           "again at ")

@@ -38,7 +38,7 @@ def test_wait_for_reset_resumes_the_same_turn(workspace: Path, tmp_path: Path, f
     assert len(fake_llm.requests) == 3 and fake_llm.requests[2].messages == fake_llm.requests[1].messages
     lines = done.stderr.splitlines()
     assert lines[0].startswith("loom: Anthropic usage limit reached (the 5-hour limit)"), done.stderr
-    assert lines[1].startswith("loom: usage limit reached — waiting for the reset at "), done.stderr
+    assert lines[1].startswith("loom: usage limit — resuming at "), done.stderr
     assert "\x1b" not in done.stderr  # not a terminal: plain lines, nothing rewritten
 
 

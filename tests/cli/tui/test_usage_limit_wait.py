@@ -5,6 +5,7 @@ goes again after the wait and the answer arrives; Esc stops the wait."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from loom_cli.tui.markdown_stream import MarkdownStream
@@ -69,10 +70,10 @@ async def test_the_chat_counts_down_and_goes_on_after_the_reset(harness: Harness
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "keep going")
         await wait_for(pilot, lambda: sleep.started.is_set())
-        await wait_for(pilot, lambda: "waiting for the reset at" in screen_text(app))
+        await wait_for(pilot, lambda: "resuming at" in screen_text(app))
         shown = screen_text(app)
-        assert "⏸ usage limit reached — waiting for the reset at " in shown
-        assert "left) · esc to stop waiting" in shown and "(1h 59m " in shown
+        assert "⏸ usage limit — resuming at " in shown
+        assert re.search(r"\((2h 00m|1h 59m) \d\ds left\) · esc to stop waiting", shown), shown
         notices = [n.text for n in app.transcript.query(Notice) if n.text.startswith("⏸")]
         assert len(notices) == 1 and notices[0].startswith("⏸ Anthropic usage limit reached (the 5-hour limit)")
         assert "resets at " in notices[0] and "(in 2h 00m)" in notices[0] and "esc stops waiting" in notices[0]
@@ -80,7 +81,7 @@ async def test_the_chat_counts_down_and_goes_on_after_the_reset(harness: Harness
         sleep.release.set()
         await wait_idle(pilot, app)
         assert [a.source for a in app.transcript.query(MarkdownStream)][-1] == "Back at work."
-        assert "waiting for the reset" not in screen_text(app)
+        assert "resuming at" not in screen_text(app)
         assert len(fake_llm.requests) == 2 and fake_llm.requests[1].messages == fake_llm.requests[0].messages
 
 
@@ -95,5 +96,5 @@ async def test_esc_stops_the_wait(harness: Harness, fake_llm: FakeLLMServer) -> 
         await pilot.press("escape")
         await wait_idle(pilot, app)
         assert any(n.text.startswith("⏹ interrupted") for n in app.transcript.query(Notice))
-        assert "waiting for the reset" not in screen_text(app)
+        assert "resuming at" not in screen_text(app)
         assert len(fake_llm.requests) == 1
