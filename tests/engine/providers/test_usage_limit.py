@@ -30,12 +30,13 @@ def req(model: str = "claude-haiku-4-5") -> ProviderRequest:
 
 
 def test_anthropic_headers_rejected_windows_and_their_reset() -> None:
-    headers = {"anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": "1800000000",
-               "anthropic-ratelimit-unified-5h-status": "rejected", "anthropic-ratelimit-unified-5h-reset": "1799999000"}
+    u = "anthropic-ratelimit-unified-"
+    headers = {f"{u}status": "rejected", f"{u}reset": "1800000000",
+               f"{u}5h-status": "rejected", f"{u}5h-reset": "1799999000"}
     assert anthropic_usage_limit(headers) == UsageLimit(1800000000.0, "5-hour")
     # Without the overall reset: the latest of the spent windows' resets.
-    both = {"anthropic-ratelimit-unified-5h-status": "rejected", "anthropic-ratelimit-unified-5h-reset": "100",
-            "anthropic-ratelimit-unified-7d_opus-status": "rejected", "anthropic-ratelimit-unified-7d_opus-reset": "900"}
+    both = {f"{u}5h-status": "rejected", f"{u}5h-reset": "100",
+            f"{u}7d_opus-status": "rejected", f"{u}7d_opus-reset": "900"}
     assert anthropic_usage_limit(both) == UsageLimit(900.0, "5-hour and weekly")
     # Only retry-after: it says when.
     only_status = {"anthropic-ratelimit-unified-status": "rejected"}
