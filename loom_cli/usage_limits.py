@@ -119,7 +119,7 @@ class StderrCountdown:
 
     def start(self, event: UsageLimitWait) -> None:
         self.stop()
-        self._err.write(visible(self._clean(f"loom: {event.reason}")) + "\n")
+        self._err.write(visible(self._clean(f"loom: {plain_error(event.reason)}")) + "\n")
         self._task = asyncio.get_running_loop().create_task(self._tick(event))
 
     def stop(self) -> None:

@@ -26,8 +26,10 @@ object; every key is optional::
                 calls), ``max_tokens``, ...
 ``error``       ``{"kind": "rate_limit", "message": "...", "retry_after": 1.0}``: the
                 request fails with that ProviderError kind (auth, rate_limit,
-                overloaded, server, connection, stream_broken, ...). With ``text``
-                as well, the text streams first and the error breaks the stream.
+                overloaded, server, connection, stream_broken, usage_limit, ...);
+                a usage_limit may say ``"resets_in": 90`` (seconds from the
+                request). With ``text`` as well, the text streams first and the
+                error breaks the stream.
 ``chunk_size``  characters per streamed text chunk (default: the provider's, 32).
 ``delay``       seconds to wait before each chunk (to watch streaming or test Esc).
 
@@ -41,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -103,6 +106,9 @@ def _check_turn(turn: Any, number: int) -> None:
     if error is not None and (not isinstance(error, Mapping) or error_kind(error.get("kind")) is None):
         raise ProviderError("config", f"script turn {number}: 'error' needs a 'kind' among "
                                       f"{', '.join(sorted(ERROR_KINDS))}")
+    resets_in = error.get("resets_in") if error is not None else None
+    if resets_in is not None and (isinstance(resets_in, bool) or not isinstance(resets_in, (int, float))):
+        raise ProviderError("config", f"script turn {number}: 'resets_in' must be a number of seconds")
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -187,10 +193,12 @@ class ScriptedProvider:
         if error is not None:
             retry_after = error.get("retry_after")
             kind = error_kind(error["kind"]) or "config"  # checked when the script was read
+            resets_in = error.get("resets_in")
             raise ProviderError(kind, str(error.get("message") or f"scripted {kind} error"),
                                 status=error.get("status"),
                                 retry_after=float(retry_after) if retry_after is not None else None,
-                                partial_output=streamed)
+                                partial_output=streamed,
+                                resets_at=time.time() + float(resets_in) if resets_in is not None else None)
 
         calls = turn.get("tool_calls") or ()
         for k, call in enumerate(calls):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,17 @@ async def test_every_error_kind_a_provider_raises_can_be_scripted() -> None:
         await run(provider)
     assert (info.value.kind, info.value.message, info.value.retryable) == \
         ("request_too_large", "413 from a proxy", False)
+
+
+async def test_a_scripted_usage_limit_says_when_it_resets() -> None:
+    provider = ScriptedProvider([{"error": {"kind": "usage_limit", "message": "5-hour limit", "resets_in": 90}}])
+    before = time.time()
+    with pytest.raises(ProviderError) as info:
+        await run(provider)
+    assert info.value.kind == "usage_limit" and not info.value.retryable
+    assert info.value.resets_at is not None and before + 90 <= info.value.resets_at <= time.time() + 90
+    with pytest.raises(ProviderError, match="'resets_in' must be a number of seconds"):
+        ScriptedProvider([{"error": {"kind": "usage_limit", "resets_in": "soon"}}])
 
 
 async def test_unparsable_tool_input_is_kept_raw() -> None:
