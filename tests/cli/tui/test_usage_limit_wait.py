@@ -81,7 +81,8 @@ async def test_the_chat_counts_down_and_goes_on_after_the_reset(harness: Harness
         sleep.release.set()
         await wait_idle(pilot, app)
         assert [a.source for a in app.transcript.query(MarkdownStream)][-1] == "Back at work."
-        assert "resuming at" not in screen_text(app)
+        # The countdown gives way (the activity line is redrawn on its next tick).
+        await wait_for(pilot, lambda: "resuming at" not in screen_text(app))
         assert len(fake_llm.requests) == 2 and fake_llm.requests[1].messages == fake_llm.requests[0].messages
 
 
@@ -96,5 +97,5 @@ async def test_esc_stops_the_wait(harness: Harness, fake_llm: FakeLLMServer) -> 
         await pilot.press("escape")
         await wait_idle(pilot, app)
         assert any(n.text.startswith("⏹ interrupted") for n in app.transcript.query(Notice))
-        assert "resuming at" not in screen_text(app)
+        await wait_for(pilot, lambda: "resuming at" not in screen_text(app))
         assert len(fake_llm.requests) == 1
