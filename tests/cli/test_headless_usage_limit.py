@@ -151,3 +151,18 @@ async def test_headless_exits_130_when_interrupted_while_waiting(
                               usage_limits=UsageLimitPolicy(wait=True))
     assert code == EXIT_INTERRUPTED
     assert json.loads(out.getvalue().splitlines()[-1])["type"] == "aborted"
+
+
+async def test_a_sub_agent_waits_too_and_the_run_finishes(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.tool("task", {"description": "look", "prompt": "what is here?"}),
+                     Reply.usage_limit(reset_in=0.2), Reply.text("the child's answer"), Reply.text("all done"))
+    agent = _agent(tmp_path, fake_llm, "anthropic", WAIT)
+    waits = []
+    async for event in agent.run("delegate it"):
+        if isinstance(event, UsageLimitWait):
+            waits.append(event)
+    assert [w.depth for w in waits] == [1]  # the sub-agent's request waited, with the shared policy
+    assert len(fake_llm.requests) == 4
+    assert fake_llm.requests[2].messages == fake_llm.requests[1].messages
+    assert agent.messages[-1].text == "all done"
+    await agent.aclose()
