@@ -168,6 +168,12 @@ def run() -> list[dict[str, Any]]:
                             "ms"))
             rows.append(row("spawn -> first request: loom / Claude Code", first / their_first, "x", "<= 1.3",
                             first / their_first <= 1.3))
+            # The runs above, one after another: a loop of one-shot tasks, each from spawn to exit.
+            our_loop, their_loop = sum(t.total_s for t in one_turn), sum(t.total_s for t in theirs)
+            rows.append(row(f"{RUNS} one-shot tasks in a loop: loom", our_loop * 1000, "ms"))
+            rows.append(row(f"{RUNS} one-shot tasks in a loop: Claude Code -p", their_loop * 1000, "ms"))
+            rows.append(row("one-shot tasks in a loop: loom / Claude Code", our_loop / their_loop, "x", "<= 1.5",
+                            our_loop / their_loop <= 1.5))
         if _peer("codex") is not None:
             # Codex speaks only OpenAI's Responses API (over a WebSocket first), which the
             # fake server does not serve: no run of it here would reach the server.
