@@ -252,7 +252,8 @@ class CommandCheck:
         directory the command may run in, paths resolved the way the shell's kernel calls
         will, the program the command word names looked up on PATH, and for git the
         repository's config read for keys that name programs."""
-        if read_only_command(words) is None:
+        as_written = read_only_command(words)
+        if as_written is None:
             return None
         shown = cmd.display
         if any(w.glob_parent_dots for w in words):
@@ -264,7 +265,8 @@ class CommandCheck:
                 expanded, listed = _expand_words(words, base)
             except Unknowable as exc:
                 return Verdict("ask", f"`{shown}`: {exc}")
-            check = read_only_command(expanded)
+            # Nothing expanded (the words are the same): the same answer as above.
+            check = as_written if expanded == tuple(words) else read_only_command(expanded)
             if check is None:
                 return None  # what it expands to is not read-only (a file named -delete...)
             paths = [_user_path(p) for p in check.paths]
@@ -481,7 +483,7 @@ def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], l
             continue
         text = expand_tilde(word.raw, word.text, cwd)
         if not word.glob:
-            out.append(replace(word, text=text))
+            out.append(word if text == word.text else replace(word, text=text))
             continue
         if word.quoted:
             raise Unknowable(f"{word.raw} mixes quoted text and a pattern; which characters "
