@@ -139,15 +139,12 @@ def warm_prototype_rows(tmp: Path, repo: Path, env: dict[str, str], server: Any,
     server.enqueue(Reply.text("hello"))
     subprocess.run([sys.executable, prototype, "record", str(modules), "run", TASK], cwd=repo, env=env,
                    capture_output=True, timeout=120, check=True)
+    from .warm_prototype import client_argv, start_server
+
     socket_path = tmp / "warm" / "loom.sock"
-    serving = subprocess.Popen([sys.executable, prototype, "serve", str(socket_path), str(modules)], cwd=repo,
-                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+    serving = start_server(socket_path, modules, repo, env)
     try:
-        assert serving.stdout is not None
-        if serving.stdout.readline().strip() != "ready":
-            raise RuntimeError("the warm prototype did not start")
-        argv = [sys.executable, "-S", "-I", prototype, "client", str(socket_path), "run", TASK]
+        argv = client_argv(socket_path, "run", TASK)
         timed_run(argv, repo, env, server, [Reply.text("hello")])
         runs = [timed_run(argv, repo, env, server, [Reply.text("hello")]) for _ in range(RUNS)]
     finally:

@@ -20,6 +20,7 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,6 +82,7 @@ def _child(conn: socket.socket) -> None:
         while len(payload) < size:
             payload += conn.recv(size - len(payload))
         request = json.loads(payload)
+        _hang_up_with_the_client(conn)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -117,6 +119,35 @@ def _child(conn: socket.socket) -> None:
             conn.sendall(struct.pack("!i", code))
         finally:
             os._exit(code)
+
+
+def _hang_up_with_the_client(conn: socket.socket) -> None:
+    """The client sends nothing after its request: when its end closes (it was killed,
+    say), this child gets SIGHUP, as a program does when its terminal goes away."""
+    import signal
+    import threading
+
+    def watch() -> None:
+        while conn.recv(1):
+            pass
+        os.kill(os.getpid(), signal.SIGHUP)
+
+    threading.Thread(target=watch, daemon=True, name="client-watch").start()
+
+
+def start_server(socket_path: Path, modules: Path, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """The fork server, running and ready (the caller terminates it)."""
+    serving = subprocess.Popen([sys.executable, __file__, "serve", str(socket_path), str(modules)], cwd=cwd, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert serving.stdout is not None
+    if serving.stdout.readline().strip() != "ready":
+        serving.kill()
+        raise RuntimeError("the warm prototype did not start")
+    return serving
+
+
+def client_argv(socket_path: Path, *loom_args: str) -> list[str]:
+    return [sys.executable, "-S", "-I", __file__, "client", str(socket_path), *loom_args]
 
 
 def client(socket_path: Path, argv: list[str]) -> int:
