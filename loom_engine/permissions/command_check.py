@@ -127,15 +127,16 @@ class CommandCheck:
             return Verdict("ask", "the command contains a NUL byte; it needs approval")
         analysis = analyze(target.command)
         # Deny rules first, over whatever could be parsed, even when the rest could not.
-        ruled = [v for v in (self._rule_verdict(cmd) for cmd in analysis.commands) if v]
+        by_rule = [self._rule_verdict(cmd) for cmd in analysis.commands]
+        ruled = [v for v in by_rule if v]
         if any(v.behavior == "deny" for v in ruled):
             return combine(ruled)
         if analysis.doubt:
             return self._doubtful(analysis.doubt)
         cwds, cwd_known = self._possible_cwds(analysis.commands, base)
         verdicts: list[Verdict] = []
-        for cmd in analysis.commands:
-            verdicts.append(self._check_simple(cmd, cwds, cwd_known))
+        for cmd, rule_verdict in zip(analysis.commands, by_rule, strict=True):
+            verdicts.append(self._check_simple(cmd, cwds, cwd_known, rule_verdict))
             verdicts.extend(self._check_redirects(cmd, cwds, cwd_known))
         if not analysis.commands:
             return Verdict("allow", "empty command")
@@ -194,12 +195,12 @@ class CommandCheck:
                                    f"{c.label} always asks; a headless run cannot allow it")
         return None
 
-    def _check_simple(self, cmd: SimpleCommand, cwds: list[Path],
-                      cwd_known: bool) -> Verdict:
+    def _check_simple(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool,
+                      ruled: Verdict | None) -> Verdict:
+        """One simple command; ``ruled`` is what a deny or ask rule said of it."""
         shown = cmd.display
         if not cmd.words and not cmd.assignments:
             return Verdict("allow", "redirection only")
-        ruled = self._rule_verdict(cmd)
         if ruled is not None:
             return ruled
         words = strip_wrappers(cmd.words)
@@ -231,12 +232,13 @@ class CommandCheck:
             for c in self._allow:
                 if c.rule.matches_words(full):
                     return Verdict("allow", c.label, True)
+        if read_only is not None and read_only.behavior != "ask":
+            return read_only
+        # The rule "always allow" would save, made only where a verdict asks.
         suggestions = (suggest_command_rule(cmd, self._tool),) if words else ()
         hint = " ".join(f"--allow {shlex.quote(s)}" for s in suggestions)
         if read_only is not None:
-            if read_only.behavior == "ask":
-                return Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
-            return read_only
+            return Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
         cd = self._cd_verdict(cmd, cwds, cwd_known)
         if cd is not None:
             return cd
