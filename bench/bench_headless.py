@@ -127,6 +127,42 @@ def row(benchmark: str, value: float | str, unit: str, target: str = "", ok: boo
             "unit": unit, "target": target, "ok": ok}
 
 
+def warm_prototype_rows(tmp: Path, repo: Path, env: dict[str, str], server: Any, their_first: float,
+                        their_loop: float) -> list[dict[str, Any]]:
+    """The same `loom run` through bench/warm_prototype.py's fork server (the SDK and
+    Loom's modules imported once): what the warm-process route would give."""
+    from tests.doubles.fake_llm import Reply
+
+    prototype = str(ROOT / "bench" / "warm_prototype.py")
+    modules = tmp / "warm-modules.txt"
+    server.reset()
+    server.enqueue(Reply.text("hello"))
+    subprocess.run([sys.executable, prototype, "record", str(modules), "run", TASK], cwd=repo, env=env,
+                   capture_output=True, timeout=120, check=True)
+    from .warm_prototype import client_argv, start_server
+
+    socket_path = tmp / "warm" / "loom.sock"
+    serving = start_server(socket_path, modules, repo, env)
+    try:
+        argv = client_argv(socket_path, "run", TASK)
+        timed_run(argv, repo, env, server, [Reply.text("hello")])
+        runs = [timed_run(argv, repo, env, server, [Reply.text("hello")]) for _ in range(RUNS)]
+    finally:
+        serving.terminate()
+        serving.wait(timeout=10)
+    if any(t.code != 0 for t in runs):
+        raise RuntimeError("loom run through the warm prototype failed")
+    first = median([t.first_request_s for t in runs])
+    loop = sum(t.total_s for t in runs)
+    return [
+        row("warm prototype (fork server): spawn -> first request", first * 1000, "ms"),
+        row("warm prototype: spawn -> first request / Claude Code", first / their_first, "x", "<= 1.3",
+            first / their_first <= 1.3),
+        row("warm prototype: one-shot tasks in a loop / Claude Code", loop / their_loop, "x", "<= 1.5",
+            loop / their_loop <= 1.5),
+    ]
+
+
 def run() -> list[dict[str, Any]]:
     sys.path.insert(0, str(ROOT))
     from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -168,6 +204,13 @@ def run() -> list[dict[str, Any]]:
                             "ms"))
             rows.append(row("spawn -> first request: loom / Claude Code", first / their_first, "x", "<= 1.3",
                             first / their_first <= 1.3))
+            # The runs above, one after another: a loop of one-shot tasks, each from spawn to exit.
+            our_loop, their_loop = sum(t.total_s for t in one_turn), sum(t.total_s for t in theirs)
+            rows.append(row(f"{RUNS} one-shot tasks in a loop: loom", our_loop * 1000, "ms"))
+            rows.append(row(f"{RUNS} one-shot tasks in a loop: Claude Code -p", their_loop * 1000, "ms"))
+            rows.append(row("one-shot tasks in a loop: loom / Claude Code", our_loop / their_loop, "x", "<= 1.5",
+                            our_loop / their_loop <= 1.5))
+            rows.extend(warm_prototype_rows(tmp, repo, env, server, their_first, their_loop))
         if _peer("codex") is not None:
             # Codex speaks only OpenAI's Responses API (over a WebSocket first), which the
             # fake server does not serve: no run of it here would reach the server.

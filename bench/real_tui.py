@@ -204,3 +204,51 @@ def echo(term: PtyProcess, char: str, delay: float = 0.05) -> float:
     offset = term.size
     sent = term.write(char)
     return (term.first_after(char.encode(), offset, timeout=30) - sent) * 1000
+
+
+def measure_ready(argv: Sequence[str], cwd: Path, env: dict[str, str], server: Any, shown: str) -> float:
+    """Spawn -> the server has the first prompt, the prompt typed (one write, then Enter)
+    the moment ``shown`` (the prompt box's mark) is on screen: how soon a user who types
+    at once is answered. Keys typed before the program reads them wait in the terminal."""
+    from tests.doubles.fake_llm import Reply
+
+    from .bench_headless import RequestClock
+
+    server.reset()
+    server.enqueue(*[Reply.text("hello")] * 8)  # side requests (titles...) get an answer too
+    clock = RequestClock(server)
+    term = PtyProcess(argv, cwd, env)
+    try:
+        term.shown_text_after(shown, 0, timeout=60)
+        term.write("say hello\r")
+        if not server.wait_for_requests(1, timeout=60):
+            raise TimeoutError(f"{argv[0]}: the prompt never reached the server; last output: {term.tail(600)!r}")
+        time.sleep(0.05)  # the request clock's thread records it
+    finally:
+        clock.stop()
+        term.kill()
+    return clock.times[0] - term.started
+
+
+def measure_startup_echo(argv: Sequence[str], cwd: Path, env: dict[str, str], shown: str,
+                         keys: int = 12) -> list[float]:
+    """Keys typed one by one from the moment ``shown`` is on screen, through start-up:
+    milliseconds from each key to its echo."""
+    term = PtyProcess(argv, cwd, env)
+    letters = unique_keys()
+    try:
+        term.shown_text_after(shown, 0, timeout=60)
+        return [echo(term, next(letters), delay=0.03) for _ in range(keys)]
+    finally:
+        term.kill()
+
+
+def accept_claude_first_run(home: Path, workspace: Path, api_key: str) -> None:
+    """Claude Code's first-run screens (theme, the API key, trusting the folder) answered
+    in its config, as for anyone who has run it once."""
+    import json
+
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
+        "projects": {str(workspace): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))

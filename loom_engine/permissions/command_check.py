@@ -42,6 +42,7 @@ from .expansion import (
 from .git_config import repository_doubt
 from .layers import CompiledRule, RuleStore
 from .modes import PermissionMode
+from .program_lookup import ProgramLookups, find_program
 from .rules import Behavior
 from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
 from .targets import CommandRun
@@ -105,6 +106,13 @@ class CommandCheck:
         self._ask = targeted("ask")
         self._allow = targeted("allow")
         self._everything = self._everything_allowed()
+        # Answers asked again within this one check: nothing runs until the whole line
+        # is checked, so the same question has the same answer (see ProgramLookups).
+        self._programs = ProgramLookups()
+        self._git_doubts: dict[tuple[str, str], str] = {}
+        self._paths: dict[tuple[str, frozenset[str], str, bool, str], Verdict] = {}
+        self._walks: dict[tuple[frozenset[str], str, bool], Verdict] = {}
+        self._resolved: dict[tuple[str, str], Path | Unknowable] = {}
 
     def verdict(self, target: CommandRun, cwd: Path | None) -> Verdict:
         tool = self._tool
@@ -119,15 +127,16 @@ class CommandCheck:
             return Verdict("ask", "the command contains a NUL byte; it needs approval")
         analysis = analyze(target.command)
         # Deny rules first, over whatever could be parsed, even when the rest could not.
-        ruled = [v for v in (self._rule_verdict(cmd) for cmd in analysis.commands) if v]
+        by_rule = [self._rule_verdict(cmd) for cmd in analysis.commands]
+        ruled = [v for v in by_rule if v]
         if any(v.behavior == "deny" for v in ruled):
             return combine(ruled)
         if analysis.doubt:
             return self._doubtful(analysis.doubt)
         cwds, cwd_known = self._possible_cwds(analysis.commands, base)
         verdicts: list[Verdict] = []
-        for cmd in analysis.commands:
-            verdicts.append(self._check_simple(cmd, cwds, cwd_known))
+        for cmd, rule_verdict in zip(analysis.commands, by_rule, strict=True):
+            verdicts.append(self._check_simple(cmd, cwds, cwd_known, rule_verdict))
             verdicts.extend(self._check_redirects(cmd, cwds, cwd_known))
         if not analysis.commands:
             return Verdict("allow", "empty command")
@@ -186,12 +195,12 @@ class CommandCheck:
                                    f"{c.label} always asks; a headless run cannot allow it")
         return None
 
-    def _check_simple(self, cmd: SimpleCommand, cwds: list[Path],
-                      cwd_known: bool) -> Verdict:
+    def _check_simple(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool,
+                      ruled: Verdict | None) -> Verdict:
+        """One simple command; ``ruled`` is what a deny or ask rule said of it."""
         shown = cmd.display
         if not cmd.words and not cmd.assignments:
             return Verdict("allow", "redirection only")
-        ruled = self._rule_verdict(cmd)
         if ruled is not None:
             return ruled
         words = strip_wrappers(cmd.words)
@@ -223,12 +232,13 @@ class CommandCheck:
             for c in self._allow:
                 if c.rule.matches_words(full):
                     return Verdict("allow", c.label, True)
+        if read_only is not None and read_only.behavior != "ask":
+            return read_only
+        # The rule "always allow" would save, made only where a verdict asks.
         suggestions = (suggest_command_rule(cmd, self._tool),) if words else ()
         hint = " ".join(f"--allow {shlex.quote(s)}" for s in suggestions)
         if read_only is not None:
-            if read_only.behavior == "ask":
-                return Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
-            return read_only
+            return Verdict("ask", read_only.reason, suggestions=suggestions, hint=hint)
         cd = self._cd_verdict(cmd, cwds, cwd_known)
         if cd is not None:
             return cd
@@ -244,7 +254,8 @@ class CommandCheck:
         directory the command may run in, paths resolved the way the shell's kernel calls
         will, the program the command word names looked up on PATH, and for git the
         repository's config read for keys that name programs."""
-        if read_only_command(words) is None:
+        as_written = read_only_command(words)
+        if as_written is None:
             return None
         shown = cmd.display
         if any(w.glob_parent_dots for w in words):
@@ -256,7 +267,8 @@ class CommandCheck:
                 expanded, listed = _expand_words(words, base)
             except Unknowable as exc:
                 return Verdict("ask", f"`{shown}`: {exc}")
-            check = read_only_command(expanded)
+            # Nothing expanded (the words are the same): the same answer as above.
+            check = as_written if expanded == tuple(words) else read_only_command(expanded)
             if check is None:
                 return None  # what it expands to is not read-only (a file named -delete...)
             paths = [_user_path(p) for p in check.paths]
@@ -271,10 +283,10 @@ class CommandCheck:
             resolved_reads: dict[str, Path] = {}
             for raw in reads:
                 try:
-                    resolved = resolved_reads[raw] = physical(raw, base)
+                    resolved = resolved_reads[raw] = self._physical(raw, base)
                 except Unknowable as exc:
                     return Verdict("ask", f"`{shown}`: {exc}")
-                verdicts.append(self._host.check_path("read_file", read_tools, str(resolved), False, base))
+                verdicts.append(self._check_path("read_file", read_tools, str(resolved), False, base))
             # The trees it walks: its file operands, or the working directory when
             # none of them exists.
             named = [resolved_reads[_user_path(p)] for p in check.walks]
@@ -282,7 +294,7 @@ class CommandCheck:
             if not tops and check.reads_cwd:
                 tops = [resolved_reads[str(base)]]
             if check.descends != "none":
-                verdicts.extend(self._host.check_walk(read_tools, top, one_level=check.descends == "one")
+                verdicts.extend(self._check_walk(read_tools, top, one_level=check.descends == "one")
                                 for top in tops if top.is_dir())
             if check.follows:
                 outward = outward_symlink(tops, self._host.workspace.contains)
@@ -309,7 +321,7 @@ class CommandCheck:
             if name in _SHELL_BUILTINS:
                 continue
             try:
-                found = find_program(name, cwd)
+                found = self._programs.find(name, cwd)
             except Unknowable as exc:
                 return str(exc)
             if found is not None and self._host.workspace.contains(found):
@@ -320,14 +332,43 @@ class CommandCheck:
     def _git_doubt(self, cwd: Path) -> str:
         try:
             folder = physical(str(cwd), Path("/"))
-            git = find_program("git", cwd)
+            git = self._programs.find("git", cwd)
         except Unknowable as exc:
             return str(exc)
         if git is None:
             return ""  # no git: the command fails without running anything
         if not folder.is_dir():
             return f"it would run in {cwd}, which does not exist yet, so its git config cannot be read"
-        return repository_doubt(str(git), folder, self._host.workspace.contains)
+        key = (str(git), str(folder))
+        if key not in self._git_doubts:
+            self._git_doubts[key] = repository_doubt(str(git), folder, self._host.workspace.contains)
+        return self._git_doubts[key]
+
+    def _check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool, base: Path) -> Verdict:
+        """The host's check of one path, asked once per check for each distinct question."""
+        key = (tool, frozenset(rule_tools), raw, write, str(base))
+        if key not in self._paths:
+            self._paths[key] = self._host.check_path(tool, rule_tools, raw, write, base)
+        return self._paths[key]
+
+    def _physical(self, raw: str, base: Path) -> Path:
+        """:func:`physical`, resolved once per check for each path and folder."""
+        key = (raw, str(base))
+        if key not in self._resolved:
+            try:
+                self._resolved[key] = physical(raw, base)
+            except Unknowable as exc:
+                self._resolved[key] = exc
+        answer = self._resolved[key]
+        if isinstance(answer, Unknowable):
+            raise Unknowable(str(answer))
+        return answer
+
+    def _check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
+        key = (frozenset(rule_tools), str(folder), one_level)
+        if key not in self._walks:
+            self._walks[key] = self._host.check_walk(rule_tools, folder, one_level=one_level)
+        return self._walks[key]
 
     def _cd_verdict(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool) -> Verdict | None:
         try:
@@ -416,7 +457,7 @@ class CommandCheck:
                         verdicts.append(replace(unknown, reason=f"{unknown.reason}: {exc}")
                                         if unknown.behavior != "allow" else unknown)
                         continue
-                    v = self._host.check_path(tool, tools, where, write, base)
+                    v = self._check_path(tool, tools, where, write, base)
                     if self._everything and not v.from_rule and v.behavior != "allow" and \
                             self._host.mode != "plan":
                         v = Verdict("allow", self._everything)
@@ -444,7 +485,7 @@ def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], l
             continue
         text = expand_tilde(word.raw, word.text, cwd)
         if not word.glob:
-            out.append(replace(word, text=text))
+            out.append(word if text == word.text else replace(word, text=text))
             continue
         if word.quoted:
             raise Unknowable(f"{word.raw} mixes quoted text and a pattern; which characters "
@@ -463,21 +504,6 @@ def _user_path(word: str) -> str:
     after bash's expansion is an option's value (``--file=~/x``), which bash or the
     program may still expand."""
     return os.path.expanduser(word) if word.startswith("~") else word
-
-
-def find_program(name: str, cwd: Path) -> Path | None:
-    """The file bash would run for the command word ``name`` in ``cwd`` (resolved), or
-    None when there is none. Raises Unknowable for a lookup through /proc."""
-    if "/" in name:
-        candidates = [name]
-    else:
-        candidates = [os.path.join(entry or ".", name)
-                      for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)]
-    for candidate in candidates:
-        full = physical(candidate, cwd)
-        if full.is_file() and os.access(full, os.X_OK):
-            return full
-    return None
 
 
 def suggest_command_rule(cmd: SimpleCommand, tool: str = "bash") -> str:

@@ -338,12 +338,13 @@ class PermissionManager:
         allow = hits("allow")
         if allow:
             return Verdict("allow", allow.label, True)
+        if inside and not write:
+            return Verdict("allow", "reads inside the workspace are allowed")
+        # The rule "always allow" would save, parsed only where a verdict offers it.
         suggestion = f"{tool}({rule_path(resolved, root)})"
         allow_flag = f"--allow {shlex.quote(suggestion)}"
         suggestions = (suggestion,) if _valid_rule(suggestion) else ()
         if inside:
-            if not write:
-                return Verdict("allow", "reads inside the workspace are allowed")
             if self.mode in ("accept-edits", "bypass"):
                 return Verdict("allow", f"{self.mode} mode: edits inside the workspace are allowed")
             return Verdict("ask", f"default mode: {action} {shown} needs approval",
