@@ -88,7 +88,8 @@ class Agent:
         system = system_prompt if system_prompt is not None else self._assemble_system_prompt()
         self.client = ModelClient(parts.provider, config, system=system, tools=self._tools.specs,
                                   retry_policy=parts.retry_policy, server_windows=parts.server_windows,
-                                  breaker=parts.breakers.for_endpoint(parts.provider.name))
+                                  breaker=parts.breakers.for_endpoint(parts.provider.name),
+                                  cache_key=lambda: self.session_id or self.identity.agent_id)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
         from .context.assembler import ChangingFacts
