@@ -134,12 +134,15 @@ class ResponsesAccumulator:
                 out.append(StreamToolUseStart(item.call_id, item.name))
             if isinstance(done.get("arguments"), str):
                 item.arguments = [done["arguments"]]  # the whole, as the server has it
-        elif item.type == "message" and not item.text:
-            text = "".join(str(c.get("text") or c.get("refusal") or "") for c in done.get("content") or ()
-                           if isinstance(c, Mapping))
-            if text:
-                item.text.append(text)
-                out.append(StreamText(text))
+        elif item.type == "message":
+            whole = "".join(str(c.get("text") or c.get("refusal") or "") for c in done.get("content") or ()
+                            if isinstance(c, Mapping))
+            streamed = "".join(item.text)
+            # The done item has the whole text: what the deltas left out is shown now.
+            if whole.startswith(streamed) and len(whole) > len(streamed):
+                out.append(StreamText(whole[len(streamed):]))
+            if whole:
+                item.text = [whole]
         return out
 
     def _usage_from(self, usage: Any) -> None:
