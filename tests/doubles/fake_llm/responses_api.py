@@ -190,8 +190,10 @@ def validate_responses(body: Any, issued: set[str]) -> Rejection | None:
     if body.get("store") is not False:
         return 400, "fake LLM server: Loom speaks the Responses API statelessly; send store: false", "store"
     key = body.get("prompt_cache_key")
-    if not isinstance(key, str) or not key:
-        return 400, "fake LLM server: every Loom request carries its session's prompt_cache_key", "prompt_cache_key"
+    # An agent's turns (requests with tools) stay on their session's cache; a one-off
+    # request (a compaction summary) may go without.
+    if (key is not None or body.get("tools")) and (not isinstance(key, str) or not key):
+        return 400, "fake LLM server: an agent's request carries its session's prompt_cache_key", "prompt_cache_key"
     if body.get("reasoning") is not None and ENCRYPTED_REASONING not in (body.get("include") or ()):
         return (400, f"fake LLM server: with store false, reasoning needs include [{ENCRYPTED_REASONING!r}] "
                      "to be replayed", "include")

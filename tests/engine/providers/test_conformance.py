@@ -204,7 +204,8 @@ async def test_openai_responses_recording(name: str, fake_llm: FakeLLMServer) ->
     assert "".join(e.text for e in events if isinstance(e, StreamText)) == expected_text
 
     calls = [(p.id, p.name, dict(p.input)) for p in message.tool_uses]
-    assert calls == [(i["call_id"], i["name"], json.loads(i["arguments"])) for i in items if i["type"] == "function_call"]
+    assert calls == [(i["call_id"], i["name"], json.loads(i["arguments"]))
+                     for i in items if i["type"] == "function_call"]
     assert all(p.raw_input is None for p in message.tool_uses)
 
     reasoning = [p for p in message.parts if isinstance(p, ThinkingPart)]

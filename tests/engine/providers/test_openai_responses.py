@@ -89,6 +89,7 @@ async def test_reasoning_summary_is_thinking_and_is_replayed_verbatim(
     assert [e for e in events if isinstance(e, StreamToolUseStart)] == [StreamToolUseStart("call_1", "read_file")]
     thinking, call = first.message.parts
     assert isinstance(thinking, ThinkingPart) and thinking.thinking == summary
+    assert isinstance(call, ToolUsePart) and call.id == "call_1"
     assert first.stop_reason == "tool_use"
     # What the server said the item is, kept whole (its output_item.done event).
     served = next(json.loads(line[5:])["item"] for line in _SEEN
@@ -96,8 +97,8 @@ async def test_reasoning_summary_is_thinking_and_is_replayed_verbatim(
     assert thinking.provider_data == {"wire": WIRE, "endpoint": fake_llm.openai_base_url, "item": served}
 
     # Through the session file and back, then the next request.
-    history = [Message.from_dict(m.to_dict()) for m in (Message.user("what does a.py do?"), first.message,
-                                                        Message.tool_results([ToolResultPart("call_1", "print('hello')")]))]
+    result = Message.tool_results([ToolResultPart("call_1", "print('hello')")])
+    history = [Message.from_dict(m.to_dict()) for m in (Message.user("what does a.py do?"), first.message, result)]
     _, second = await collect(provider, request(*history))
     assert second.message.text == "It prints hello."
     items = accepted(fake_llm)["input"]
@@ -151,7 +152,7 @@ async def test_the_recorded_turns_replay_their_encrypted_reasoning_byte_for_byte
 async def test_a_tool_round_trip_keeps_the_pairs(provider: OpenAIProvider, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.tools(("read_file", {"path": "a.py"}), ("bash", {"command": "ls"}), text="Looking."),
                      Reply.text("Done."))
-    events, first = await collect(provider, request(Message.user("look")))
+    _, first = await collect(provider, request(Message.user("look")))
     assert first.stop_reason == "tool_use" and first.message.text == "Looking."
     calls = first.message.tool_uses
     assert [(c.name, dict(c.input)) for c in calls] == [("read_file", {"path": "a.py"}), ("bash", {"command": "ls"})]
@@ -206,8 +207,9 @@ async def test_a_custom_url_speaks_chat_unless_told(fake_llm: FakeLLMServer) -> 
 async def test_a_chat_session_continues_over_responses_and_back(fake_llm: FakeLLMServer) -> None:
     chat = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url, wire_api="chat")
     responses = OpenAIProvider(api_key="k", base_url=fake_llm.openai_base_url, wire_api="responses")
+    run = ToolCall("bash", {"command": "python a.py"}, "call_r")
     fake_llm.enqueue(Reply.tool("read_file", {"path": "a.py"}, id="call_chat"),
-                     Reply(thinking="Now run it.", tool_calls=(ToolCall("bash", {"command": "python a.py"}, "call_r"),)),
+                     Reply(thinking="Now run it.", tool_calls=(run,)),
                      Reply.text("It printed hi."), Reply.text("Yes."))
     history = [Message.user("run a.py")]
     _, one = await collect(chat, request(*history))
