@@ -39,6 +39,7 @@ from .endpoints import API_KEY_VARIABLES, PLACEHOLDER_KEY, is_vendor_url
 from .names import ReasoningEffort, WireApi
 from .openai_responses import build_params as responses_params
 from .openai_responses import uses_responses
+from .openai_responses_stream import ResponsesAccumulator
 from .retry import parse_retry_after
 from .sdk_stream import (
     LoopClient,
@@ -338,12 +339,10 @@ class OpenAIProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         client = self._clients.get()
         if self.wire == "responses":
-            from .openai_responses_stream import ResponsesAccumulator  # it reads this module's errors
-
             params = responses_params(request, endpoint=self.base_url, effort=self._reasoning_effort)
             folded = ResponsesAccumulator(
                 endpoint=self.base_url, model=request.model,
-                service="OpenAI" if self.official else f"the server at {self.base_url}")
+                service="OpenAI" if self.official else f"the server at {self.base_url}", classify=_classify)
             events = relay(lambda: client.responses.create(**params), folded,
                            finished=lambda: folded.finished,
                            map_error=lambda exc, partial: self._map_error(exc, request, partial),

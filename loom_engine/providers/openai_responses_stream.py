@@ -12,20 +12,31 @@ Item kinds Loom never asks for (hosted tools, custom tools) are not kept.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message, Part, TextPart, ThinkingPart, ToolUsePart
 from ..usage import Usage
-from .base import ProviderError, ProviderEvent, StreamCompleted, StreamText, StreamThinking, StreamToolUseStart
-from .openai_provider import _classify
+from .base import (
+    ProviderError,
+    ProviderErrorKind,
+    ProviderEvent,
+    StreamCompleted,
+    StreamText,
+    StreamThinking,
+    StreamToolUseStart,
+)
 from .openai_responses import provider_data
 from .sdk_stream import field_of, parse_tool_input, readable_detail, status_error
 
 # ``incomplete_details.reason`` -> Loom's stop reason.
 INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _SUMMARY_GAP = "\n\n"  # between a reasoning item's summary parts
+
+# How an OpenAI error is classified: (status, type, code, message) -> kind. The provider
+# passes its own, so that an error in the stream is classed as the same error over HTTP.
+Classify = Callable[[int | None, str, str, str], ProviderErrorKind]
 
 
 def as_json(obj: Any) -> dict[str, Any]:
@@ -55,10 +66,11 @@ class _Item:
 class ResponsesAccumulator:
     """Folds Responses stream events into normalised events and a final message."""
 
-    def __init__(self, *, endpoint: str, model: str, service: str) -> None:
+    def __init__(self, *, endpoint: str, model: str, service: str, classify: Classify) -> None:
         self.endpoint = endpoint
         self.model = model
         self.service = service  # who answered, for error lines ("OpenAI")
+        self._classify = classify
         self.items: dict[int, _Item] = {}
         self.status: str | None = None
         self.incomplete_reason: str | None = None
@@ -158,7 +170,7 @@ class ResponsesAccumulator:
         code = str(field_of(error, "code") or "")
         etype = str(field_of(error, "type") or "")
         detail = readable_detail(str(field_of(error, "message") or "the response failed"))
-        return status_error(_classify(None, etype, code, detail), service=self.service,
+        return status_error(self._classify(None, etype, code, detail), service=self.service,
                             where=f"in-stream error{' ' + code if code else ''}", detail=detail, model=self.model,
                             base_url=self.endpoint, key_hint="check OPENAI_API_KEY", status=None,
                             retry_after=None, partial=self.has_output)
