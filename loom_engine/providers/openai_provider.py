@@ -332,6 +332,9 @@ class OpenAIProvider:
         """Import the SDK and build the client now (call it from a worker thread), so
         the first request does neither on the caller's event loop."""
         self._clients.prepare()
+        if self.wire == "responses":
+            # The SDK loads its Responses resource at first use (~50 ms): here, not then.
+            import openai.resources.responses  # noqa: F401
 
     async def aclose(self) -> None:
         await self._clients.aclose()
