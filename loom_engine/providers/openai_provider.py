@@ -341,32 +341,31 @@ class OpenAIProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         client = self._clients.get()
-        if self.wire == "responses":
-            params = responses_params(request, endpoint=self.base_url, effort=self._reasoning_effort)
-            folded = ResponsesAccumulator(
-                endpoint=self.base_url, model=request.model,
-                service="OpenAI" if self.official else f"the server at {self.base_url}", classify=_classify)
-            events = relay(lambda: client.responses.create(**params), folded,
-                           finished=lambda: folded.finished,
-                           map_error=lambda exc, partial: self._map_error(exc, request, partial),
-                           incomplete=f"the stream from {self.base_url} ended before the response was complete",
-                           stalls=self._stalls, where=self.base_url)
-        else:
-            events = self._chat_stream(client, request)
+        events = self._responses(client, request) if self.wire == "responses" else self._chat(client, request)
         try:
             async for event in events:
                 yield event
         finally:
             await events.aclose()  # closes the HTTP stream now, not at garbage collection
 
-    def _chat_stream(self, client: Any, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
+    def _chat(self, client: Any, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
         params = build_params(request, official=self.official)
         acc = ChunkAccumulator()
         return relay(lambda: client.chat.completions.create(**params), acc,
-                       finished=lambda: acc.finish_reason is not None,
-                       map_error=lambda exc, partial: self._map_error(exc, request, partial),
-                       incomplete=f"the stream from {self.base_url} ended before the answer was complete",
-                       stalls=self._stalls, where=self.base_url)
+                     finished=lambda: acc.finish_reason is not None,
+                     map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                     incomplete=f"the stream from {self.base_url} ended before the answer was complete",
+                     stalls=self._stalls, where=self.base_url)
+
+    def _responses(self, client: Any, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
+        params = responses_params(request, endpoint=self.base_url, effort=self._reasoning_effort)
+        acc = ResponsesAccumulator(endpoint=self.base_url, model=request.model, classify=_classify,
+                                   service="OpenAI" if self.official else f"the server at {self.base_url}")
+        return relay(lambda: client.responses.create(**params), acc,
+                     finished=lambda: acc.finished,
+                     map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                     incomplete=f"the stream from {self.base_url} ended before the response was complete",
+                     stalls=self._stalls, where=self.base_url)
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
         import openai

@@ -27,6 +27,7 @@ from .base import (
     StreamThinking,
     StreamToolUseStart,
 )
+from .endpoints import API_KEY_VARIABLES
 from .openai_responses import provider_data
 from .sdk_stream import field_of, parse_tool_input, readable_detail, status_error
 
@@ -172,7 +173,7 @@ class ResponsesAccumulator:
         detail = readable_detail(str(field_of(error, "message") or "the response failed"))
         return status_error(self._classify(None, etype, code, detail), service=self.service,
                             where=f"in-stream error{' ' + code if code else ''}", detail=detail, model=self.model,
-                            base_url=self.endpoint, key_hint="check OPENAI_API_KEY", status=None,
+                            base_url=self.endpoint, key_hint=f"check {API_KEY_VARIABLES['openai']}", status=None,
                             retry_after=None, partial=self.has_output)
 
     # -- the result --
