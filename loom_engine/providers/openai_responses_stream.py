@@ -117,7 +117,7 @@ class ResponsesAccumulator:
         elif kind == "response.failed":
             raise self._failure(field_of(field_of(event, "response"), "error"))
         elif kind == "error":  # the SDK raises these itself; a plain-dict stream may not
-            raise self._failure(event)
+            raise self._failure(field_of(event, "error") or event)
         if out:
             self.has_output = True
         return out

@@ -270,3 +270,25 @@ async def test_the_fake_refuses_a_forged_replay_and_an_unanswered_call(
     call = ToolUsePart("call_lonely", "read_file", {"path": "a"})
     _, error = await failure(provider, request(Message.user("hi"), Message.assistant(call), Message.user("and?")))
     assert "No tool output found for function call call_lonely" in error.message
+
+
+def test_a_stream_of_plain_events_without_added_items_folds_the_same() -> None:
+    """What a compatible server may send: only ``output_item.done`` items, an error as data."""
+    from loom_engine.providers.base import ProviderError
+    from loom_engine.providers.openai_provider import _classify
+    from loom_engine.providers.openai_responses_stream import ResponsesAccumulator
+
+    acc = ResponsesAccumulator(endpoint="http://x/v1", model="m", service="the server", classify=_classify)
+    events = [*acc.feed({"type": "response.output_item.done", "output_index": 0, "item": {
+        "type": "function_call", "call_id": "c1", "name": "read_file", "arguments": "{\"path\": \"a\"}"}}),
+        *acc.feed({"type": "response.output_item.done", "output_index": 1, "item": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]}}),
+        *acc.feed({"type": "response.completed", "response": {"status": "completed", "usage": {
+            "input_tokens": 10, "output_tokens": 3}}})]
+    assert events == [StreamToolUseStart("c1", "read_file"), StreamText("Reading.")]
+    done = acc.completed()
+    assert done.stop_reason == "tool_use" and done.usage == Usage(input_tokens=10, output_tokens=3)
+    assert [type(p) for p in done.message.parts] == [ToolUsePart, TextPart]
+    with pytest.raises(ProviderError) as info:
+        acc.feed({"type": "error", "error": {"type": "invalid_request_error", "code": "bad", "message": "no"}})
+    assert info.value.kind == "bad_request" and "no" in info.value.message
