@@ -70,7 +70,8 @@ def _assistant_items(msg: Message, endpoint: str) -> list[dict[str, Any]]:
         if isinstance(part, ThinkingPart):
             kept = _own_item(part, endpoint)
             if kept is not None and kept.get("type") == "reasoning" and kept.get("encrypted_content"):
-                items.append({k: v for k, v in kept.items() if k != "id"})
+                # As received, but for the id (see above) and fields the server left null.
+                items.append({k: v for k, v in kept.items() if k != "id" and v is not None})
             # Anthropic's signed thinking, another server's reasoning, plain thinking:
             # nothing this endpoint can take.
         elif isinstance(part, TextPart):
