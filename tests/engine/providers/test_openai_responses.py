@@ -91,6 +91,7 @@ async def test_reasoning_summary_is_thinking_and_is_replayed_verbatim(
     assert isinstance(thinking, ThinkingPart) and thinking.thinking == summary
     assert isinstance(call, ToolUsePart) and call.id == "call_1"
     assert first.stop_reason == "tool_use"
+    assert first.usage.reasoning_tokens == len(summary) // 4  # what the fake reports
     # What the server said the item is, kept whole (its output_item.done event).
     served = next(json.loads(line[5:])["item"] for line in _SEEN
                   if '"response.output_item.done"' in line and '"reasoning"' in line)
@@ -249,11 +250,17 @@ async def test_reasoning_is_not_sent_to_another_endpoint_or_provider(fake_llm: F
     fake_llm.enqueue(Reply.text("ok"), Reply.text("ok"))
     await collect(local, request(*history))
     assert [i["type"] for i in accepted(fake_llm)["input"]] == ["message", "message", "message"]  # type: ignore[union-attr]
-    await local.aclose()
+
+    # Anthropic's signed thinking is not sent over Responses either.
+    signed = Message.assistant(ThinkingPart("Mine.", signature="sig-anthropic"), TextPart("Hi."))
+    fake_llm.enqueue(Reply.text("ok"))
+    await collect(local, request(Message.user("hi"), signed, Message.user("again")))
+    assert "sig-anthropic" not in fake_llm.last_request.raw.decode() and fake_llm.last_request.rejected is None
 
     anthropic = AnthropicProvider(api_key="k", base_url=fake_llm.anthropic_base_url)
     await collect(anthropic, make_request("claude-haiku-4-5", *history))
     await anthropic.aclose()
+    await local.aclose()
     assert fake_llm.last_request.rejected is None
     assert "gAAAA-not-this-server" not in fake_llm.last_request.raw.decode()
 
