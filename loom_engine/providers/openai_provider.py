@@ -38,7 +38,7 @@ from .base import (
 from .endpoints import API_KEY_VARIABLES, PLACEHOLDER_KEY, is_vendor_url
 from .names import ReasoningEffort, WireApi
 from .openai_responses import build_params as responses_params
-from .openai_responses import uses_responses
+from .openai_responses import input_item_error, uses_responses
 from .openai_responses_stream import ResponsesAccumulator
 from .retry import parse_retry_after
 from .sdk_stream import (
@@ -363,7 +363,7 @@ class OpenAIProvider:
                                    service="OpenAI" if self.official else f"the server at {self.base_url}")
         return relay(lambda: client.responses.create(**params), acc,
                      finished=lambda: acc.finished,
-                     map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                     map_error=lambda exc, partial: input_item_error(self._map_error(exc, request, partial)),
                      incomplete=f"the stream from {self.base_url} ended before the response was complete",
                      stalls=self._stalls, where=self.base_url)
 

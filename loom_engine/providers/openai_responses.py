@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
-from .base import ProviderRequest
+from .base import ProviderError, ProviderRequest
 from .names import ReasoningEffort, WireApi
 from .sdk_stream import sendable_tool_input
 
@@ -150,3 +150,14 @@ def build_params(request: ProviderRequest, *, endpoint: str, effort: ReasoningEf
         # Reasoning models accept no temperature.
         params["temperature"] = request.temperature
     return params
+
+
+def input_item_error(error: ProviderError | None) -> ProviderError | None:
+    """``error``, unless it is OpenAI's 404 for an input item it does not keep ("Item with
+    id 'rs_...' not found"): not a missing model, as a 404 otherwise is, but a request
+    that will fail the same way again - said so."""
+    if error is None or error.kind != "not_found" or "Items are not persisted" not in error.message:
+        return error
+    detail = error.message.partition("(")[2].rstrip(")")
+    return ProviderError("bad_request", f"OpenAI refused an input item it does not keep ({detail})",
+                         status=error.status, partial_output=error.partial_output)

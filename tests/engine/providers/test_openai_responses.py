@@ -188,6 +188,17 @@ async def test_http_errors_are_classified_as_on_chat(provider: OpenAIProvider, f
     assert error.kind == "context_length"
 
 
+async def test_an_item_openai_does_not_keep_is_not_called_a_missing_model(
+        provider: OpenAIProvider, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.error(404, "Item with id 'rs_1' not found. Items are not persisted when `store` is set "
+                                      "to false. Try again with `store` set to true, or remove this item from your "
+                                      "input.", type="invalid_request_error", code=""))
+    _, error = await failure(provider, request(Message.user("hi")))
+    assert error.kind == "bad_request" and not error.retryable
+    assert error.message.startswith("OpenAI refused an input item it does not keep (404")
+    assert "Item with id 'rs_1' not found" in error.message and "model" not in error.message.split("(")[0]
+
+
 def test_which_wire() -> None:
     official = OpenAIProvider(api_key="k", base_url="https://api.openai.com/v1")
     assert official.wire == "responses"
