@@ -151,7 +151,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     from loom_engine.providers.base import StreamTimeouts
 
     timeouts = StreamTimeouts(settings.stream_first_byte_timeout, settings.stream_idle_timeout)
-    provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts)
+    provider = create_provider(provider_name, base_url=base_url, script=script, stream_timeouts=timeouts,
+                               wire_api=settings.openai.wire_api, reasoning_effort=settings.openai.reasoning_effort)
 
     hook_plan = _hooks(options, workspace, records, layered.files)
     try:
@@ -320,7 +321,9 @@ def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, 
             base_url = None
             if wanted in BASE_URL_VARIABLES and sources.get(f"{wanted}.base_url") != BASE_URL_VARIABLES[wanted]:
                 base_url = getattr(settings, wanted).base_url
-            built[wanted] = create_provider(wanted, base_url=base_url, stream_timeouts=timeouts)
+            built[wanted] = create_provider(wanted, base_url=base_url, stream_timeouts=timeouts,
+                                            wire_api=settings.openai.wire_api,
+                                            reasoning_effort=settings.openai.reasoning_effort)
         return built[wanted]
 
     return make

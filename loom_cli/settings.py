@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.base import StreamTimeouts
 from loom_engine.providers.endpoints import BASE_URL_VARIABLES
-from loom_engine.providers.names import ProviderName
+from loom_engine.providers.names import ProviderName, ReasoningEffort, WireApi
 from loom_engine.sandbox.config import SandboxMode
 
 from .project_trust import ProjectChange, split_project_file
@@ -61,6 +61,13 @@ class ConfigError(Exception):
 class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str | None = None
+
+
+class OpenAISettings(ProviderSettings):
+    """``[openai]``: also which API to speak and how hard a reasoning model thinks."""
+
+    wire_api: WireApi = "auto"
+    reasoning_effort: ReasoningEffort | None = None
 
 
 class PermissionSettings(BaseModel):
@@ -97,7 +104,7 @@ class Settings(BaseModel):
     stream_first_byte_timeout: float = Field(StreamTimeouts.first_event_s, gt=0)
     stream_idle_timeout: float = Field(StreamTimeouts.idle_s, gt=0)
     anthropic: ProviderSettings = Field(default_factory=ProviderSettings)
-    openai: ProviderSettings = Field(default_factory=ProviderSettings)
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

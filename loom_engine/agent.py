@@ -89,7 +89,8 @@ class Agent:
         self.client = ModelClient(parts.provider, config, system=system, tools=self._tools.specs,
                                   retry_policy=parts.retry_policy, server_windows=parts.server_windows,
                                   breaker=parts.breakers.for_endpoint(parts.provider.name),
-                                  usage_limits=parts.usage_limits)
+                                  usage_limits=parts.usage_limits,
+                                  cache_key=lambda: self.session_id or self.identity.agent_id)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
         from .context.assembler import ChangingFacts

@@ -14,10 +14,18 @@ from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool", "system"]
 
+# What a part carries for one provider wire only: ``{"wire": ..., "endpoint": ...,
+# "item": {...}}``, the item as that wire sent it. The wire that wrote it replays it to
+# the same endpoint; every other wire and provider leaves it out of its requests.
+ProviderData = Mapping[str, Any]
+
 
 @dataclass(frozen=True)
 class TextPart:
     text: str
+    # What one provider wire needs back besides the text, kept as that wire sent it
+    # (see :data:`ProviderData`); every other wire ignores it.
+    provider_data: ProviderData | None = None
     type: Literal["text"] = "text"
 
 
@@ -28,6 +36,9 @@ class ThinkingPart:
     signature: str | None = None
     # Redacted thinking carries opaque data instead of text.
     redacted_data: str | None = None
+    # OpenAI's Responses API: the reasoning item (with its encrypted content), which goes
+    # back verbatim on that wire only (see :data:`ProviderData`).
+    provider_data: ProviderData | None = None
     type: Literal["thinking"] = "thinking"
 
 
@@ -74,6 +85,8 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         if name == "type":
             continue
         value = getattr(part, name)
+        if name == "provider_data" and value is None:
+            continue  # most parts have none; sessions stay as they were
         if isinstance(value, Mapping):
             value = dict(value)
         data[name] = value

@@ -7,7 +7,7 @@ retries, prices the usage and tracks how full the context window is.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +33,11 @@ class ModelClient:
                  tools: Sequence[ToolSpec], retry_policy: RetryPolicy | None = None,
                  server_windows: ServerWindows | None = None,
                  breaker: CircuitBreaker | None = None,
-                 usage_limits: UsageLimitWaiter | None = None) -> None:
+                 usage_limits: UsageLimitWaiter | None = None,
+                 cache_key: Callable[[], str | None] | None = None) -> None:
         self.provider = provider
+        # The session's id (asked at each request: /clear starts another session).
+        self._cache_key = cache_key
         self.config = config
         self.system = system
         self.tools = tuple(tools)
@@ -77,7 +80,8 @@ class ModelClient:
     def build_request(self, messages: Sequence[Message]) -> ProviderRequest:
         return ProviderRequest(model=self.config.model, system=self.system, messages=tuple(messages),
                                tools=self.tools, max_tokens=self.config.max_tokens,
-                               thinking_budget=self.config.thinking_budget)
+                               thinking_budget=self.config.thinking_budget,
+                               cache_key=self._cache_key() if self._cache_key is not None else None)
 
     def stream(self, request: ProviderRequest, cancel: CancelToken
                ) -> AsyncIterator[ProviderEvent | RetryNotice]:

@@ -13,6 +13,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    # The part of ``output_tokens`` the model spent reasoning (OpenAI reports it; billed
+    # as output, so never added to it again).
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -20,6 +23,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @property
@@ -33,6 +37,7 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
         }
 
     @classmethod

@@ -21,6 +21,9 @@ class ProviderRequest:
     temperature: float | None = None
     # Extended thinking budget (Anthropic); None disables it.
     thinking_budget: int | None = None
+    # Stable for a session (its id): a provider that routes by it (OpenAI's
+    # ``prompt_cache_key``) keeps the session's requests on one warm prompt cache.
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from .base import Provider, ProviderError, StreamTimeouts
 from .endpoints import PLACEHOLDER_KEY, base_url_problem
-from .names import PROVIDERS
+from .names import PROVIDERS, ReasoningEffort, WireApi
 from .scripted import ScriptSource
 
 # Where the CLI points ``--provider scripted`` when no script is passed explicitly.
@@ -29,10 +29,12 @@ def check_base_url(url: str, source: str) -> str:
 def create_provider(name: str, *, api_key: str | None = None, base_url: str | None = None,
                     script: ScriptSource | None = None, timeout: float | None = None,
                     stream_timeouts: StreamTimeouts | None = None,
-                    env: Mapping[str, str] | None = None) -> Provider:
+                    env: Mapping[str, str] | None = None, wire_api: WireApi = "auto",
+                    reasoning_effort: ReasoningEffort | None = None) -> Provider:
     """A ready provider; ``ProviderError(kind="config")`` with a one-line reason otherwise.
 
-    ``stream_timeouts`` says when a silent stream counts as stalled (and is retried)."""
+    ``stream_timeouts`` says when a silent stream counts as stalled (and is retried);
+    ``wire_api`` and ``reasoning_effort`` are OpenAI's (``[openai]`` settings)."""
     environ = os.environ if env is None else env
     key = (name or "").strip().lower()
     if key == "anthropic":
@@ -73,7 +75,8 @@ def create_provider(name: str, *, api_key: str | None = None, base_url: str | No
                                               "LM Studio)")
             secret = PLACEHOLDER_KEY
         return OpenAIProvider(api_key=secret, base_url=url or DEFAULT_BASE_URL, timeout=timeout,
-                              stream_timeouts=stream_timeouts)
+                              stream_timeouts=stream_timeouts, wire_api=wire_api,
+                              reasoning_effort=reasoning_effort)
     if key == "scripted":
         from .scripted import ScriptedProvider
 

@@ -1,5 +1,8 @@
 """OpenAI Chat Completions through the official ``openai`` SDK (streaming).
 
+OpenAI's own API (the default base URL) is spoken over the Responses API instead (see
+:mod:`.openai_responses`); ``wire_api`` overrides that choice either way.
+
 Also the adapter for OpenAI-compatible servers - Ollama, vLLM, llama.cpp, LM Studio,
 OpenRouter - selected with ``base_url`` or ``OPENAI_BASE_URL``. A local server needs
 no real key, so a placeholder is sent when none is configured for a non-OpenAI URL.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +36,10 @@ from .base import (
     StreamToolUseStart,
 )
 from .endpoints import API_KEY_VARIABLES, PLACEHOLDER_KEY, is_vendor_url
+from .names import ReasoningEffort, WireApi
+from .openai_responses import build_params as responses_params
+from .openai_responses import input_item_error, uses_responses
+from .openai_responses_stream import ResponsesAccumulator
 from .retry import parse_retry_after
 from .sdk_stream import (
     LoopClient,
@@ -286,8 +293,11 @@ class OpenAIProvider:
     name = "openai"
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float | None = None, stream_timeouts: StreamTimeouts | None = None) -> None:
+                 timeout: float | None = None, stream_timeouts: StreamTimeouts | None = None,
+                 wire_api: WireApi = "auto", reasoning_effort: ReasoningEffort | None = None) -> None:
         self._explicit_base_url = base_url
+        self._wire_api = wire_api
+        self._reasoning_effort = reasoning_effort
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         if not key and not is_official_openai(self.base_url):
             key = PLACEHOLDER_KEY
@@ -304,6 +314,11 @@ class OpenAIProvider:
     def official(self) -> bool:
         return is_official_openai(self.base_url)
 
+    @property
+    def wire(self) -> str:
+        """What this provider's requests go over: "responses" or "chat"."""
+        return "responses" if uses_responses(self._wire_api, self.official) else "chat"
+
     def _new_client(self) -> Any:
         if not self._api_key:
             raise ProviderError("config", f"{API_KEY_ENV} is not set; export it, or set {BASE_URL_ENV} "
@@ -316,24 +331,40 @@ class OpenAIProvider:
         """Import the SDK and build the client now (call it from a worker thread), so
         the first request does neither on the caller's event loop."""
         self._clients.prepare()
+        if self.wire == "responses":
+            # The SDK loads its Responses resource at first use (~50 ms): here, not then.
+            import openai.resources.responses  # noqa: F401
 
     async def aclose(self) -> None:
         await self._clients.aclose()
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        params = build_params(request, official=self.official)
         client = self._clients.get()
-        acc = ChunkAccumulator()
-        events = relay(lambda: client.chat.completions.create(**params), acc,
-                       finished=lambda: acc.finish_reason is not None,
-                       map_error=lambda exc, partial: self._map_error(exc, request, partial),
-                       incomplete=f"the stream from {self.base_url} ended before the answer was complete",
-                       stalls=self._stalls, where=self.base_url)
+        events = self._responses(client, request) if self.wire == "responses" else self._chat(client, request)
         try:
             async for event in events:
                 yield event
         finally:
             await events.aclose()  # closes the HTTP stream now, not at garbage collection
+
+    def _chat(self, client: Any, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
+        params = build_params(request, official=self.official)
+        acc = ChunkAccumulator()
+        return relay(lambda: client.chat.completions.create(**params), acc,
+                     finished=lambda: acc.finish_reason is not None,
+                     map_error=lambda exc, partial: self._map_error(exc, request, partial),
+                     incomplete=f"the stream from {self.base_url} ended before the answer was complete",
+                     stalls=self._stalls, where=self.base_url)
+
+    def _responses(self, client: Any, request: ProviderRequest) -> AsyncGenerator[ProviderEvent, None]:
+        params = responses_params(request, endpoint=self.base_url, effort=self._reasoning_effort)
+        acc = ResponsesAccumulator(endpoint=self.base_url, model=request.model, classify=_classify,
+                                   service="OpenAI" if self.official else f"the server at {self.base_url}")
+        return relay(lambda: client.responses.create(**params), acc,
+                     finished=lambda: acc.finished,
+                     map_error=lambda exc, partial: input_item_error(self._map_error(exc, request, partial)),
+                     incomplete=f"the stream from {self.base_url} ended before the response was complete",
+                     stalls=self._stalls, where=self.base_url)
 
     def _map_error(self, exc: Exception, request: ProviderRequest, partial: bool) -> ProviderError | None:
         import openai

@@ -313,6 +313,9 @@ def _part_problem(message: Message) -> str | None:
             elif name == "is_error":
                 if not isinstance(value, bool):
                     return f"a {part.type} part's is_error is not true or false"
+            elif name == "provider_data":
+                if value is not None and not isinstance(value, dict):
+                    return f"a {part.type} part's provider_data is not a JSON object"
             elif name in ("signature", "redacted_data", "raw_input"):
                 if value is not None and not isinstance(value, str):
                     return f"a {part.type} part's {name} is not a string"

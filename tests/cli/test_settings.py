@@ -63,6 +63,8 @@ MALFORMED = [
     ("[permissions]\nask = ['bash(']\n", "missing ')'"),
     ("permission_mode = 'yolo'\n", "permission_mode"),
     ("unknown_key = 1\n", "unknown_key"),
+    ("[openai]\nwire_api = 'grpc'\n", "openai.wire_api"),
+    ("[openai]\nreasoning_effort = 'max'\n", "openai.reasoning_effort"),
     ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
 ]
 
@@ -188,3 +190,17 @@ def test_loom_provider_and_model_beat_the_files(repo: Path, user: Path) -> None:
     assert loaded.sources["provider"] == "LOOM_PROVIDER" and loaded.sources["model"] == "LOOM_MODEL"
     with pytest.raises(ConfigError, match="LOOM_PROVIDER"):
         load_settings(repo, user, environ={"LOOM_PROVIDER": "nope"})
+
+
+def test_the_openai_wire_and_reasoning_effort(repo: Path, user: Path) -> None:
+    assert Settings().openai.wire_api == "auto" and Settings().openai.reasoning_effort is None
+    _write(user, '[openai]\nbase_url = "http://localhost:8080/v1"\nwire_api = "responses"\n'
+                 'reasoning_effort = "high"\n')
+    loaded = load_settings(repo, user, environ={})
+    assert loaded.settings.openai.wire_api == "responses" and loaded.settings.openai.reasoning_effort == "high"
+    assert loaded.sources["openai.wire_api"] == f"user config ({user})"
+    # A project's choice of wire needs the workspace's trust, as its endpoint does.
+    _write(repo / ".loom" / "settings.toml", '[openai]\nwire_api = "chat"\n')
+    untrusted = load_settings(repo, user, environ={})
+    assert untrusted.settings.openai.wire_api == "responses"
+    assert [c.key for c in untrusted.ignored] == ["openai.wire_api"]

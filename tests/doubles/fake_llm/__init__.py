@@ -2,7 +2,8 @@
 
 ``scenario`` is what a scripted answer is (:class:`Reply`, :class:`ToolCall`), ``validation``
 rejects malformed requests as the real APIs do, ``rendering`` turns a reply into the wire
-format, ``server`` is the HTTP server, ``fixtures`` the ``fake_llm`` pytest fixture.
+format, ``responses_api`` does both for OpenAI's Responses API, ``server`` is the HTTP
+server, ``fixtures`` the ``fake_llm`` pytest fixture.
 """
 
 from .scenario import RecordedRequest, Reply, ToolCall, without_cache_control

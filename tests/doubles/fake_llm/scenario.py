@@ -191,7 +191,7 @@ class RecordedRequest:
     index: int
     method: str
     path: str
-    api: str  # "anthropic" | "openai" | "unknown"
+    api: str  # "anthropic" | "openai" | "responses" | "unknown"
     headers: Mapping[str, str]  # lower-case names
     raw: bytes
     body: Any  # parsed JSON, or None

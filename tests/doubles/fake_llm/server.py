@@ -11,6 +11,9 @@ test process (real SDK clients) and subprocesses such as ``loom run`` can reach 
   Completions: ``chat.completion.chunk`` stream with ``tool_calls`` deltas by index,
   arguments split over chunks, a usage chunk when ``stream_options.include_usage``,
   then ``data: [DONE]``; or a ``chat.completion`` JSON object.
+* ``POST /v1/responses`` (and ``/responses``) - OpenAI's Responses API, streamed: see
+  :mod:`.responses_api` (it also checks Loom's stateless contract: ``store: false``, a
+  ``prompt_cache_key``, reasoning replayed with the encrypted content it issued).
 
 Requests are validated as strictly as the real services do (a tool_use without its
 tool_result, a tool_result without its tool_use, empty text blocks, a first message
@@ -56,6 +59,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .rendering import _anthropic_error_body, _openai_error_body, _Renderer, _sse
+from .responses_api import ResponsesRenderer, issued_in, validate_responses
 from .scenario import RecordedRequest, Reply
 from .validation import validate_anthropic, validate_openai
 
@@ -194,6 +198,8 @@ class _Handler(BaseHTTPRequestHandler):
             api = "anthropic"
         elif path in ("/v1/chat/completions", "/chat/completions"):
             api = "openai"
+        elif path in ("/v1/responses", "/responses"):
+            api = "responses"
         else:
             api = "unknown"
         try:
@@ -246,6 +252,8 @@ class _Handler(BaseHTTPRequestHandler):
         auth = headers.get("authorization", "")
         if not auth.startswith("Bearer ") or not auth[7:].strip():
             return 401, "You didn't provide an API key.", None
+        if api == "responses":
+            return validate_responses(body, self.server.fake._issued_reasoning())
         found = validate_openai(body)
         return (400, found[0], found[1]) if found else None
 
@@ -256,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
         if retry_after is not None:
             headers["retry-after"] = retry_after
         model = str(body.get("model", "")) if isinstance(body, dict) else ""
-        if api == "openai":
+        if api in ("openai", "responses"):
             headers.setdefault("x-request-id", f"req_fake{serial:06d}")
             self._send_json(status, _openai_error_body(status, kind, message, code, param, model), headers)
         else:
@@ -277,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200 or reply.error_type or reply.context_too_long:
             kind, message, code = reply.error_type, reply.error_message, reply.error_code
             if reply.context_too_long:
-                if api == "openai":
+                if api in ("openai", "responses"):
                     message = message or ("This model's maximum context length is 128000 tokens. However, "
                                           "your messages resulted in 210000 tokens. Please reduce the length "
                                           "of the messages.")
@@ -288,6 +296,8 @@ class _Handler(BaseHTTPRequestHandler):
                         body=body, retry_after=reply.retry_after, extra=headers)
             return
         if reply.raw_body is not None:
+            if api == "responses":
+                self.server.fake._issue_reasoning(issued_in(reply.raw_body))
             if reply.content_type.startswith("text/event-stream"):
                 self._stream(iter(_pieces_bytes(reply.raw_body, reply.chunk_size)), reply, headers)
             else:
@@ -297,8 +307,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
                 self.wfile.write(reply.raw_body)
             return
-        renderer = _Renderer(reply, body, raw, serial)
         streaming = bool(body.get("stream"))
+        if api == "responses":
+            if not streaming:
+                self._error(api, 400, None, "fake LLM server: only streamed responses are rendered", None, serial)
+                return
+            responses = ResponsesRenderer(reply, body, raw, serial)
+            headers.setdefault("x-request-id", f"req_fake{serial:06d}")
+            self._stream(self._issuing(responses), reply, headers)
+            return
+        renderer = _Renderer(reply, body, raw, serial)
         if api == "anthropic":
             headers.setdefault("request-id", f"req_fake{serial:06d}")
             if streaming:
@@ -312,6 +330,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(renderer.openai_events(), reply, headers)
             else:
                 self._send_json(200, renderer.openai_json(), headers)
+
+
+    def _issuing(self, responses: ResponsesRenderer) -> Iterator[bytes]:
+        """``responses``' events; what encrypted reasoning it hands out is issued as it goes."""
+        for event in responses.events():
+            self.server.fake._issue_reasoning(responses.issued)
+            yield event
 
 
 def _pieces_bytes(data: bytes, size: int) -> list[bytes]:
@@ -330,6 +355,7 @@ class FakeLLMServer:
         self._requests: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
         self._disconnects = 0
+        self._reasoning: set[str] = set()  # encrypted reasoning handed out (Responses API)
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -476,6 +502,14 @@ class FakeLLMServer:
     def _next_reply(self) -> Reply | None:
         with self._lock:
             return self._replies.popleft() if self._replies else None
+
+    def _issue_reasoning(self, values: list[str]) -> None:
+        with self._lock:
+            self._reasoning.update(values)
+
+    def _issued_reasoning(self) -> set[str]:
+        with self._lock:
+            return set(self._reasoning)
 
     def _track(self, conn: socket.socket, add: bool) -> None:
         with self._lock:

@@ -7,8 +7,12 @@ text, tool calls (ids, names, parsed arguments), stop reason and usage that
 ``expected_summaries.json`` gives, or raise the right ProviderError for an error
 stream (``sdkpy_error_overloaded.sse`` -> ``overloaded``).
 
-Not covered: ``openai_responses/`` - Loom talks to OpenAI through Chat Completions,
-not the Responses API.
+``.../openai_responses`` (OpenAI's Responses API, recorded by the AI SDK's suite) goes
+the same way through the provider's Responses wire: function calls, message text and
+reasoning are kept, each reasoning item with the ``encrypted_content`` its
+``output_item.done`` event carries (what the next request replays); the item kinds of
+hosted and custom tools Loom never declares are not kept. The ``.1.sse`` files that hold
+several responses in one body are covered by their ``.turnN`` parts.
 
 How the summaries map onto Loom's neutral message:
 
@@ -34,6 +38,7 @@ from loom_engine.messages import Message, TextPart, ThinkingPart, ToolUsePart
 from loom_engine.providers.anthropic_provider import AnthropicProvider
 from loom_engine.providers.base import ProviderError, ProviderRequest, StreamCompleted, StreamText
 from loom_engine.providers.openai_provider import FINISH_REASONS, OpenAIProvider
+from loom_engine.providers.openai_responses import WIRE
 from loom_engine.usage import Usage
 from tests.conformance import conformance_dir, require
 from tests.doubles.fake_llm import FakeLLMServer, Reply
@@ -51,13 +56,13 @@ def files(kind: str) -> list[str]:
 
 
 def test_every_recording_has_a_summary() -> None:
-    for name in files("anthropic") + files("openai_chat"):
+    for name in files("anthropic") + files("openai_chat") + files("openai_responses"):
         assert name in EXPECTED
     assert len(files("anthropic")) >= 16 and len(files("openai_chat")) >= 13
 
 
 def request(model: str) -> ProviderRequest:
-    return ProviderRequest(model=model, system="", messages=(Message.user("hello"),))
+    return ProviderRequest(model=model, system="", messages=(Message.user("hello"),), cache_key="session-1")
 
 
 async def replay(provider: AnthropicProvider | OpenAIProvider, server: FakeLLMServer, name: str,
@@ -149,3 +154,69 @@ async def test_openai_chat_recording(name: str, fake_llm: FakeLLMServer) -> None
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
     assert outcome.usage == Usage(input_tokens=usage["prompt_tokens"] - cached,
                                   output_tokens=usage["completion_tokens"], cache_read_input_tokens=cached)
+
+
+def responses_files() -> list[str]:
+    return [name for name in files("openai_responses") if "multiple_responses_in_one_file" not in EXPECTED[name]]
+
+
+def done_items(name: str) -> list[dict[str, Any]]:
+    """The ``output_item.done`` items of a recording, as the server sent them."""
+    found = []
+    for line in (SSE_DIR / name).read_text().splitlines():
+        if line.startswith("data:"):
+            data = json.loads(line[5:])
+            if data.get("type") == "response.output_item.done":
+                found.append(data["item"])
+    return found
+
+
+def test_the_responses_recordings_are_all_replayed() -> None:
+    assert len(responses_files()) >= 14
+    assert all(name in EXPECTED for name in files("openai_responses"))
+
+
+@pytest.mark.parametrize("name", responses_files())
+async def test_openai_responses_recording(name: str, fake_llm: FakeLLMServer) -> None:
+    summary = EXPECTED[name]
+    provider = OpenAIProvider(api_key="sk-test", base_url=fake_llm.openai_base_url, wire_api="responses")
+    events, outcome = await replay(provider, fake_llm, name, "gpt-5.1-codex-max")
+    assert fake_llm.last_request.path == "/v1/responses"
+
+    if summary["final_status"] == "failed":
+        assert isinstance(outcome, ProviderError)
+        first = summary["errors"][0]
+        assert first["message"] in outcome.message and first["code"] in outcome.message
+        assert not outcome.retryable  # a quota is not fixed by asking again at once
+        return
+
+    assert isinstance(outcome, StreamCompleted)
+    message = outcome.message
+    items = summary["output_items"]
+    # A reasoning item with neither a summary nor encrypted content has nothing to show or replay.
+    kept = [i for i in done_items(name) if i["type"] in ("message", "function_call")
+            or (i["type"] == "reasoning" and (i.get("summary") or i.get("encrypted_content")))]
+    assert [type(p) for p in message.parts] == [
+        {"reasoning": ThinkingPart, "message": TextPart, "function_call": ToolUsePart}[i["type"]] for i in kept]
+
+    expected_text = "".join(i["text"] for i in items if i["type"] == "message")
+    assert message.text == expected_text
+    assert "".join(e.text for e in events if isinstance(e, StreamText)) == expected_text
+
+    calls = [(p.id, p.name, dict(p.input)) for p in message.tool_uses]
+    assert calls == [(i["call_id"], i["name"], json.loads(i["arguments"]))
+                     for i in items if i["type"] == "function_call"]
+    assert all(p.raw_input is None for p in message.tool_uses)
+
+    reasoning = [p for p in message.parts if isinstance(p, ThinkingPart)]
+    recorded = [i for i in kept if i["type"] == "reasoning"]
+    assert [p.provider_data for p in reasoning] == [
+        {"wire": WIRE, "endpoint": fake_llm.openai_base_url, "item": item} for item in recorded]
+    assert all(p.thinking for p in reasoning)  # the summaries, shown as thinking
+
+    assert outcome.stop_reason == ("tool_use" if message.tool_uses else "end_turn")
+    usage = summary["usage"]
+    cached = usage["input_tokens_details"]["cached_tokens"]
+    assert outcome.usage == Usage(input_tokens=usage["input_tokens"] - cached, output_tokens=usage["output_tokens"],
+                                  cache_read_input_tokens=cached,
+                                  reasoning_tokens=usage["output_tokens_details"]["reasoning_tokens"])
