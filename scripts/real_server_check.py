@@ -59,9 +59,10 @@ CONTEXT_SIZE = 8192
 # SmolLM2's own chat template drops the tools; llama.cpp's copy of Llama 3.2's puts them in the
 # prompt and parses the model's JSON tool calls back out.
 CHAT_TEMPLATE = "models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja"
-# A 135M model can ramble until the window is full (at ~1-10 tokens/s on a busy CPU): the
-# server cuts each answer here, which Loom must report as a length stop.
-MAX_ANSWER_TOKENS = 400
+# A 135M model can ramble until the window is full (at 1-10 tokens/s on a busy CPU). Loom's
+# max_tokens setting (in the throwaway config) cuts each answer here, which Loom must report
+# as a length stop; the server's own -n does not cap a request that names max_tokens.
+MAX_ANSWER_TOKENS = 300
 SERVER_START_DEADLINE_S = 180.0
 # A 135M model on two busy cores reads Loom's prompt in 30-70 s; a run has a few requests.
 RUN_DEADLINE_S = 900.0
@@ -161,8 +162,8 @@ def llama_server(binary: Path, model: Path, template: Path, log: Path) -> Iterat
     """``llama-server`` on 127.0.0.1, yielded once ``/health`` answers 200; stopped after."""
     port = free_port()
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "--jinja",
-               "--chat-template-file", str(template), "-c", str(CONTEXT_SIZE), "-n", str(MAX_ANSWER_TOKENS),
-               "--alias", MODEL_ALIAS, "--parallel", "1"]
+               "--chat-template-file", str(template), "-c", str(CONTEXT_SIZE), "--alias", MODEL_ALIAS,
+               "--parallel", "1"]
     say(f"$ {shlex.join(command)}")
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -232,6 +233,8 @@ class RecordingProxy:
         self._lock = threading.Lock()
         folder.mkdir(parents=True, exist_ok=True)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        # A stream still running when the check stops must not hold the exit up.
+        self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -318,6 +321,10 @@ class Scratch:
         self.workspace.mkdir(parents=True)
         (self.workspace / "README.md").write_text(README_TEXT)
         subprocess.run(["git", "init", "-q"], cwd=self.workspace, check=True)
+        for endpoint in ("openai", "anthropic"):
+            config = self.root / f"config-{endpoint}"
+            config.mkdir()
+            (config / "config.toml").write_text(f"max_tokens = {MAX_ANSWER_TOKENS}\n")
 
     def env(self, endpoint: str, proxy_port: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(USER_VARIABLES)}

@@ -7,10 +7,18 @@ server, the window bodies through the window probe.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from loom_engine.messages import Message
+from loom_engine.providers.base import Provider, StreamCompleted, StreamText
 from loom_engine.providers.server_window import WindowFact, probe_server
+from loom_engine.usage import Usage
+from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.window_servers import Answer, WindowStub
+from tests.engine.providers.helpers import collect, make_request
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server"
 
@@ -29,3 +37,49 @@ def test_the_window_from_the_servers_model_list_when_props_is_gone() -> None:
         answer = probe_server(stub.root, "smollm2-135m")
     assert answer.fact is not None and answer.fact.tokens == 8192
     assert "meta.n_ctx" in answer.fact.source
+
+
+# --- streams --------------------------------------------------------------------------------------
+
+def data_events(name: str) -> list[dict[str, Any]]:
+    """The JSON of every ``data:`` line of a recording (read here independently of the SDKs)."""
+    lines = (RECORDED / name).read_text().splitlines()
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+
+
+async def replay(provider: Provider, server: FakeLLMServer, name: str, model: str) -> tuple[str, StreamCompleted]:
+    server.enqueue(Reply.raw(RECORDED / name))
+    events, done = await collect(provider, make_request(model, Message.user("read README.md")))
+    streamed = "".join(e.text for e in events if isinstance(e, StreamText))
+    assert streamed == done.message.text
+    return streamed, done
+
+
+async def test_openai_answer_cut_at_max_tokens_after_keep_alives(
+        fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    name = "openai-length-after-keepalives.sse"
+    # llama-server's keep-alive while it reads the 6.8k-token prompt is a bare ":" line.
+    assert (RECORDED / name).read_bytes().startswith(b":\n\n" * 7 + b"data: ")
+    chunks = data_events(name)
+    expected = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+    text, done = await replay(make("openai"), fake_llm, name, "smollm2-135m")
+    assert text == expected and text.startswith("# Example\n\nThis is a sample code")
+    assert done.stop_reason == "max_tokens"
+    assert done.message.tool_uses == ()
+    assert done.usage == Usage(input_tokens=6776, output_tokens=300, cache_read_input_tokens=0)
+
+
+async def test_anthropic_text_answer_with_the_prompt_read_from_the_servers_cache(
+        fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    name = "anthropic-text-cached-prompt.sse"
+    deltas = [e["delta"]["text"] for e in data_events(name) if e["type"] == "content_block_delta"]
+
+    text, done = await replay(make("anthropic"), fake_llm, name, "smollm2-135m")
+    assert text == "".join(deltas) == (
+        "What are the steps to make a custom task list in Python using the `todo_write` function?")
+    assert done.stop_reason == "end_turn"
+    assert done.message.tool_uses == ()
+    # The whole prompt but its last token came from the server's prompt cache (message_start),
+    # the output count from message_delta.
+    assert done.usage == Usage(input_tokens=1, output_tokens=24, cache_read_input_tokens=6775)
