@@ -83,3 +83,17 @@ async def test_anthropic_text_answer_with_the_prompt_read_from_the_servers_cache
     # The whole prompt but its last token came from the server's prompt cache (message_start),
     # the output count from message_delta.
     assert done.usage == Usage(input_tokens=1, output_tokens=24, cache_read_input_tokens=6775)
+
+
+async def test_anthropic_answer_cut_at_max_tokens_after_keep_alives(
+        fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    name = "anthropic-keepalives-cold-prompt.sse"
+    # On its Anthropic endpoint too the keep-alive is a bare ":" line, and there is no ping event.
+    raw = (RECORDED / name).read_bytes()
+    assert raw.startswith(b":\n\n" * 15 + b"event: message_start\n") and b"ping" not in raw
+    deltas = [e["delta"]["text"] for e in data_events(name) if e["type"] == "content_block_delta"]
+
+    text, done = await replay(make("anthropic"), fake_llm, name, "smollm2-135m")
+    assert text == "".join(deltas) and text.startswith("This is just one example.")
+    assert done.stop_reason == "max_tokens"
+    assert done.usage == Usage(input_tokens=6776, output_tokens=80)
