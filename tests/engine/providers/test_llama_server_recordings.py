@@ -12,13 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from loom_engine.messages import Message
-from loom_engine.providers.base import Provider, StreamCompleted, StreamText
+from loom_engine.providers.base import Provider, StreamCompleted, StreamStalled, StreamText, StreamTimeouts
 from loom_engine.providers.server_window import WindowFact, probe_server
 from loom_engine.usage import Usage
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.window_servers import Answer, WindowStub
-from tests.engine.providers.helpers import collect, make_request
+from tests.engine.providers.helpers import collect, failure, make_request
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server"
 
@@ -97,3 +99,17 @@ async def test_anthropic_answer_cut_at_max_tokens_after_keep_alives(
     assert text == "".join(deltas) and text.startswith("This is just one example.")
     assert done.stop_reason == "max_tokens"
     assert done.usage == Usage(input_tokens=6776, output_tokens=80)
+
+
+@pytest.mark.parametrize(("kind", "name", "count"), [
+    ("openai", "openai-length-after-keepalives.sse", 7),
+    ("anthropic", "anthropic-keepalives-cold-prompt.sse", 15),
+])
+async def test_the_real_keep_alives_are_counted_when_the_answer_never_comes(
+        kind: str, name: str, count: int, fake_llm: FakeLLMServer, make: Callable[..., Provider]) -> None:
+    # The recording's own keep-alive bytes (3 each), then silence: the stall names them.
+    fake_llm.enqueue(Reply.raw(RECORDED / name, chunk_size=3, stall_after=count))
+    _, err = await failure(make(kind, StreamTimeouts(first_event_s=1.0, idle_s=30.0)),
+                           make_request("smollm2-135m", Message.user("read README.md")))
+    assert isinstance(err, StreamStalled) and not err.partial_output
+    assert f"sent {count} keep-alives but no answer, then nothing at all for 1 s" in err.message
