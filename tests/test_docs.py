@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 RUN_MARK = "<!-- docs-test: run -->"
-TOP_LEVEL = ("loom_engine", "loom_cli", "builtin_tools", "tests", "bench", "docs", ".ci", "skills")
+TOP_LEVEL = ("loom_engine", "loom_cli", "builtin_tools", "tests", "bench", "docs", ".ci", "skills", "scripts")
 LOOM_PACKAGES = ("loom_engine", "loom_cli", "builtin_tools")
 
 # A path under one of the repository's top-level folders, wherever it stands in the text.
