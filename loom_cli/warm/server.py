@@ -61,6 +61,7 @@ class Server:
     socket_path: Path
     idle_s: float
     lock: int  # the build's lock file, held for the server's life (not by its children)
+    socket_inode: int  # the socket file's (a newer server's socket at the same path is not ours)
     started: float = field(default_factory=time.time)
     children: dict[int, Running] = field(default_factory=dict)
     stopping: bool = False
@@ -224,9 +225,9 @@ class Server:
     def _unlink_socket(self) -> None:
         """Remove the socket if it is still this server's (a newer one may have replaced it)."""
         try:
-            if os.stat(self.socket_path).st_ino == os.fstat(self.listener.fileno()).st_ino:
+            if os.stat(self.socket_path).st_ino == self.socket_inode:
                 self.socket_path.unlink()
-        except (OSError, ValueError):
+        except OSError:
             pass
 
 
@@ -290,7 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     # child's collections do not touch (and so copy) the server's pages.
     gc.freeze()
     listener = _listen(socket_path)
-    Server(listener, socket_path, idle_s, lock).serve()
+    Server(listener, socket_path, idle_s, lock, os.stat(socket_path).st_ino).serve()
 
 
 def _own_name() -> str:
