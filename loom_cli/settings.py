@@ -219,8 +219,8 @@ def _read_project_file(path: Path, source: str) -> SettingsFile:
         _validate(path, data)
     except ConfigError as error:
         return SettingsFile(path, source, True, {}, (f"{error}: skipped",))
-    problems = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} "
-                "ignored",) if unknown else ()
+    problems: tuple[str, ...] = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} "
+                                 f"{', '.join(unknown)} ignored",) if unknown else ()
     if WARM_KEY in data:  # what runs `loom` is the user's choice, never a repository's
         data = {key: value for key, value in data.items() if key != WARM_KEY}
         problems += (f"{path}: [{WARM_KEY}] is read from the user config only: ignored",)

@@ -23,8 +23,9 @@ from .protocol import RunRequest, Stream
 # again with the caller's environment (Textual's TEXTUAL_* switches, NO_COLOR, ...).
 _READ_AT_IMPORT = ("textual.constants",)
 # Dispositions the server changed for itself, back to a fresh interpreter's.
-_FRESH_DISPOSITIONS = {signal.SIGCHLD: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL,
-                       signal.SIGHUP: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler}
+_FRESH_DISPOSITIONS: dict[signal.Signals, signal.Handlers | signal._HANDLER] = {
+    signal.SIGCHLD: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL, signal.SIGHUP: signal.SIG_DFL,
+    signal.SIGINT: signal.default_int_handler}
 
 
 def become_caller(request: RunRequest, fds: list[int]) -> None:
@@ -56,9 +57,11 @@ def _standard_streams(streams: list[Stream]) -> None:
     wrapping fds 0-2 as the caller's interpreter would have: its encodings and error
     handlers, stdout line-buffered on a terminal, stderr always line-buffered."""
     stdin_s, stdout_s, stderr_s = streams
-    sys.stdin = sys.__stdin__ = _text(0, "r", stdin_s, line_buffered=False)
-    sys.stdout = sys.__stdout__ = _text(1, "w", stdout_s, line_buffered=os.isatty(1))
-    sys.stderr = sys.__stderr__ = _text(2, "w", stderr_s, line_buffered=True)
+    sys.stdin = _text(0, "r", stdin_s, line_buffered=False)
+    sys.stdout = _text(1, "w", stdout_s, line_buffered=os.isatty(1))
+    sys.stderr = _text(2, "w", stderr_s, line_buffered=True)
+    # The originals too: what a fresh interpreter would have there (typeshed calls them Final).
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
 
 
 def _text(fd: int, mode: str, stream: Stream, line_buffered: bool) -> io.TextIOWrapper:

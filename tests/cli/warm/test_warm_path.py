@@ -121,7 +121,7 @@ def test_a_socket_folder_open_to_others_is_not_used(workspace: Path, tmp_path: P
 def test_loom_warm_0_starts_no_server(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     with warm_place(tmp_path) as place:
         env = {**warm_env(tmp_path, place, fake_llm), "LOOM_WARM": "0"}
-        code, out, err, _pid = run_loom(["--version"], workspace, env)
+        code, _out, err, _pid = run_loom(["--version"], workspace, env)
         assert code == 0, err
         assert not place.folder.exists()
 
