@@ -19,7 +19,6 @@ import os
 import signal
 import socket
 import sys
-from pathlib import Path
 from types import FrameType
 
 from . import place
@@ -69,10 +68,10 @@ def run_warm(argv: list[str]) -> int | None:
     folder = place.socket_folder(os.environ, create=True)
     if folder is None:
         return None
-    path = folder / place.socket_name(sys.executable, place.fingerprint())
+    path = os.path.join(folder, place.socket_name(sys.executable, place.fingerprint()))
     if len(os.fsencode(path)) > place.MAX_SOCKET_PATH:
         return None
-    request = _request(argv, path.name)
+    request = _request(argv, os.path.basename(path))
     if request is None:
         return None
     conn = _connect(path)
@@ -105,11 +104,11 @@ def _request(argv: list[str], socket_name: str) -> RunRequest | None:
                       streams=streams)
 
 
-def _connect(path: Path) -> socket.socket | None:
+def _connect(path: str) -> socket.socket | None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(CONNECT_TIMEOUT_S)
     try:
-        conn.connect(str(path))
+        conn.connect(path)
         if peer_uid(conn) == os.getuid():
             return conn
     except OSError:
@@ -153,14 +152,14 @@ def _until_exit(conn: socket.socket) -> int:
         raise ProtocolError("the server closed the connection")
 
 
-def start_server(path: Path, idle_s: float) -> None:
+def start_server(path: str, idle_s: float) -> None:
     """A server for this build, detached (its own session, no terminal, stdio to
     /dev/null, a minimal environment, in /): it is ready once the socket exists."""
     import subprocess
 
     environment = {name: os.environ[name] for name in _SERVER_ENVIRONMENT if name in os.environ}
     try:
-        subprocess.Popen([sys.executable, "-m", "loom_cli.warm.server", str(path), repr(idle_s)],
+        subprocess.Popen([sys.executable, "-m", "loom_cli.warm.server", path, repr(idle_s)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          cwd="/", env=environment, start_new_session=True, close_fds=True)
     except OSError:

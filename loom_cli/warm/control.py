@@ -40,10 +40,11 @@ def server_lines(action: str) -> list[str]:
         lines.append("warm server: not available on this platform (every `loom` starts cold)")
     elif not choice.enabled:
         lines.append("warm server: off (LOOM_WARM=0 or [warm] enabled = false in the user config)")
-    folder = place.socket_folder(os.environ, create=False)
-    if folder is None:
+    found_folder = place.socket_folder(os.environ, create=False)
+    if found_folder is None:
         lines.append("warm server: no private folder for its socket (XDG_RUNTIME_DIR or ~/.cache/loom/warm)")
         return lines
+    folder = Path(found_folder)
     found = sorted(folder.glob(f"{place.SOCKET_PREFIX}*{place.SOCKET_SUFFIX}"))
     for path in found:
         answer = ask(path, action)

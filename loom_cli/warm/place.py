@@ -1,7 +1,8 @@
 """Where the warm server's socket lives, which server a client may use, and whether to.
 
 Imported by the `loom` entry point before anything else: standard library only, and
-only the cheap parts of it.
+only the cheap parts of it (paths are strings here: pathlib and dataclasses, with what
+they import, would double the entry point's own import time; tuples are immutable too).
 
 The socket sits in a folder only this user can enter: ``$XDG_RUNTIME_DIR/loom`` when the
 runtime folder is this user's and closed to others, else ``<cache>/loom/warm``. A folder
@@ -22,8 +23,7 @@ import os
 import stat
 import sys
 import zlib
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 # Loom's top-level packages, installed side by side (pyproject's packages.find).
 PACKAGES = ("loom_cli", "loom_engine", "builtin_tools", "skills")
@@ -35,8 +35,7 @@ MAX_SOCKET_PATH = 107
 _OFF_WORDS = frozenset({"0", "false", "no", "off"})
 
 
-@dataclass(frozen=True)
-class WarmChoice:
+class WarmChoice(NamedTuple):
     """Whether this `loom` may use a warm server, and with which idle time."""
 
     enabled: bool
@@ -56,24 +55,25 @@ def choose(environ: os._Environ[str] | dict[str, str]) -> WarmChoice:
     return _user_setting(user_config_file(environ))
 
 
-def user_config_file(environ: os._Environ[str] | dict[str, str]) -> Path | None:
+def user_config_file(environ: os._Environ[str] | dict[str, str]) -> str | None:
     """The user's config.toml, found as loom_engine.paths finds it (without importing
     platformdirs: Linux's rule is XDG_CONFIG_HOME, else ~/.config)."""
     override = environ.get("LOOM_CONFIG_DIR")
     if override:
-        return Path(override) / "config.toml"
+        return os.path.join(override, "config.toml")
     base = environ.get("XDG_CONFIG_HOME", "")
     if not os.path.isabs(base):
         home = environ.get("HOME", "")
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".config")
-    return Path(base) / "loom" / "config.toml"
+    return os.path.join(base, "loom", "config.toml")
 
 
-def _user_setting(path: Path | None) -> WarmChoice:
+def _user_setting(path: str | None) -> WarmChoice:
     try:
-        raw = path.read_bytes() if path is not None else b""
+        with open(path or os.devnull, "rb") as handle:
+            raw = handle.read()
     except OSError:
         return WarmChoice(True)
     if b"warm" not in raw:  # most files: no TOML parser loaded for them
@@ -93,26 +93,26 @@ def _user_setting(path: Path | None) -> WarmChoice:
     return WarmChoice(enabled, float(idle_minutes) * 60)
 
 
-def socket_folder(environ: os._Environ[str] | dict[str, str], create: bool) -> Path | None:
+def socket_folder(environ: os._Environ[str] | dict[str, str], create: bool) -> str | None:
     """This user's private folder for the socket (made when ``create``), or None when
     there is no safe one."""
     runtime = environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime) and private_folder(Path(runtime)):
-        return _private_child(Path(runtime) / "loom", create)
+    if os.path.isabs(runtime) and private_folder(runtime):
+        return _private_child(os.path.join(runtime, "loom"), create)
     cache = environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(cache):
         home = environ.get("HOME", "")
         if not os.path.isabs(home):
             return None
         cache = os.path.join(home, ".cache")
-    return _private_child(Path(cache) / "loom" / "warm", create)
+    return _private_child(os.path.join(cache, "loom", "warm"), create)
 
 
-def _private_child(folder: Path, create: bool) -> Path | None:
+def _private_child(folder: str, create: bool) -> str | None:
     if create:
         try:
-            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            folder.mkdir(mode=0o700)
+            os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
+            os.mkdir(folder, mode=0o700)
         except FileExistsError:
             pass
         except OSError:
@@ -120,7 +120,7 @@ def _private_child(folder: Path, create: bool) -> Path | None:
     return folder if private_folder(folder) else None
 
 
-def private_folder(folder: Path) -> bool:
+def private_folder(folder: str) -> bool:
     """A real folder (not a symlink) owned by this user with no access for anyone else."""
     try:
         info = os.lstat(folder)
@@ -139,18 +139,18 @@ def executable_prefix(executable: str) -> str:
     return f"{SOCKET_PREFIX}{_hex(executable.encode())}-"
 
 
-def install_root() -> Path:
+def install_root() -> str:
     """The folder Loom's packages are imported from (site-packages, or the checkout)."""
-    return Path(__file__).resolve().parent.parent.parent
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
-def fingerprint(root: Path | None = None, search_path: list[str] | None = None) -> str:
+def fingerprint(root: str | None = None, search_path: list[str] | None = None) -> str:
     """A hash of what Loom would run: every file of its packages (path, size,
     modification time) and the distributions installed on ``sys.path``."""
     root = install_root() if root is None else root
-    parts: list[str] = [str(root)]
+    parts: list[str] = [root]
     for package in PACKAGES:
-        _walk(root / package, parts)
+        _walk(os.path.join(root, package), parts)
     # sys.path[0] is the script's folder (the entry point's bin/, the server's "/"): not code.
     for entry in sys.path[1:] if search_path is None else search_path:
         parts.extend(_installed(entry))
@@ -168,7 +168,7 @@ def _installed(entry: str) -> list[str]:
     return sorted(f"{entry}:{name}" for name in names if name.endswith((".dist-info", ".egg-info", ".pth")))
 
 
-def _walk(folder: Path, parts: list[str]) -> None:
+def _walk(folder: str, parts: list[str]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -176,7 +176,7 @@ def _walk(folder: Path, parts: list[str]) -> None:
     for entry in sorted(entries, key=lambda e: e.name):
         if entry.is_dir(follow_symlinks=False):
             if entry.name != "__pycache__":
-                _walk(Path(entry.path), parts)
+                _walk(entry.path, parts)
             continue
         try:
             info = entry.stat()

@@ -2,7 +2,8 @@
 
 A client connects and sends one request: an 8-byte length, with its standard streams
 attached as file descriptors (SCM_RIGHTS) when it asks to run, then that many bytes of
-JSON. The server answers with one byte: ``ACCEPTED`` or ``REFUSED`` (then the client
+JSON. (Records are NamedTuples, not dataclasses: the entry point imports this
+module, and dataclasses would bring inspect with it.) The server answers with one byte: ``ACCEPTED`` or ``REFUSED`` (then the client
 runs cold). While the child runs, the client sends one byte per signal it received
 (the signal's number) and the server sends ``STOPPED`` when the child stops (Ctrl+Z)
 and ``EXITED`` plus a 4-byte status at the end: the exit code, or minus the signal that
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 ACCEPTED = b"A"
 REFUSED = b"R"
@@ -30,16 +31,14 @@ class ProtocolError(Exception):
     """The other end sent something this end does not understand, or went away."""
 
 
-@dataclass(frozen=True)
-class Stream:
+class Stream(NamedTuple):
     """How the caller's Python would wrap one standard stream (what the child copies)."""
 
     encoding: str
     errors: str
 
 
-@dataclass(frozen=True)
-class RunRequest:
+class RunRequest(NamedTuple):
     """One `loom` command line, as the client's process would run it."""
 
     socket_name: str  # which build the client expects (the server checks it is its own)
@@ -47,11 +46,10 @@ class RunRequest:
     cwd: str
     env: dict[str, str]
     umask: int
-    streams: list[Stream] = field(default_factory=list)
+    streams: list[Stream]
 
 
-@dataclass(frozen=True)
-class ControlRequest:
+class ControlRequest(NamedTuple):
     """``status`` or ``stop``: from `loom server`, or from a newer server."""
 
     action: str

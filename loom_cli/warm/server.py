@@ -259,7 +259,7 @@ def preload() -> None:
 
     for provider in SDK_MODULES:
         import_sdk(provider)
-    root = place.install_root()
+    root = Path(place.install_root())
     for package in place.PACKAGES:
         for module in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
             if module.name.rsplit(".", 1)[-1] == "__main__":
@@ -273,7 +273,7 @@ def preload() -> None:
 def main(argv: list[str] | None = None) -> None:
     socket_path, idle_s = _arguments(sys.argv[1:] if argv is None else argv)
     folder = socket_path.parent
-    if not place.private_folder(folder):
+    if not place.private_folder(str(folder)):
         sys.exit(1)
     lock = os.open(folder / (socket_path.name + ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
