@@ -2,12 +2,14 @@
 
 A client connects and sends one request: an 8-byte length, with its standard streams
 attached as file descriptors (SCM_RIGHTS) when it asks to run, then that many bytes of
-JSON. (Records are NamedTuples, not dataclasses: the entry point imports this
-module, and dataclasses would bring inspect with it.) The server answers with one byte: ``ACCEPTED`` or ``REFUSED`` (then the client
+JSON. The server answers with one byte: ``ACCEPTED`` or ``REFUSED`` (then the client
 runs cold). While the child runs, the client sends one byte per signal it received
 (the signal's number) and the server sends ``STOPPED`` when the child stops (Ctrl+Z)
 and ``EXITED`` plus a 4-byte status at the end: the exit code, or minus the signal that
 killed the child (the client then dies of the same signal).
+
+Records are NamedTuples, not dataclasses: the entry point imports this module, and
+dataclasses would bring inspect with it.
 """
 
 from __future__ import annotations
