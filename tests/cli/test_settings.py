@@ -188,3 +188,14 @@ def test_loom_provider_and_model_beat_the_files(repo: Path, user: Path) -> None:
     assert loaded.sources["provider"] == "LOOM_PROVIDER" and loaded.sources["model"] == "LOOM_MODEL"
     with pytest.raises(ConfigError, match="LOOM_PROVIDER"):
         load_settings(repo, user, environ={"LOOM_PROVIDER": "nope"})
+
+
+def test_the_warm_server_is_the_users_setting_only(repo: Path, user: Path) -> None:
+    _write(user, "[warm]\nidle_minutes = 3\n")
+    _write(repo / ".loom" / "settings.toml", "[warm]\nenabled = false\n")
+    user_file, project_file = read_settings_files(repo, user)
+    assert user_file.data["warm"] == {"idle_minutes": 3}
+    assert "warm" not in project_file.data
+    assert project_file.problems == (f"{repo / '.loom' / 'settings.toml'}: [warm] is read from the user config "
+                                     "only: ignored",)
+    assert load_settings(repo, user, environ={}).settings.warm.enabled is True
