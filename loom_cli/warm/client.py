@@ -76,7 +76,10 @@ def run_warm(argv: list[str]) -> int | None:
         return None
     conn = _connect(path)
     if conn is None:
-        start_server(path, choice.idle_s)
+        import time
+
+        if not place.recently_started(path, time.time()):
+            start_server(path, choice.idle_s)
         return None
     try:
         return _run_through(conn, request)

@@ -30,6 +30,9 @@ PACKAGES = ("loom_cli", "loom_engine", "builtin_tools", "skills")
 SOCKET_PREFIX = "loom-"
 SOCKET_SUFFIX = ".sock"
 DEFAULT_IDLE_S = 600.0
+# A server of this build started this recently and has no socket yet: it is still
+# importing, or it failed; either way no client starts another before this has passed.
+START_BACKOFF_S = 120.0
 # sockaddr_un.sun_path is 108 bytes on Linux, with its terminating NUL.
 MAX_SOCKET_PATH = 107
 _OFF_WORDS = frozenset({"0", "false", "no", "off"})
@@ -132,6 +135,19 @@ def private_folder(folder: str) -> bool:
 
 def socket_name(executable: str, fingerprint: str) -> str:
     return f"{SOCKET_PREFIX}{_hex(executable.encode())}-{fingerprint}{SOCKET_SUFFIX}"
+
+
+def lock_path(socket_path: str) -> str:
+    """The lock file a server of this build holds while it lives (one server per build)."""
+    return socket_path + ".lock"
+
+
+def recently_started(socket_path: str, now: float) -> bool:
+    """Whether a server for ``socket_path`` started less than START_BACKOFF_S ago."""
+    try:
+        return now - os.stat(lock_path(socket_path)).st_mtime < START_BACKOFF_S
+    except OSError:
+        return False
 
 
 def executable_prefix(executable: str) -> str:

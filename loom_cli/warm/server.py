@@ -22,6 +22,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,17 +276,20 @@ def main(argv: list[str] | None = None) -> None:
     folder = socket_path.parent
     if not place.private_folder(str(folder)):
         sys.exit(1)
-    lock = os.open(folder / (socket_path.name + ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    lock = os.open(place.lock_path(str(socket_path)), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         sys.exit(0)  # another server of this build is starting or running
+    os.utime(lock)  # when a server of this build last started (the clients' back-off)
     expected = socket_path.name
     if _own_name() != expected:
         sys.exit(0)  # Loom changed since the client looked: it starts the right server
     preload()
     if _own_name() != expected:
         sys.exit(0)  # changed while importing: this server's modules may be stale
+    if threading.active_count() != 1:
+        sys.exit(0)  # an import started a thread: forking this process would not be safe
     _stop_older_servers(folder, expected)
     # What is imported now lives as long as the server: out of the collector's sight, a
     # child's collections do not touch (and so copy) the server's pages.
@@ -307,7 +311,7 @@ def _arguments(args: list[str]) -> tuple[Path, float]:
 def _listen(socket_path: Path) -> socket.socket:
     """Bound under a temporary name and renamed into place once listening: a client
     never finds a socket nobody answers (a stale one from a crash is replaced)."""
-    temporary = socket_path.with_name(f".{socket_path.name}.{os.getpid()}")
+    temporary = socket_path.with_name(f".{os.getpid()}.sock")  # shorter than the final name
     temporary.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(temporary))

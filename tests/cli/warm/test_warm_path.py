@@ -194,3 +194,69 @@ def _is_zombie(pid: int) -> bool:
         return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return True
+
+
+def test_a_request_for_another_build_is_refused_and_runs_cold(workspace: Path, tmp_path: Path,
+                                                              fake_llm: FakeLLMServer) -> None:
+    import socket
+
+    from loom_cli.warm.protocol import REFUSED, RunRequest, Stream, send_request
+
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(place.sockets()[0]))
+        stream = Stream("utf-8", "strict")
+        send_request(conn, RunRequest("loom-0000000000000000-0000000000000000.sock", ["loom", "--version"], "/",
+                                      {}, 0o022, [stream, stream, stream]), [0, 1, 2])
+        assert conn.recv(1) == REFUSED
+        conn.close()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="connecting as another user needs root")
+def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        socket_path = place.sockets()[0]
+        for opened in (place.runtime, place.folder):  # let the other user reach the socket at all
+            os.chmod(opened, 0o711)
+        os.chmod(socket_path, 0o777)
+        probe = ("import socket, sys; from loom_cli.warm.protocol import ControlRequest, send_request\n"
+                 "c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])\n"
+                 "send_request(c, ControlRequest('status'), [])\n"
+                 "print(repr(c.recv(64)))\n")
+        done = subprocess.run([sys.executable, "-c", probe, str(socket_path)], user=65534, group=65534,
+                              cwd="/", capture_output=True, text=True, timeout=60,
+                              env={"PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "b''", "the server answered another user"
+
+
+def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: Path, tmp_path: Path,
+                                                                     fake_llm: FakeLLMServer) -> None:
+    import shutil
+
+    from loom_cli.warm.place import PACKAGES
+
+    root = Path(__file__).resolve().parents[3]
+    install = tmp_path / "install"
+    for package in PACKAGES:  # a copy of Loom to edit, first on the path
+        shutil.copytree(root / package, install / package, ignore=shutil.ignore_patterns("__pycache__"))
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        env["PYTHONPATH"] = os.pathsep.join((str(tmp_path / "hook"), str(install)))
+        warmed(place, workspace, env)
+        (old,) = place.sockets()
+        code, _out, err, pid = run_loom(["--version"], workspace, env)
+        assert code == 0 and not place.imported_main(pid), err
+        with open(install / "loom_cli" / "version.py", "a") as version:
+            version.write("# edited\n")
+        code, out, err, pid = run_loom(["--version"], workspace, env)
+        assert (code, out) == (0, "loom 0.1.0\n"), err
+        assert place.imported_main(pid), "the edited install ran in the old server"
+        until(lambda: place.sockets() not in ([], [old]) and old not in place.sockets(),
+              "the fresh server, and the old one gone")
+        code, _out, err, pid = run_loom(["--version"], workspace, env)
+        assert code == 0 and not place.imported_main(pid), err
