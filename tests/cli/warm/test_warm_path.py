@@ -214,7 +214,11 @@ def test_a_request_for_another_build_is_refused_and_runs_cold(workspace: Path, t
         conn.close()
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="connecting as another user needs root")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not Path(SYSTEM_PYTHON).exists(),
+                    reason="connecting as another user needs root (and a Python that user may run)")
 def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     with warm_place(tmp_path) as place:
         env = warm_env(tmp_path, place, fake_llm)
@@ -223,15 +227,18 @@ def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: 
         for opened in (place.runtime, place.folder):  # let the other user reach the socket at all
             os.chmod(opened, 0o711)
         os.chmod(socket_path, 0o777)
-        probe = ("import socket, sys; from loom_cli.warm.protocol import ControlRequest, send_request\n"
+        # The system's Python (this venv's is not the other user's to run), speaking the
+        # protocol by hand: a status request, which the server answers its own user.
+        probe = ("import json, socket, struct, sys\n"
                  "c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])\n"
-                 "send_request(c, ControlRequest('status'), [])\n"
-                 "print(repr(c.recv(64)))\n")
-        done = subprocess.run([sys.executable, "-c", probe, str(socket_path)], user=65534, group=65534,
-                              cwd="/", capture_output=True, text=True, timeout=60,
-                              env={"PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+                 "body = json.dumps({'kind': 'control', 'action': 'status'}).encode()\n"
+                 "c.sendall(struct.pack('!Q', len(body)) + body)\n"
+                 "try:\n    print(repr(c.recv(64)) if c.recv(1) else 'closed')\n"
+                 "except ConnectionResetError:\n    print('closed')\n")
+        done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", probe, str(socket_path)], user=65534, group=65534,
+                              cwd="/", capture_output=True, text=True, timeout=60, env={})
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "b''", "the server answered another user"
+        assert done.stdout.strip() == "closed", "the server answered another user"
 
 
 def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: Path, tmp_path: Path,
