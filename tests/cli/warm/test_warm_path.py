@@ -75,8 +75,7 @@ def test_the_child_ends_when_its_client_is_killed(workspace: Path, tmp_path: Pat
         warmed(place, workspace, env)
         reply, gate = Reply.text("never sent").held()
         fake_llm.enqueue(reply)
-        marker = tmp_path / "child-pid"
-        process = start_loom(["run", "wait for me"], workspace, {**env, "LOOM_TEST_PID_FILE": str(marker)})
+        process = start_loom(["run", "wait for me"], workspace, env)
         assert fake_llm.wait_for_requests(1, timeout=120)
         children = _children_of_servers(place.folder)
         assert len(children) == 1, children
