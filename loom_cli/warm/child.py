@@ -34,6 +34,7 @@ def become_caller(request: RunRequest, fds: list[int]) -> None:
     signal.set_wakeup_fd(-1)
     for number, disposition in _FRESH_DISPOSITIONS.items():
         signal.signal(number, disposition)
+    _hang_up_with_the_server()
     os.setpgid(0, 0)
     for target, fd in enumerate(fds):
         if fd != target:
@@ -50,6 +51,20 @@ def become_caller(request: RunRequest, fds: list[int]) -> None:
             importlib.reload(module)
     sys.argv = list(request.argv)
     _standard_streams(request.streams)
+
+
+def _hang_up_with_the_server() -> None:
+    """SIGHUP when the server dies (Linux's parent-death signal): without it nobody could
+    tell the client how this child ended, and it would go on writing to the terminal."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGHUP, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the server was already gone before the signal was armed
+        os.kill(os.getpid(), signal.SIGHUP)
 
 
 def _standard_streams(streams: list[Stream]) -> None:

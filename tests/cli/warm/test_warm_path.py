@@ -266,3 +266,25 @@ def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: 
               "the fresh server, and the old one gone")
         code, _out, err, pid = run_loom(["--version"], workspace, env)
         assert code == 0 and not place.imported_main(pid), err
+
+
+def test_when_the_server_dies_the_client_says_so_and_the_child_ends(workspace: Path, tmp_path: Path,
+                                                                    fake_llm: FakeLLMServer) -> None:
+    from tests.doubles.warm import _lock_holders
+
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        reply, gate = Reply.text("never sent").held()
+        fake_llm.enqueue(reply)
+        process = start_loom(["run", "wait for me"], workspace, env)
+        assert fake_llm.wait_for_requests(1, timeout=120)
+        (child,) = _children_of_servers(place.folder)
+        (server,) = {pid for lock in place.folder.glob("*.lock") for pid in _lock_holders(lock)}
+        os.kill(server, signal.SIGKILL)
+        _out, err = process.communicate(timeout=60)
+        assert process.returncode == 1
+        assert "loom: the warm server went away" in err.decode()
+        # The model's answer is still held: the child ends because its server did.
+        until(lambda: not Path(f"/proc/{child}").exists() or _is_zombie(child), "the child to end", timeout=60)
+        gate.set()
