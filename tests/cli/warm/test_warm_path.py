@@ -288,3 +288,17 @@ def test_when_the_server_dies_the_client_says_so_and_the_child_ends(workspace: P
         # The model's answer is still held: the child ends because its server did.
         until(lambda: not Path(f"/proc/{child}").exists() or _is_zombie(child), "the child to end", timeout=60)
         gate.set()
+
+
+def test_the_prompt_on_standard_input_reaches_the_child(workspace: Path, tmp_path: Path,
+                                                         fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        fake_llm.reset()
+        fake_llm.enqueue(Reply.text("read it"))
+        done = subprocess.run([str(LOOM_SCRIPT), "run", "-"], cwd=workspace, env=env, input=b"the piped task\n",
+                              capture_output=True, timeout=120)
+        assert (done.returncode, done.stdout) == (0, b"read it\n"), done.stderr
+        (request,) = fake_llm.requests
+        assert "the piped task" in json.dumps(request.body)
