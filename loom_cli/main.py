@@ -425,6 +425,34 @@ def mcp_remove(name: Annotated[str, typer.Argument(help="The server's name.")],
     _mcp_run(lambda: remove(places, name, scope))
 
 
+server_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
+                         help="The warm server that starts `loom` quickly (see the README's "
+                              "\"Start-up: the warm server\").")
+app.add_typer(server_app, name="server")
+
+
+@server_app.callback(invoke_without_command=True)
+def server_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Each warm server of this user: its socket, pid, age, commands running, idle exit."""
+    from .warm.control import server_lines
+
+    print("\n".join(server_lines("status")))
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop this user's warm servers (commands they are running finish first)."""
+    from .warm.control import server_lines
+
+    print("\n".join(server_lines("stop")))
+
+
 def _usage_line(error: Exception) -> str | None:
     """One line for a bad command line (click would print usage, a hint and the error on
     three), or None when ``error`` is not click's. Found by name: typer vendors click."""

@@ -50,6 +50,8 @@ LOCAL_SOURCE = ".loom/settings.local.toml"
 DEFAULT_SOURCE = "default"
 # Read per file by hook_setup (problems there are warnings, not errors); never merged.
 HOOKS_KEY = "hooks"
+# The warm server's table: the user's config.toml only (see WarmSettings).
+WARM_KEY = "warm"
 # Far beyond any real settings file; a bigger one is refused unread.
 MAX_FILE_BYTES = 1_000_000
 
@@ -88,6 +90,16 @@ class SnapshotSettings(BaseModel):
     max_files: Annotated[int, Field(ge=1)] = 200_000  # a workspace with more is not snapshotted
 
 
+class WarmSettings(BaseModel):
+    """``[warm]``: the warm server (loom_cli/warm/). Read by the `loom` entry point from
+    the user's config.toml alone (loom_cli.warm.place.choose); here so that the file
+    validates and `loom config` shows it."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    idle_minutes: Annotated[float, Field(gt=0)] = 10.0
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provider: ProviderName | None = None
@@ -108,6 +120,7 @@ class Settings(BaseModel):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    warm: WarmSettings = Field(default_factory=WarmSettings)
 
 
 @dataclass(frozen=True)
@@ -213,8 +226,11 @@ def _read_project_file(path: Path, source: str) -> SettingsFile:
         _validate(path, data)
     except ConfigError as error:
         return SettingsFile(path, source, True, {}, (f"{error}: skipped",))
-    problems = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} "
-                "ignored",) if unknown else ()
+    problems: tuple[str, ...] = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} "
+                                 f"{', '.join(unknown)} ignored",) if unknown else ()
+    if WARM_KEY in data:  # what runs `loom` is the user's choice, never a repository's
+        data = {key: value for key, value in data.items() if key != WARM_KEY}
+        problems += (f"{path}: [{WARM_KEY}] is read from the user config only: ignored",)
     return SettingsFile(path, source, True, data, problems)
 
 

@@ -17,6 +17,11 @@ if _ROOT not in sys.path:
 
 from hypothesis import settings  # noqa: E402
 
+# No warm server (loom_cli/warm/) behind any `loom` a test starts: subprocesses and tmux
+# sessions inherit this (tests/doubles/terminal.py passes it on); the warm path's own
+# tests turn it on for themselves.
+os.environ["LOOM_WARM"] = "0"
+
 from tests.doubles.fake_llm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
 from tests.doubles.proxy_origin import http_origin, https_origin  # noqa: E402,F401  (re-exported fixtures)
 from tests.doubles.sandbox import lab  # noqa: E402,F401  (re-exported fixture)

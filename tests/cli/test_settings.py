@@ -204,3 +204,14 @@ def test_the_openai_wire_and_reasoning_effort(repo: Path, user: Path) -> None:
     untrusted = load_settings(repo, user, environ={})
     assert untrusted.settings.openai.wire_api == "responses"
     assert [c.key for c in untrusted.ignored] == ["openai.wire_api"]
+
+
+def test_the_warm_server_is_the_users_setting_only(repo: Path, user: Path) -> None:
+    _write(user, "[warm]\nidle_minutes = 3\n")
+    _write(repo / ".loom" / "settings.toml", "[warm]\nenabled = false\n")
+    user_file, project_file = read_settings_files(repo, user)
+    assert user_file.data["warm"] == {"idle_minutes": 3}
+    assert "warm" not in project_file.data
+    assert project_file.problems == (f"{repo / '.loom' / 'settings.toml'}: [warm] is read from the user config "
+                                     "only: ignored",)
+    assert load_settings(repo, user, environ={}).settings.warm.enabled is True

@@ -86,6 +86,8 @@ def terminal_env(tmp_path: Path, server: FakeLLMServer | None, *, api_key: str |
         env["ANTHROPIC_BASE_URL"] = server.anthropic_base_url
     if api_key is not None:
         env["ANTHROPIC_API_KEY"] = api_key
+    if "LOOM_WARM" in os.environ:  # the suite's switch (tests/conftest.py): no warm server per test
+        env["LOOM_WARM"] = os.environ["LOOM_WARM"]
     if os.environ.get("PYTHONPATH"):
         # A checkout tested with the venv of another one: `loom` must run this code.
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

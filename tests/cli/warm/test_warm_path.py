@@ -1,0 +1,304 @@
+"""The installed `loom` through the warm server gives what the cold path gives.
+
+Each test turns the warm server on for itself (the suite runs with LOOM_WARM=0), in a
+private runtime folder, against the fake LLM server; it waits for events (the socket
+appears, a process is gone), never for a clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.warm import LOOM_SCRIPT, run_loom, start_loom, until, warm_env, warm_place, warmed
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or not LOOM_SCRIPT.exists(),
+                                reason="the warm server needs Linux and the installed `loom`")
+
+
+def test_a_warm_run_prints_and_exits_as_a_cold_one(workspace: Path, tmp_path: Path,
+                                                   fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        cold_env = {**env, "LOOM_WARM": "0"}
+        warmed(place, workspace, env)
+        results = {}
+        for name, run_env in (("cold", cold_env), ("warm", env)):
+            fake_llm.enqueue(Reply.text("hello there"))
+            as_json = run_loom(["run", "say hello", "-o", "json"], workspace, run_env)
+            bad_flag = run_loom(["run", "x", "--no-such-flag"], workspace, run_env)
+            empty = run_loom(["run", "   "], workspace, run_env)
+            results[name] = (as_json, bad_flag, empty)
+            assert place.imported_main(as_json[3]) == (name == "cold"), f"the {name} run did not run {name}"
+        (cold_json, cold_flag, cold_empty), (warm_json, warm_flag, warm_empty) = results["cold"], results["warm"]
+        assert warm_json[0] == cold_json[0] == 0, warm_json[2]
+        cold_result, warm_result = json.loads(cold_json[1]), json.loads(warm_json[1])
+        assert warm_result["result"] == cold_result["result"] == "hello there"
+        assert warm_result.keys() == cold_result.keys()
+        assert warm_json[2] == cold_json[2]
+        assert warm_flag[:3] == cold_flag[:3] and warm_flag[0] == 2
+        assert warm_empty[:3] == cold_empty[:3] and warm_empty[0] == 2
+
+
+def test_ctrl_c_reaches_the_child_and_the_run_ends_with_130(workspace: Path, tmp_path: Path,
+                                                             fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        outcomes = []
+        for run_env in ({**env, "LOOM_WARM": "0"}, env):
+            fake_llm.reset()
+            reply, gate = Reply.text("never sent").held()
+            fake_llm.enqueue(reply)
+            process = start_loom(["run", "wait for me"], workspace, run_env)
+            assert fake_llm.wait_for_requests(1, timeout=120), "the run never asked the model"
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+            gate.set()
+            outcomes.append((process.returncode, out, err))
+        cold, warm = outcomes
+        assert warm[0] == cold[0] == 130, warm
+        assert warm[1:] == cold[1:]
+
+
+def test_the_child_ends_when_its_client_is_killed(workspace: Path, tmp_path: Path,
+                                                 fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        reply, gate = Reply.text("never sent").held()
+        fake_llm.enqueue(reply)
+        process = start_loom(["run", "wait for me"], workspace, env)
+        assert fake_llm.wait_for_requests(1, timeout=120)
+        children = _children_of_servers(place.folder)
+        assert len(children) == 1, children
+        process.kill()
+        process.communicate()
+        until(lambda: not Path(f"/proc/{children[0]}").exists() or _is_zombie(children[0]),
+              "the child to end", timeout=60)
+        gate.set()
+
+
+def test_each_run_sees_its_own_environment(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        for name in ("first", "second"):
+            fake_llm.enqueue(Reply.text(f"answer {name}"))
+            data = tmp_path / f"data-{name}"
+            code, out, err, pid = run_loom(["run", f"task {name}"], workspace, {**env, "LOOM_DATA_DIR": str(data)})
+            assert code == 0, err
+            assert out == f"answer {name}\n"
+            assert not place.imported_main(pid)
+            sessions = list((data / "sessions").rglob("*.jsonl"))
+            assert len(sessions) == 1, f"{name}: the session was not written under its own LOOM_DATA_DIR"
+            assert f"task {name}" in sessions[0].read_text()
+
+
+def test_a_socket_folder_open_to_others_is_not_used(workspace: Path, tmp_path: Path,
+                                                    fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        place.folder.mkdir(mode=0o755)
+        os.chmod(place.folder, 0o755)
+        env = warm_env(tmp_path, place, fake_llm)
+        fake_llm.enqueue(Reply.text("cold and fine"), Reply.text("cold again"))
+        first = run_loom(["run", "hi"], workspace, env)
+        second = run_loom(["run", "hi"], workspace, env)
+        assert (first[0], first[1]) == (0, "cold and fine\n"), first[2]
+        assert (second[0], second[1]) == (0, "cold again\n"), second[2]
+        assert place.imported_main(second[3]), "a loose folder was used"
+        assert list(place.folder.iterdir()) == [], "a server was started in a folder others can enter"
+
+
+def test_loom_warm_0_starts_no_server(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = {**warm_env(tmp_path, place, fake_llm), "LOOM_WARM": "0"}
+        code, _out, err, _pid = run_loom(["--version"], workspace, env)
+        assert code == 0, err
+        assert not place.folder.exists()
+
+
+def test_the_user_config_can_turn_it_off(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        config = tmp_path / "config"
+        config.mkdir()
+        (config / "config.toml").write_text("[warm]\nenabled = false\n")
+        code, _out, err, _pid = run_loom(["--version"], workspace, warm_env(tmp_path, place, fake_llm))
+        assert code == 0, err
+        assert not place.folder.exists()
+
+
+def test_loom_server_status_and_stop(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        code, out, err, _pid = run_loom(["server", "status"], workspace, env)
+        assert code == 0, err
+        assert "running, pid" in out and str(place.sockets()[0]) in out
+        code, out, err, _pid = run_loom(["server", "stop"], workspace, env)
+        assert code == 0, err
+        assert "stopping" in out
+        until(lambda: not place.sockets(), "the socket to go", timeout=60)
+        code, out, _err, _pid = run_loom(["server", "status"], workspace, env)
+        assert "none running" in out
+
+
+def test_the_server_exits_when_idle(tmp_path: Path) -> None:
+    with warm_place(tmp_path) as place:
+        from loom_cli.warm import place as where
+
+        place.folder.mkdir(mode=0o700)
+        socket_path = place.folder / where.socket_name(str(Path(sys.executable).with_name("python3")),
+                                                        _fingerprint_of_installed())
+        server = subprocess.Popen([str(Path(sys.executable).with_name("python3")), "-m", "loom_cli.warm.server",
+                                   str(socket_path), "0.5"], cwd="/", stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        until(lambda: socket_path.exists() or server.poll() is not None, "the socket")
+        assert socket_path.exists(), server.stderr.read() if server.stderr else ""
+        assert server.wait(timeout=60) == 0
+        assert not socket_path.exists()
+
+
+def _fingerprint_of_installed() -> str:
+    probe = subprocess.run([str(Path(sys.executable).with_name("python3")), "-c",
+                            "from loom_cli.warm import place; print(place.fingerprint())"],
+                           cwd="/", capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]})
+    return probe.stdout.strip()
+
+
+def _children_of_servers(folder: Path) -> list[int]:
+    from tests.doubles.warm import _lock_holders
+
+    servers = {pid for lock in folder.glob("*.lock") for pid in _lock_holders(lock)}
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if int(fields.get("PPid", "0").strip()) in servers and not fields.get("State", "").startswith("Z"):
+            found.append(int(status.parent.name))
+    return found
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+
+
+def test_a_request_for_another_build_is_refused_and_runs_cold(workspace: Path, tmp_path: Path,
+                                                              fake_llm: FakeLLMServer) -> None:
+    import socket
+
+    from loom_cli.warm.protocol import REFUSED, RunRequest, Stream, send_request
+
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(place.sockets()[0]))
+        stream = Stream("utf-8", "strict")
+        send_request(conn, RunRequest("loom-0000000000000000-0000000000000000.sock", ["loom", "--version"], "/",
+                                      {}, 0o022, [stream, stream, stream]), [0, 1, 2])
+        assert conn.recv(1) == REFUSED
+        conn.close()
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not Path(SYSTEM_PYTHON).exists(),
+                    reason="connecting as another user needs root (and a Python that user may run)")
+def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        socket_path = place.sockets()[0]
+        for opened in (place.runtime, place.folder):  # let the other user reach the socket at all
+            os.chmod(opened, 0o711)
+        os.chmod(socket_path, 0o777)
+        # The system's Python (this venv's is not the other user's to run), speaking the
+        # protocol by hand: a status request, which the server answers its own user.
+        probe = ("import json, socket, struct, sys\n"
+                 "c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])\n"
+                 "body = json.dumps({'kind': 'control', 'action': 'status'}).encode()\n"
+                 "c.sendall(struct.pack('!Q', len(body)) + body)\n"
+                 "try:\n    print(repr(c.recv(64)) if c.recv(1) else 'closed')\n"
+                 "except ConnectionResetError:\n    print('closed')\n")
+        done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", probe, str(socket_path)], user=65534, group=65534,
+                              cwd="/", capture_output=True, text=True, timeout=60, env={})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "closed", "the server answered another user"
+
+
+def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: Path, tmp_path: Path,
+                                                                     fake_llm: FakeLLMServer) -> None:
+    import shutil
+
+    from loom_cli.warm.place import PACKAGES
+
+    root = Path(__file__).resolve().parents[3]
+    install = tmp_path / "install"
+    for package in PACKAGES:  # a copy of Loom to edit, first on the path
+        shutil.copytree(root / package, install / package, ignore=shutil.ignore_patterns("__pycache__"))
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        env["PYTHONPATH"] = os.pathsep.join((str(tmp_path / "hook"), str(install)))
+        warmed(place, workspace, env)
+        (old,) = place.sockets()
+        code, _out, err, pid = run_loom(["--version"], workspace, env)
+        assert code == 0 and not place.imported_main(pid), err
+        with open(install / "loom_cli" / "version.py", "a") as version:
+            version.write("# edited\n")
+        code, out, err, pid = run_loom(["--version"], workspace, env)
+        assert (code, out) == (0, "loom 0.1.0\n"), err
+        assert place.imported_main(pid), "the edited install ran in the old server"
+        until(lambda: place.sockets() not in ([], [old]) and old not in place.sockets(),
+              "the fresh server, and the old one gone")
+        code, _out, err, pid = run_loom(["--version"], workspace, env)
+        assert code == 0 and not place.imported_main(pid), err
+
+
+def test_when_the_server_dies_the_client_says_so_and_the_child_ends(workspace: Path, tmp_path: Path,
+                                                                    fake_llm: FakeLLMServer) -> None:
+    from tests.doubles.warm import _lock_holders
+
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        reply, gate = Reply.text("never sent").held()
+        fake_llm.enqueue(reply)
+        process = start_loom(["run", "wait for me"], workspace, env)
+        assert fake_llm.wait_for_requests(1, timeout=120)
+        (child,) = _children_of_servers(place.folder)
+        (server,) = {pid for lock in place.folder.glob("*.lock") for pid in _lock_holders(lock)}
+        os.kill(server, signal.SIGKILL)
+        _out, err = process.communicate(timeout=60)
+        assert process.returncode == 1
+        assert "loom: the warm server went away" in err.decode()
+        # The model's answer is still held: the child ends because its server did.
+        until(lambda: not Path(f"/proc/{child}").exists() or _is_zombie(child), "the child to end", timeout=60)
+        gate.set()
+
+
+def test_the_prompt_on_standard_input_reaches_the_child(workspace: Path, tmp_path: Path,
+                                                         fake_llm: FakeLLMServer) -> None:
+    with warm_place(tmp_path) as place:
+        env = warm_env(tmp_path, place, fake_llm)
+        warmed(place, workspace, env)
+        fake_llm.reset()
+        fake_llm.enqueue(Reply.text("read it"))
+        done = subprocess.run([str(LOOM_SCRIPT), "run", "-"], cwd=workspace, env=env, input=b"the piped task\n",
+                              capture_output=True, timeout=120)
+        assert (done.returncode, done.stdout) == (0, b"read it\n"), done.stderr
+        (request,) = fake_llm.requests
+        assert "the piped task" in json.dumps(request.body)
