@@ -23,7 +23,7 @@ def _start_sdk_import_for_run(argv: list[str]) -> None:
     typer and the engine load, so that it overlaps with them, the settings, the git
     status and the files read; the agent's provider waits for it when it builds its client."""
     args = argv[1:]
-    if args[:1] == ["run"] and not {"--help", "-h"} & set(args):
+    if (args[:1] == ["run"] or any(arg in ("-p", "--print") for arg in args)) and not {"--help", "-h"} & set(args):
         start_sdk_import(likely_provider(args))
 
 
@@ -33,7 +33,8 @@ import typer  # noqa: E402  (after the SDK import has started)
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False,
-                  help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` runs headless.")
+                  help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` (or `loom -p TASK`) "
+                       "runs headless.")
 
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -46,23 +47,21 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-def _prompt_text(prompt: str, code: int) -> str:
-    """The task as text; '-' reads standard input. Bytes that are not UTF-8 are refused
+def _task_text(prompt: str | None, code: int) -> str:
+    """The task: the prompt argument, with piped standard input after it (as `claude -p`);
+    '-' or no prompt: standard input is the prompt. Bytes that are not UTF-8 are refused
     with where they are, rather than guessed at (or crashing the session write later)."""
-    import os
+    from .piped_input import PromptInputError, task_text
 
-    if prompt == "-":
-        source = "the prompt on standard input"
-        buffer = getattr(sys.stdin, "buffer", None)
-        data = buffer.read() if buffer is not None else os.fsencode(sys.stdin.read())
-    else:
-        source = "the prompt argument"
-        data = os.fsencode(prompt)  # the command line's bytes (undecodable ones were escaped)
+    stdin = sys.stdin
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        _fail(f"{source} is not UTF-8 (byte 0x{data[error.start]:02x} at position {error.start})", code)
+        task = task_text(prompt, getattr(stdin, "buffer", None), lambda: stdin.isatty())
+    except PromptInputError as error:
+        _fail(str(error), code)
         raise  # unreachable: _fail exits
+    if task.warning:
+        sys.stderr.write(f"loom: warning: {task.warning}\n")
+    return task.text
 
 
 def _tolerate_narrow_terminals() -> None:
@@ -115,7 +114,9 @@ def root(ctx: typer.Context,
 
 
 @app.command()
-def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from standard input.")],
+def run(prompt: Annotated[str | None, typer.Argument(
+            help="The task; piped standard input is added after it. '-' or none: the task is standard input.",
+            show_default=False)] = None,
         provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
         output_format: Annotated[OutputFormat, typer.Option(
@@ -165,7 +166,7 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     from .headless import EXIT_ERROR, EXIT_USAGE, run_headless
     from .settings import ConfigError
 
-    prompt = _prompt_text(prompt, EXIT_USAGE)
+    prompt = _task_text(prompt, EXIT_USAGE)
     _tolerate_narrow_terminals()
     if not prompt.strip():
         _fail("the prompt is empty", EXIT_USAGE)
@@ -445,6 +446,29 @@ def _usage_line(error: Exception) -> str | None:
     return f"loom: {message} (see {' '.join(['loom', *words, '--help'])})"
 
 
+PRINT_FLAGS = ("-p", "--print")
+
+
+def print_as_run(args: list[str], commands: set[str]) -> list[str]:
+    """Claude Code's `-p`/`--print` (headless) is `loom run`: `loom -p "task" -o json` runs
+    as `loom run "task" -o json`. Only where no subcommand is named (`loom mcp add x npx -p`
+    keeps its own `-p`), and not after a `--`."""
+    if not args or args[0] in commands:
+        return args
+    head = args[:args.index("--")] if "--" in args else args
+    flags = [i for i, arg in enumerate(head) if arg in PRINT_FLAGS]
+    if not flags:
+        return args
+    return ["run", *(arg for i, arg in enumerate(args) if i not in flags)]
+
+
+def _command_names() -> set[str]:
+    """The subcommands' names (typer names an unnamed command after its function)."""
+    names = {info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
+             for info in app.registered_commands}
+    return names | {group.name for group in app.registered_groups if group.name}
+
+
 def main() -> None:
     from .visible_text import show_controls_on_standard_streams
 
@@ -452,7 +476,7 @@ def main() -> None:
     # answer) may come from outside: no control character of it reaches the terminal.
     show_controls_on_standard_streams()
     try:
-        code = app(standalone_mode=False)
+        code = app(args=print_as_run(sys.argv[1:], _command_names()), standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback
         line = _usage_line(error)
         sys.stderr.write((line or f"loom: internal error: {type(error).__name__}: {error}") + "\n")
