@@ -1,4 +1,5 @@
-"""`loom run`: one task, no UI; prints text, one JSON object, or a JSON line per event."""
+"""`loom run`: one task, no UI; prints text, Claude Code's result object or messages
+(loom_cli/claude_output.py), or Loom's own events, a JSON line each."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 # EXIT_USAGE_LIMIT: a plan's allowance or an account's quota is spent (and not waited for).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_CUT_OFF, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_USAGE_LIMIT = 5
+
+# The output formats: the answer; Claude Code's result object; Claude Code's messages, a
+# JSON line each; Loom's own events, a JSON line each.
+OUTPUT_FORMATS = ("text", "json", "stream-json", "loom-stream-json")
+LOOM_EVENTS = "loom-stream-json"
 
 _T = TypeVar("_T")
 # Read by name: SIGHUP does not exist on every platform.
@@ -166,6 +172,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
     )
     from loom_engine.usage_wait import UsageLimitPolicy
 
+    from .claude_output import ClaudeTranscript, Outcome, run_facts
     from .stop_reason import cut_off, retry_detail, retry_status, stop_reason
     from .usage_limits import StderrCountdown, stop_line
     from .visible_text import raw_stream
@@ -189,10 +196,18 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
 
     confinement = status_of(agent)
     sandbox = confinement.as_json() if confinement is not None else None
-    if output_format == "stream-json":  # what the run is, before its first event
+    loom_events = output_format == LOOM_EVENTS
+    # Claude Code's messages and result object (json, stream-json); their facts are
+    # gathered for json too (the denied calls, the time spent waiting for the model).
+    transcript = ClaudeTranscript(agent.session_id or "", agent.config.model)
+    if loom_events:  # what the run is, before its first event
         out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
                                     "model": agent.config.model, "sandbox": sandbox,
                                     "context_window": _window(agent)})) + "\n")
+    elif output_format == "stream-json":
+        facts = run_facts(agent, {"sandbox": sandbox, "context_window": _window(agent)})
+        out.write(json.dumps(clean(transcript.init(facts))) + "\n")
+        out.flush()
     try:
         # A custom command's or skill's expansion, or the prompt with its @path files
         # and @server:uri resources attached.
@@ -200,7 +215,11 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         try:
             async for event in stream:
                 countdown.stop()  # a wait for a usage limit ends with the next event
-                if output_format == "stream-json":
+                for message in transcript.messages(event):
+                    if output_format == "stream-json":
+                        out.write(json.dumps(clean(message), default=str) + "\n")
+                        out.flush()
+                if loom_events:
                     line = event.to_dict()
                     if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
                         line["sandbox"] = sandbox  # the final line says it again, for who reads only that
@@ -266,14 +285,12 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             assert_never(final)
 
     result = clean(result)
-    if output_format == "json":
-        out.write(json.dumps({
-            "type": "result", "result": result, "is_error": is_error, "stop_reason": why, "num_turns": num_turns,
-            "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
-            "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
-            "metrics": metrics.to_dict(), "sandbox": sandbox, "context_window": clean(_window(agent)),
-            **_limit_fields(final),
-        }) + "\n")
+    if output_format in ("json", "stream-json"):
+        outcome = Outcome(final=final, result=result, is_error=is_error, why=why, num_turns=num_turns,
+                          usage=metrics.usage, cost_usd=metrics.cost_usd,
+                          extra={"metrics": metrics.to_dict(), "sandbox": sandbox,
+                                 "context_window": clean(_window(agent)), **_limit_fields(final)})
+        out.write(json.dumps(clean(transcript.result(outcome, int((time.monotonic() - started) * 1000)))) + "\n")
     elif output_format == "text" and not is_error:
         out.write(result + ("" if result.endswith("\n") else "\n"))
     if is_error:

@@ -37,7 +37,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
                        "runs headless.")
 
 
-OutputFormat = Literal["text", "json", "stream-json"]
+OutputFormat = Literal["text", "json", "stream-json", "loom-stream-json"]
 SANDBOX_HELP = ("auto: confine commands where this machine can; on: refuse to run them where it cannot; "
                 "off: no sandbox. Beats LOOM_SANDBOX and [sandbox] mode.")
 
@@ -120,7 +120,9 @@ def run(prompt: Annotated[str | None, typer.Argument(
         provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
         output_format: Annotated[OutputFormat, typer.Option(
-            "--output-format", "-o", help="text: the answer; json: one result object; stream-json: every event.")
+            "--output-format", "-o", help="text: the answer; json: the result object; stream-json: a JSON line "
+                                         "per message, then the result (both as claude -p prints them); "
+                                         "loom-stream-json: a JSON line per Loom event.")
         ] = "text",
         max_turns: Annotated[int | None, typer.Option(
             "--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
