@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_engine.events import (
-    AgentEvent,
     Aborted,
+    AgentEvent,
     AssistantMessage,
     BudgetExceeded,
     Error,

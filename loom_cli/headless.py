@@ -56,9 +56,11 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
 
 
 async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr, mcp_wait_s: float = 5.0,
+                       err: TextIO = sys.stderr, mcp_wait_s: float | None = None,
                        usage_limits: UsageLimitPolicy | None = None) -> int:
-    """``usage_limits``: the policy the agent was built with (for what the stop says)."""
+    """``mcp_wait_s``: the longest wait for the MCP servers before the first request
+    (None: their connect timeout); ``usage_limits``: the policy the agent was built with
+    (for what the stop says)."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
@@ -138,9 +140,12 @@ async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | No
         return None
 
 
-async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
-    """Connect the servers; the first request waits for them at most ``wait_s``."""
+async def _start_mcp(mcp: McpManager, wait_s: float | None, err: TextIO) -> None:
+    """Connect the servers and wait until each is up or failed (at most ``wait_s``, else
+    their connect timeout): a one-shot run plans its first turn with every tool it will get.
+    Each server that did not come up is named on stderr."""
     mcp.start()
+    wait_s = mcp.connect_timeout_s if wait_s is None else wait_s
     await mcp.wait_ready(wait_s)
     for status in mcp.statuses():
         if status.state == "failed":
@@ -149,7 +154,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
             err.write(f"loom: MCP server {status.name!r} needs a login ({status.reason}); run loom and "
                       "log in from /mcp\n")
         elif status.state == "connecting":
-            err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
+            err.write(f"loom: MCP server {status.name!r} did not come up within {wait_s:g} s; the run starts "
+                      "without its tools\n")
 
 
 async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, err: TextIO,

@@ -210,10 +210,10 @@ def run(prompt: Annotated[str | None, typer.Argument(
     skipped_hooks = built.hook_plan.skipped_line() if built.hook_plan is not None else None
     if skipped_hooks:
         sys.stderr.write(f"loom: {skipped_hooks}\n")
-    from .mcp_setup import startup_wait_s
+    from .mcp_setup import headless_wait_s
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
-                                    mcp_wait_s=startup_wait_s(), usage_limits=usage_limits))
+                                    mcp_wait_s=headless_wait_s(), usage_limits=usage_limits))
     from .exit import exit_now
 
     exit_now(code, built.session)
