@@ -9,7 +9,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO, TypeVar, assert_never
 
 from loom_engine.mcp.names import is_prompt_command
@@ -57,10 +57,12 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
 
 async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
                        err: TextIO = sys.stderr, mcp_wait_s: float | None = None,
-                       usage_limits: UsageLimitPolicy | None = None) -> int:
+                       usage_limits: UsageLimitPolicy | None = None, more_prompts: Sequence[str] = ()) -> int:
     """``mcp_wait_s``: the longest wait for the MCP servers before the first request
     (None: their connect timeout); ``usage_limits``: the policy the agent was built with
-    (for what the stop says)."""
+    (for what the stop says); ``more_prompts``: the user's next messages, each run after
+    the one before in the same session (``--input-format stream-json``) unless it was
+    interrupted or stopped at a usage limit."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
@@ -71,32 +73,49 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)
-            if is_prompt_command(prompt):
-                expanded = await _prompt_command(mcp, prompt, err)
-                if expanded is None:
-                    return EXIT_USAGE
-                prompt = expanded
-        invocation = None
-        if prompt.startswith("/"):
-            # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
-            from loom_engine.commands.catalog import CommandError
-
-            from .slash_commands import invocation_for
-            from .tui.commands.registry import BUILTIN_NAMES
-            try:
-                invocation = invocation_for(agent, prompt, BUILTIN_NAMES)
-            except CommandError as error:
-                err.write(f"loom: {error}\n")
-                return EXIT_USAGE
-        await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
+        started = False
         said: set[str] = set()  # each reason the snapshots are off is said once
-        _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
-        return await _run(agent, prompt, output_format, out, err, invocation, said, usage_limits)
+        code = EXIT_OK
+        for text in (prompt, *more_prompts):
+            expanded = await _expand(agent, text, err)
+            if expanded is None:
+                return EXIT_USAGE
+            if not started:
+                started = True
+                await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
+                _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
+            code = await _run(agent, expanded[0], output_format, out, err, expanded[1], said, usage_limits)
+            if code in (EXIT_INTERRUPTED, EXIT_USAGE_LIMIT):
+                break
+        return code
     finally:
         await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
         await agent.aclose()  # the provider's connections belong to this event loop
+
+
+async def _expand(agent: ChatAgent, prompt: str, err: TextIO) -> tuple[str, Invocation | None] | None:
+    """The prompt as run: an MCP prompt's text, or a custom command or skill to invoke;
+    None after an error (said on stderr)."""
+    mcp = agent.mcp
+    if mcp is not None and is_prompt_command(prompt):
+        expanded = await _prompt_command(mcp, prompt, err)
+        if expanded is None:
+            return None
+        prompt = expanded
+    if not prompt.startswith("/"):
+        return prompt, None
+    # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
+    from loom_engine.commands.catalog import CommandError
+
+    from .slash_commands import invocation_for
+    from .tui.commands.registry import BUILTIN_NAMES
+    try:
+        return prompt, invocation_for(agent, prompt, BUILTIN_NAMES)
+    except CommandError as error:
+        err.write(f"loom: {error}\n")
+        return None
 
 
 def _snapshot_warnings(agent: ChatAgent, err: TextIO, said: set[str]) -> None:

@@ -12,6 +12,7 @@ from loom_engine.providers.names import ProviderName
 from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
 from loom_engine.sandbox.config import SandboxMode
 
+from .print_mode import PRINT_FLAGS
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def _start_sdk_import_for_run(argv: list[str]) -> None:
     typer and the engine load, so that it overlaps with them, the settings, the git
     status and the files read; the agent's provider waits for it when it builds its client."""
     args = argv[1:]
-    if (args[:1] == ["run"] or any(arg in ("-p", "--print") for arg in args)) and not {"--help", "-h"} & set(args):
+    if (args[:1] == ["run"] or any(arg in PRINT_FLAGS for arg in args)) and not {"--help", "-h"} & set(args):
         start_sdk_import(likely_provider(args))
 
 
@@ -62,6 +63,17 @@ def _task_text(prompt: str | None, code: int) -> str:
     if task.warning:
         sys.stderr.write(f"loom: warning: {task.warning}\n")
     return task.text
+
+
+def _stream_json_prompts(code: int) -> list[str]:
+    """``--input-format stream-json``: the user messages on standard input."""
+    from .piped_input import PromptInputError, stream_json_prompts
+
+    try:
+        return stream_json_prompts(getattr(sys.stdin, "buffer", None))
+    except PromptInputError as error:
+        _fail(str(error), code)
+        raise  # unreachable: _fail exits
 
 
 def _tolerate_narrow_terminals() -> None:
@@ -124,6 +136,10 @@ def run(prompt: Annotated[str | None, typer.Argument(
                                          "per message, then the result (both as claude -p prints them); "
                                          "loom-stream-json: a JSON line per Loom event.")
         ] = "text",
+        input_format: Annotated[Literal["text", "stream-json"], typer.Option(
+            "--input-format", help="text: the prompt (and what is piped in); stream-json: user messages on "
+                                   "standard input, one JSON object a line, run in turn (with -o stream-json).")
+        ] = "text",
         max_turns: Annotated[int | None, typer.Option(
             "--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
         max_budget_usd: Annotated[float | None, typer.Option(
@@ -168,7 +184,14 @@ def run(prompt: Annotated[str | None, typer.Argument(
     from .headless import EXIT_ERROR, EXIT_USAGE, run_headless
     from .settings import ConfigError
 
-    prompt = _task_text(prompt, EXIT_USAGE)
+    more_prompts: list[str] = []
+    if input_format == "stream-json":
+        if output_format != "stream-json" or prompt is not None:
+            _fail("--input-format stream-json takes the messages on standard input, with -o stream-json and "
+                  "no prompt argument", EXIT_USAGE)
+        prompt, *more_prompts = _stream_json_prompts(EXIT_USAGE)
+    else:
+        prompt = _task_text(prompt, EXIT_USAGE)
     _tolerate_narrow_terminals()
     if not prompt.strip():
         _fail("the prompt is empty", EXIT_USAGE)
@@ -213,7 +236,8 @@ def run(prompt: Annotated[str | None, typer.Argument(
     from .mcp_setup import headless_wait_s
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
-                                    mcp_wait_s=headless_wait_s(), usage_limits=usage_limits))
+                                    mcp_wait_s=headless_wait_s(), usage_limits=usage_limits,
+                                    more_prompts=more_prompts))
     from .exit import exit_now
 
     exit_now(code, built.session)
@@ -448,22 +472,6 @@ def _usage_line(error: Exception) -> str | None:
     return f"loom: {message} (see {' '.join(['loom', *words, '--help'])})"
 
 
-PRINT_FLAGS = ("-p", "--print")
-
-
-def print_as_run(args: list[str], commands: set[str]) -> list[str]:
-    """Claude Code's `-p`/`--print` (headless) is `loom run`: `loom -p "task" -o json` runs
-    as `loom run "task" -o json`. Only where no subcommand is named (`loom mcp add x npx -p`
-    keeps its own `-p`), and not after a `--`."""
-    if not args or args[0] in commands:
-        return args
-    head = args[:args.index("--")] if "--" in args else args
-    flags = [i for i, arg in enumerate(head) if arg in PRINT_FLAGS]
-    if not flags:
-        return args
-    return ["run", *(arg for i, arg in enumerate(args) if i not in flags)]
-
-
 def _command_names() -> set[str]:
     """The subcommands' names (typer names an unnamed command after its function)."""
     names = {info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
@@ -478,6 +486,8 @@ def main() -> None:
     # answer) may come from outside: no control character of it reaches the terminal.
     show_controls_on_standard_streams()
     try:
+        from .print_mode import print_as_run
+
         code = app(args=print_as_run(sys.argv[1:], _command_names()), standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback
         line = _usage_line(error)

@@ -9,6 +9,7 @@ inherited, idle standard input does not hang.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 from collections.abc import Callable
@@ -88,3 +89,34 @@ def task_text(prompt: str | None, stdin: BinaryIO | None, is_terminal: Callable[
                               "(`< /dev/null` skips the wait)")
     extra = _decode(_read_capped(stdin, limit), "standard input")
     return TaskText(f"{text}\n{extra}" if extra else text)
+
+
+def _message_text(line: str, number: int) -> str:
+    """The text of one ``{"type": "user", "message": {"role": "user", "content": ...}}``
+    line (content a string or a list of text blocks)."""
+    where = f"standard input, line {number}"
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise PromptInputError(f"{where} is not JSON ({error.msg} at column {error.colno})") from None
+    message = value.get("message") if isinstance(value, dict) and value.get("type") == "user" else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text"
+                                         and isinstance(b.get("text"), str) for b in content):
+        return "\n".join(b["text"] for b in content)
+    raise PromptInputError(f'{where} is not a user message with text ({{"type": "user", "message": '
+                           '{"role": "user", "content": "…"}})')
+
+
+def stream_json_prompts(stdin: BinaryIO | None, *, limit: int = MAX_PIPED_BYTES) -> list[str]:
+    """``--input-format stream-json``: the user's messages, one JSON object a line, read to
+    the end of standard input; each is run in turn, in the same session."""
+    if stdin is None:
+        raise PromptInputError("--input-format stream-json reads the messages from standard input, and there is none")
+    text = _decode(_read_capped(stdin, limit), "standard input")
+    prompts = [_message_text(line, number) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not prompts:
+        raise PromptInputError("no prompt: --input-format stream-json found no message on standard input")
+    return prompts

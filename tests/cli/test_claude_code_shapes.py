@@ -209,3 +209,19 @@ def test_a_denied_call_is_in_permission_denials(tmp_path: Path, fake_llm: FakeLL
     assert lines[-1]["permission_denials"] == [{"tool_name": "bash", "tool_use_id": "toolu_deny1",
                                                 "tool_input": {"command": "touch made.txt"}}]
     assert not (repo / "made.txt").exists()
+
+
+async def test_input_stream_json_runs_each_message_in_the_same_session(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """As `claude -p --input-format stream-json`: per message an init, the messages and a result."""
+    fake_llm.enqueue(Reply.text("first answer"), Reply.text("second answer"))
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_headless(_agent(tmp_path, fake_llm), "first q", "stream-json", out, err,
+                              more_prompts=["second q"])
+    assert code == EXIT_OK, err.getvalue()
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [_section(line) for line in lines] == ["init", "assistant", "result"] * 2
+    assert [lines[2]["result"], lines[5]["result"]] == ["first answer", "second answer"]
+    assert lines[0]["session_id"] == lines[5]["session_id"]
+    second = json.dumps(fake_llm.requests[1].messages)
+    assert "first q" in second and "first answer" in second and "second q" in second

@@ -12,8 +12,9 @@ from typing import BinaryIO
 
 import pytest
 
-from loom_cli.main import _command_names, print_as_run
-from loom_cli.piped_input import PromptInputError, task_text
+from loom_cli.main import _command_names
+from loom_cli.piped_input import PromptInputError, stream_json_prompts, task_text
+from loom_cli.print_mode import print_as_run
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.loom_command import LOOM, loom, loom_env
 
@@ -124,3 +125,18 @@ def test_oversized_input_stops_before_any_request(tmp_path: Path, fake_llm: Fake
     assert done.returncode == 2
     assert done.stderr.decode().startswith("loom: standard input is larger than 4 MB")
     assert done.stderr.count(b"\n") == 1 and fake_llm.requests == []
+
+
+def test_stream_json_input_gives_each_user_message() -> None:
+    lines = (b'{"type":"user","message":{"role":"user","content":"first q"}}\n\n'
+             b'{"type":"user","message":{"role":"user","content":[{"type":"text","text":"second q"}]}}\n')
+    with _pipe(lines) as stdin:
+        assert stream_json_prompts(stdin) == ["first q", "second q"]
+    with _pipe(b'{"type":"user","message":{"role":"user","content":"ok"}}\n{"type": "user"\n') as stdin, \
+            pytest.raises(PromptInputError, match="standard input, line 2 is not JSON"):
+        stream_json_prompts(stdin)
+    with _pipe(b'{"type":"assistant","message":{"content":"x"}}\n') as stdin, \
+            pytest.raises(PromptInputError, match="line 1 is not a user message with text"):
+        stream_json_prompts(stdin)
+    with _pipe(b"") as stdin, pytest.raises(PromptInputError, match="found no message"):
+        stream_json_prompts(stdin)
