@@ -225,3 +225,26 @@ async def test_input_stream_json_runs_each_message_in_the_same_session(
     assert lines[0]["session_id"] == lines[5]["session_id"]
     second = json.dumps(fake_llm.requests[1].messages)
     assert "first q" in second and "first answer" in second and "second q" in second
+
+
+async def test_a_sub_agent_s_messages_carry_the_parent_call(tmp_path: Path) -> None:
+    from loom_engine.providers.scripted import ScriptedProvider
+
+    (tmp_path / "notes.md").write_text("hello\n")
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "task", "input": {"description": "look", "prompt": "list the files"}}]},
+        {"tool_calls": [{"name": "glob", "input": {"pattern": "*.md"}}]},  # the sub-agent's turns
+        {"text": "notes.md"},
+        {"text": "There is one note."},
+    ])
+    agent = Agent(AgentConfig(model="scripted", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)))
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_headless(agent, "what is here?", "stream-json", out, err) == EXIT_OK, err.getvalue()
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    task_id = lines[1]["message"]["content"][0]["id"]
+    assert [(line["type"], line.get("parent_tool_use_id")) for line in lines] == [
+        ("system", None), ("assistant", None),
+        ("assistant", task_id), ("user", task_id), ("assistant", task_id),  # the sub-agent's
+        ("user", None), ("assistant", None), ("result", None)]
+    assert lines[-1]["num_turns"] == 2
