@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_CUT_OFF, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_USAGE_LIMIT = 5
 
-# The output formats: the answer; Claude Code's result object; Claude Code's messages, a
-# JSON line each; Loom's own events, a JSON line each.
-OUTPUT_FORMATS = ("text", "json", "stream-json", "loom-stream-json")
+# The output format of Loom's own events, a JSON line each (json and stream-json are
+# Claude Code's shapes: claude_output.py).
 LOOM_EVENTS = "loom-stream-json"
 
 _T = TypeVar("_T")
