@@ -248,3 +248,14 @@ async def test_a_sub_agent_s_messages_carry_the_parent_call(tmp_path: Path) -> N
         ("assistant", task_id), ("user", task_id), ("assistant", task_id),  # the sub-agent's
         ("user", None), ("assistant", None), ("result", None)]
     assert lines[-1]["num_turns"] == 2
+
+
+async def test_secrets_are_redacted_in_every_message(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    key = "sk-ant-api03-" + "Ab3_-" * 18
+    (tmp_path / "creds.txt").write_text(f"ANTHROPIC_API_KEY={key}\n")
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "creds.txt"}), Reply.text(f"The key is {key}."))
+    code, lines = await _run(tmp_path, fake_llm, "stream-json")
+    assert code == EXIT_OK
+    printed = json.dumps(lines)
+    assert key not in printed and key[:20] not in printed
+    assert lines[-1]["result"].startswith("The key is ") and lines[2]["type"] == "user"
