@@ -1,4 +1,5 @@
-"""`loom run`: one task, no UI; prints text, one JSON object, or a JSON line per event."""
+"""`loom run`: one task, no UI; prints text, Claude Code's result object or messages
+(loom_cli/claude_output.py), or Loom's own events, a JSON line each."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO, TypeVar, assert_never
 
 from loom_engine.mcp.names import is_prompt_command
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT, EXIT_CUT_OFF, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_USAGE_LIMIT = 5
 
+# The output format of Loom's own events, a JSON line each (json and stream-json are
+# Claude Code's shapes: claude_output.py).
+LOOM_EVENTS = "loom-stream-json"
+
 _T = TypeVar("_T")
 # Read by name: SIGHUP does not exist on every platform.
 _STOP_SIGNALS = tuple((getattr(signal, name), reason) for name, reason in (
@@ -50,9 +55,13 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
 
 
 async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr, mcp_wait_s: float = 5.0,
-                       usage_limits: UsageLimitPolicy | None = None) -> int:
-    """``usage_limits``: the policy the agent was built with (for what the stop says)."""
+                       err: TextIO = sys.stderr, mcp_wait_s: float | None = None,
+                       usage_limits: UsageLimitPolicy | None = None, more_prompts: Sequence[str] = ()) -> int:
+    """``mcp_wait_s``: the longest wait for the MCP servers before the first request
+    (None: their connect timeout); ``usage_limits``: the policy the agent was built with
+    (for what the stop says); ``more_prompts``: the user's next messages, each run after
+    the one before in the same session (``--input-format stream-json``) unless it was
+    interrupted or stopped at a usage limit."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
@@ -63,32 +72,49 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
     try:
         if mcp is not None:
             await _start_mcp(mcp, mcp_wait_s, err)
-            if is_prompt_command(prompt):
-                expanded = await _prompt_command(mcp, prompt, err)
-                if expanded is None:
-                    return EXIT_USAGE
-                prompt = expanded
-        invocation = None
-        if prompt.startswith("/"):
-            # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
-            from loom_engine.commands.catalog import CommandError
-
-            from .slash_commands import invocation_for
-            from .tui.commands.registry import BUILTIN_NAMES
-            try:
-                invocation = invocation_for(agent, prompt, BUILTIN_NAMES)
-            except CommandError as error:
-                err.write(f"loom: {error}\n")
-                return EXIT_USAGE
-        await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
+        started = False
         said: set[str] = set()  # each reason the snapshots are off is said once
-        _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
-        return await _run(agent, prompt, output_format, out, err, invocation, said, usage_limits)
+        code = EXIT_OK
+        for text in (prompt, *more_prompts):
+            expanded = await _expand(agent, text, err)
+            if expanded is None:
+                return EXIT_USAGE
+            if not started:
+                started = True
+                await _session_hooks(agent, "session_started", "resume" if agent.messages else "startup", err)
+                _snapshot_warnings(agent, err, said)  # git missing is known now; the others after the prompt
+            code = await _run(agent, expanded[0], output_format, out, err, expanded[1], said, usage_limits)
+            if code in (EXIT_INTERRUPTED, EXIT_USAGE_LIMIT):
+                break
+        return code
     finally:
         await _session_hooks(agent, "session_ended", "other", err)
         if mcp is not None:
             await mcp.aclose()  # stops the servers Loom started
         await agent.aclose()  # the provider's connections belong to this event loop
+
+
+async def _expand(agent: ChatAgent, prompt: str, err: TextIO) -> tuple[str, Invocation | None] | None:
+    """The prompt as run: an MCP prompt's text, or a custom command or skill to invoke;
+    None after an error (said on stderr)."""
+    mcp = agent.mcp
+    if mcp is not None and is_prompt_command(prompt):
+        expanded = await _prompt_command(mcp, prompt, err)
+        if expanded is None:
+            return None
+        prompt = expanded
+    if not prompt.startswith("/"):
+        return prompt, None
+    # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
+    from loom_engine.commands.catalog import CommandError
+
+    from .slash_commands import invocation_for
+    from .tui.commands.registry import BUILTIN_NAMES
+    try:
+        return prompt, invocation_for(agent, prompt, BUILTIN_NAMES)
+    except CommandError as error:
+        err.write(f"loom: {error}\n")
+        return None
 
 
 def _snapshot_warnings(agent: ChatAgent, err: TextIO, said: set[str]) -> None:
@@ -132,9 +158,12 @@ async def _prompt_command(mcp: McpManager, prompt: str, err: TextIO) -> str | No
         return None
 
 
-async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
-    """Connect the servers; the first request waits for them at most ``wait_s``."""
+async def _start_mcp(mcp: McpManager, wait_s: float | None, err: TextIO) -> None:
+    """Connect the servers and wait until each is up or failed (at most ``wait_s``, else
+    their connect timeout): a one-shot run plans its first turn with every tool it will get.
+    Each server that did not come up is named on stderr."""
     mcp.start()
+    wait_s = mcp.connect_timeout_s if wait_s is None else wait_s
     await mcp.wait_ready(wait_s)
     for status in mcp.statuses():
         if status.state == "failed":
@@ -143,7 +172,8 @@ async def _start_mcp(mcp: McpManager, wait_s: float, err: TextIO) -> None:
             err.write(f"loom: MCP server {status.name!r} needs a login ({status.reason}); run loom and "
                       "log in from /mcp\n")
         elif status.state == "connecting":
-            err.write(f"loom: MCP server {status.name!r} is still connecting; its tools join a later turn\n")
+            err.write(f"loom: MCP server {status.name!r} did not come up within {wait_s:g} s; the run starts "
+                      "without its tools\n")
 
 
 async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, err: TextIO,
@@ -166,6 +196,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
     )
     from loom_engine.usage_wait import UsageLimitPolicy
 
+    from .claude_output import ClaudeTranscript, Outcome, run_facts
     from .stop_reason import cut_off, retry_detail, retry_status, stop_reason
     from .usage_limits import StderrCountdown, stop_line
     from .visible_text import raw_stream
@@ -189,10 +220,18 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
 
     confinement = status_of(agent)
     sandbox = confinement.as_json() if confinement is not None else None
-    if output_format == "stream-json":  # what the run is, before its first event
+    loom_events = output_format == LOOM_EVENTS
+    # Claude Code's messages and result object (json, stream-json); their facts are
+    # gathered for json too (the denied calls, the time spent waiting for the model).
+    transcript = ClaudeTranscript(agent.session_id or "", agent.config.model)
+    if loom_events:  # what the run is, before its first event
         out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
                                     "model": agent.config.model, "sandbox": sandbox,
                                     "context_window": _window(agent)})) + "\n")
+    elif output_format == "stream-json":
+        facts = run_facts(agent, {"sandbox": sandbox, "context_window": _window(agent)})
+        out.write(json.dumps(clean(transcript.init(facts))) + "\n")
+        out.flush()
     try:
         # A custom command's or skill's expansion, or the prompt with its @path files
         # and @server:uri resources attached.
@@ -200,7 +239,11 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         try:
             async for event in stream:
                 countdown.stop()  # a wait for a usage limit ends with the next event
-                if output_format == "stream-json":
+                for message in transcript.messages(event):
+                    if output_format == "stream-json":
+                        out.write(json.dumps(clean(message), default=str) + "\n")
+                        out.flush()
+                if loom_events:
                     line = event.to_dict()
                     if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
                         line["sandbox"] = sandbox  # the final line says it again, for who reads only that
@@ -266,14 +309,12 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
             assert_never(final)
 
     result = clean(result)
-    if output_format == "json":
-        out.write(json.dumps({
-            "type": "result", "result": result, "is_error": is_error, "stop_reason": why, "num_turns": num_turns,
-            "session_id": agent.session_id, "usage": metrics.usage.to_dict(),
-            "cost_usd": round(metrics.cost_usd, 6), "duration_ms": int((time.monotonic() - started) * 1000),
-            "metrics": metrics.to_dict(), "sandbox": sandbox, "context_window": clean(_window(agent)),
-            **_limit_fields(final),
-        }) + "\n")
+    if output_format in ("json", "stream-json"):
+        outcome = Outcome(final=final, result=result, is_error=is_error, why=why, num_turns=num_turns,
+                          usage=metrics.usage, cost_usd=metrics.cost_usd,
+                          extra={"metrics": metrics.to_dict(), "sandbox": sandbox,
+                                 "context_window": clean(_window(agent)), **_limit_fields(final)})
+        out.write(json.dumps(clean(transcript.result(outcome, int((time.monotonic() - started) * 1000)))) + "\n")
     elif output_format == "text" and not is_error:
         out.write(result + ("" if result.endswith("\n") else "\n"))
     if is_error:

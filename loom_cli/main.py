@@ -12,6 +12,7 @@ from loom_engine.providers.names import ProviderName
 from loom_engine.providers.sdk_preload import likely_provider, start_sdk_import
 from loom_engine.sandbox.config import SandboxMode
 
+from .print_mode import PRINT_FLAGS
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def _start_sdk_import_for_run(argv: list[str]) -> None:
     typer and the engine load, so that it overlaps with them, the settings, the git
     status and the files read; the agent's provider waits for it when it builds its client."""
     args = argv[1:]
-    if args[:1] == ["run"] and not {"--help", "-h"} & set(args):
+    if (args[:1] == ["run"] or any(arg in PRINT_FLAGS for arg in args)) and not {"--help", "-h"} & set(args):
         start_sdk_import(likely_provider(args))
 
 
@@ -33,10 +34,11 @@ import typer  # noqa: E402  (after the SDK import has started)
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False,
-                  help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` runs headless.")
+                  help="Loom: a terminal coding assistant. `loom` opens the chat; `loom run TASK` (or `loom -p TASK`) "
+                       "runs headless.")
 
 
-OutputFormat = Literal["text", "json", "stream-json"]
+OutputFormat = Literal["text", "json", "stream-json", "loom-stream-json"]
 SANDBOX_HELP = ("auto: confine commands where this machine can; on: refuse to run them where it cannot; "
                 "off: no sandbox. Beats LOOM_SANDBOX and [sandbox] mode.")
 
@@ -46,22 +48,31 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-def _prompt_text(prompt: str, code: int) -> str:
-    """The task as text; '-' reads standard input. Bytes that are not UTF-8 are refused
+def _task_text(prompt: str | None, code: int) -> str:
+    """The task: the prompt argument, with piped standard input after it (as `claude -p`);
+    '-' or no prompt: standard input is the prompt. Bytes that are not UTF-8 are refused
     with where they are, rather than guessed at (or crashing the session write later)."""
-    import os
+    from .piped_input import PromptInputError, task_text
 
-    if prompt == "-":
-        source = "the prompt on standard input"
-        buffer = getattr(sys.stdin, "buffer", None)
-        data = buffer.read() if buffer is not None else os.fsencode(sys.stdin.read())
-    else:
-        source = "the prompt argument"
-        data = os.fsencode(prompt)  # the command line's bytes (undecodable ones were escaped)
+    stdin = sys.stdin
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        _fail(f"{source} is not UTF-8 (byte 0x{data[error.start]:02x} at position {error.start})", code)
+        task = task_text(prompt, getattr(stdin, "buffer", None), lambda: stdin.isatty())
+    except PromptInputError as error:
+        _fail(str(error), code)
+        raise  # unreachable: _fail exits
+    if task.warning:
+        sys.stderr.write(f"loom: warning: {task.warning}\n")
+    return task.text
+
+
+def _stream_json_prompts(code: int) -> list[str]:
+    """``--input-format stream-json``: the user messages on standard input."""
+    from .piped_input import PromptInputError, stream_json_prompts
+
+    try:
+        return stream_json_prompts(getattr(sys.stdin, "buffer", None))
+    except PromptInputError as error:
+        _fail(str(error), code)
         raise  # unreachable: _fail exits
 
 
@@ -115,11 +126,19 @@ def root(ctx: typer.Context,
 
 
 @app.command()
-def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from standard input.")],
+def run(prompt: Annotated[str | None, typer.Argument(
+            help="The task; piped standard input is added after it. '-' or none: the task is standard input.",
+            show_default=False)] = None,
         provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
         output_format: Annotated[OutputFormat, typer.Option(
-            "--output-format", "-o", help="text: the answer; json: one result object; stream-json: every event.")
+            "--output-format", "-o", help="text: the answer; json: the result object; stream-json: a JSON line "
+                                         "per message, then the result (both as claude -p prints them); "
+                                         "loom-stream-json: a JSON line per Loom event.")
+        ] = "text",
+        input_format: Annotated[Literal["text", "stream-json"], typer.Option(
+            "--input-format", help="text: the prompt (and what is piped in); stream-json: user messages on "
+                                   "standard input, one JSON object a line, run in turn (with -o stream-json).")
         ] = "text",
         max_turns: Annotated[int | None, typer.Option(
             "--max-turns", min=1, help="Stop after this many turns (exit 3).")] = None,
@@ -165,7 +184,14 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     from .headless import EXIT_ERROR, EXIT_USAGE, run_headless
     from .settings import ConfigError
 
-    prompt = _prompt_text(prompt, EXIT_USAGE)
+    more_prompts: list[str] = []
+    if input_format == "stream-json":
+        if output_format != "stream-json" or prompt is not None:
+            _fail("--input-format stream-json takes the messages on standard input, with -o stream-json and "
+                  "no prompt argument", EXIT_USAGE)
+        prompt, *more_prompts = _stream_json_prompts(EXIT_USAGE)
+    else:
+        prompt = _task_text(prompt, EXIT_USAGE)
     _tolerate_narrow_terminals()
     if not prompt.strip():
         _fail("the prompt is empty", EXIT_USAGE)
@@ -207,10 +233,11 @@ def run(prompt: Annotated[str, typer.Argument(help="The task; '-' reads it from 
     skipped_hooks = built.hook_plan.skipped_line() if built.hook_plan is not None else None
     if skipped_hooks:
         sys.stderr.write(f"loom: {skipped_hooks}\n")
-    from .mcp_setup import startup_wait_s
+    from .mcp_setup import headless_wait_s
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
-                                    mcp_wait_s=startup_wait_s(), usage_limits=usage_limits))
+                                    mcp_wait_s=headless_wait_s(), usage_limits=usage_limits,
+                                    more_prompts=more_prompts))
     from .exit import exit_now
 
     exit_now(code, built.session)
@@ -473,6 +500,13 @@ def _usage_line(error: Exception) -> str | None:
     return f"loom: {message} (see {' '.join(['loom', *words, '--help'])})"
 
 
+def _command_names() -> set[str]:
+    """The subcommands' names (typer names an unnamed command after its function)."""
+    names = {info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
+             for info in app.registered_commands}
+    return names | {group.name for group in app.registered_groups if group.name}
+
+
 def main() -> None:
     from .visible_text import show_controls_on_standard_streams
 
@@ -480,7 +514,9 @@ def main() -> None:
     # answer) may come from outside: no control character of it reaches the terminal.
     show_controls_on_standard_streams()
     try:
-        code = app(standalone_mode=False)
+        from .print_mode import print_as_run
+
+        code = app(args=print_as_run(sys.argv[1:], _command_names()), standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback
         line = _usage_line(error)
         sys.stderr.write((line or f"loom: internal error: {type(error).__name__}: {error}") + "\n")

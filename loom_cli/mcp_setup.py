@@ -7,8 +7,9 @@ in :class:`~loom_cli.workspace_records.WorkspaceRecords`, outside the repository
 a file the user named. The user's own ``mcp.json`` needs no approval.
 
 Settings read from the environment, under Claude Code's names:
-``MCP_TIMEOUT`` (ms the first request waits for servers still connecting, default
-5000), ``MCP_TOOL_TIMEOUT`` (ms per tool call, default 600000; a server's ``timeout``
+``MCP_TIMEOUT`` (ms the chat's first request waits for servers still connecting, default
+5000; `loom run` waits for every server to connect or fail, up to the connect timeout,
+30 s, or ``MCP_TIMEOUT`` when it is set), ``MCP_TOOL_TIMEOUT`` (ms per tool call, default 600000; a server's ``timeout``
 wins), ``MAX_MCP_OUTPUT_TOKENS`` (default 25000).
 """
 
@@ -76,6 +77,12 @@ def _env_ms(name: str, default_s: float) -> float:
 
 def startup_wait_s() -> float:
     return _env_ms("MCP_TIMEOUT", DEFAULT_STARTUP_WAIT_S)
+
+
+def headless_wait_s() -> float | None:
+    """How long `loom run` waits for its servers before the first request: ``MCP_TIMEOUT``
+    when set; None: until each connected or failed (its connect timeout bounds that)."""
+    return _env_ms("MCP_TIMEOUT", 0.0) or None
 
 
 def max_output_tokens() -> int:

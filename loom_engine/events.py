@@ -101,6 +101,9 @@ class ToolFinished(AgentEvent):
     duration_ms: float
     # What a UI may render besides the text, e.g. {"kind": "diff", "diff": "..."}.
     display: Mapping[str, Any] | None = None
+    # The call did not run because it was not permitted (a deny rule, a hook, the user's
+    # "no", a headless run's unanswerable question): `loom run`'s permission_denials.
+    denied: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

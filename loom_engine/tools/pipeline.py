@@ -98,6 +98,14 @@ class _Staged:
     waited_s: float = 0.0
     executed: bool = False
     input: Mapping[str, Any] | None = None
+    denied: bool = False  # the permission check said no
+
+
+@dataclass(frozen=True)
+class _Denied:
+    """What the model reads about a call that was not permitted."""
+
+    output: ToolOutput
 
 
 @dataclass
@@ -156,7 +164,7 @@ class ToolPipeline:
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
         self.emit(ToolFinished(call_id=call.id, name=call.name, content=content, is_error=output.is_error,
-                               duration_ms=duration_ms, display=display, **self.stamp()))
+                               duration_ms=duration_ms, display=display, denied=staged.denied, **self.stamp()))
         return ToolRun(ToolResultPart(call.id, content, output.is_error), display, output.images,
                        self._hooks.stop_reason)
 
@@ -184,7 +192,7 @@ class ToolPipeline:
         facts = Facts(pre_tool_use=pre.answer, interactive=self.interactive)
         blocked = authorize(facts)
         if blocked.behavior == "deny":
-            return _Staged(ToolOutput(denial_text(blocked), is_error=True))
+            return _Staged(ToolOutput(denial_text(blocked), is_error=True), denied=True)
         if pre.stopped:
             return _Staged(ToolOutput(f"A PreToolUse hook stopped the run: {self._hooks.stop_reason}", is_error=True))
         if pre.updated_input is not None:
@@ -212,6 +220,8 @@ class ToolPipeline:
             denial = ToolOutput(f"Permission denied: the arguments could not be checked "
                                 f"({type(error).__name__}: {error}). Fix them and call again.", is_error=True)
         waited_s = time.monotonic() - asked_at
+        if isinstance(denial, _Denied):
+            return _Staged(denial.output, waited_s, denied=True)
         if denial is not None:
             return _Staged(denial, waited_s)
         # 5. check cancel
@@ -237,7 +247,7 @@ class ToolPipeline:
             return ToolOutput(f"{call.name} failed: {type(error).__name__}: {error}", is_error=True)
 
     async def _authorize(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
-                         facts: Facts, arguments: Mapping[str, Any]) -> ToolOutput | None:
+                         facts: Facts, arguments: Mapping[str, Any]) -> ToolOutput | _Denied | None:
         """Hear the rules, then the PermissionRequest hooks, then the user, each only
         while :func:`authorize` still asks them. None: the call may run."""
         verdict = authorize(facts)
@@ -257,7 +267,7 @@ class ToolPipeline:
             return None
         if verdict.by == "headless run":
             self._warn_denied(tool, call, verdict)
-        return ToolOutput(denial_text(verdict), is_error=True)
+        return _Denied(ToolOutput(denial_text(verdict), is_error=True))
 
     async def _check_rules(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> PermissionDecision | None:
         if self.permissions is None:
@@ -285,7 +295,7 @@ class ToolPipeline:
         return scrub_text(self.redactor.redact(text) if self.redact else text)
 
     async def _ask(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart,
-                   decision: PermissionDecision) -> ToolOutput | None:
+                   decision: PermissionDecision) -> ToolOutput | _Denied | None:
         permissions = self.permissions
         try:
             preview = await tool.preview(args, ctx)
@@ -321,7 +331,7 @@ class ToolPipeline:
         message = "The user denied this tool call."
         if answer.note:
             message += f" Their note: {answer.note}"
-        return ToolOutput(message, is_error=True)
+        return _Denied(ToolOutput(message, is_error=True))
 
 
 def _validate(tool: Tool, name: str, arguments: Mapping[str, Any]) -> BaseModel | ToolOutput:

@@ -1,6 +1,6 @@
 """`loom run` when the model's output limit cut the answer off: the partial answer is
 printed, stderr says it was cut off, the stop reason is in the json and the last
-stream-json event, and the run exits with its own code; both wire formats."""
+stream-json line (Loom's events: the finished event), and the run exits with its own code; both wire formats."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 PROVIDERS = ("anthropic", "openai")
+
+
+def fake_llm_again(server: FakeLLMServer) -> FakeLLMServer:
+    server.enqueue(Reply(text=CUT, stop_reason="max_tokens"))
+    return server
 CUT = "The first half of a long answer, and then"
 
 
@@ -65,6 +70,10 @@ async def test_the_last_stream_json_event_carries_the_stop_reason(
     code, out, _err = await _run(tmp_path, fake_llm, provider_name, "stream-json")
     last = json.loads(out.splitlines()[-1])
     assert code == EXIT_CUT_OFF
+    assert last["type"] == "result" and last["subtype"] == "success"
+    assert last["stop_reason"] == "max_tokens" and last["result"] == CUT
+    code, out, _err = await _run(tmp_path, fake_llm_again(fake_llm), provider_name, "loom-stream-json")
+    last = json.loads(out.splitlines()[-1])
     assert last["type"] == "finished"
     assert last["stop_reason"] == "max_tokens" and last["max_output_tokens"] == 512
 

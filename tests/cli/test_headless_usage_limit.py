@@ -72,6 +72,13 @@ async def test_json_and_stream_json_carry_the_stop_reason_and_the_reset(
     code, out, _ = await _run(_agent(tmp_path, fake_llm, "anthropic"), "stream-json")
     last = json.loads(out.splitlines()[-1])
     assert code == EXIT_USAGE_LIMIT
+    assert last["type"] == "result" and last["is_error"] is True and last["stop_reason"] == "usage_limit"
+    assert last["resets_at"] == pytest.approx(time.time() + 3600, abs=30)
+
+    fake_llm.enqueue(Reply.usage_limit(reset_in=3600))
+    code, out, _ = await _run(_agent(tmp_path, fake_llm, "anthropic"), "loom-stream-json")
+    last = json.loads(out.splitlines()[-1])
+    assert code == EXIT_USAGE_LIMIT
     assert last["type"] == "error" and last["kind"] == "usage_limit" and last["stop_reason"] == "usage_limit"
     assert last["resets_at"] == pytest.approx(time.time() + 3600, abs=30)
 
@@ -147,7 +154,7 @@ async def test_headless_exits_130_when_interrupted_while_waiting(
             return super().write(text)
 
     out, err = _Out(), io.StringIO()
-    code = await run_headless(agent, "do the work", "stream-json", out, err,
+    code = await run_headless(agent, "do the work", "loom-stream-json", out, err,
                               usage_limits=UsageLimitPolicy(wait=True))
     assert code == EXIT_INTERRUPTED
     assert json.loads(out.getvalue().splitlines()[-1])["type"] == "aborted"

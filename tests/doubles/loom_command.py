@@ -32,8 +32,11 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, *, api_key: str = "test-key"
 
 def loom(args: list[str], cwd: Path, env: dict[str, str], *, stdin: bytes | None = None,
          timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run `loom ARGS` in ``cwd``; output decoded leniently, so a test can assert on bad bytes."""
-    done = subprocess.run(LOOM + args, cwd=cwd, env=env, input=stdin, capture_output=True, timeout=timeout)
+    """Run `loom ARGS` in ``cwd``; output decoded leniently, so a test can assert on bad bytes.
+    Without ``stdin`` its standard input is empty (not the test runner's, which `loom run`
+    would wait for as piped input)."""
+    feed: dict[str, Any] = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
+    done = subprocess.run(LOOM + args, cwd=cwd, env=env, capture_output=True, timeout=timeout, **feed)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
                                        done.stderr.decode(errors="replace"))
 

@@ -63,7 +63,7 @@ def test_exit_skips_teardown_but_runs_exit_handlers(workspace: Path, tmp_path: P
 def test_long_output_and_session_are_complete(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     answer = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(5000))
     fake_llm.enqueue(Reply.tool("read_file", {"path": "README.md"}), Reply(text=answer, chunk_size=4096))
-    done = loom(["run", "print a lot", "-o", "stream-json"], workspace, loom_env(tmp_path, fake_llm))
+    done = loom(["run", "print a lot", "-o", "loom-stream-json"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["type"] == "finished" and events[-1]["result"] == answer

@@ -53,7 +53,7 @@ def test_json_reports_the_sandbox(workspace: Path, tmp_path: Path, fake_llm: Fak
 def test_stream_json_says_it_in_the_first_and_the_last_line(workspace: Path, tmp_path: Path,
                                                             fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.text("done"))
-    done = loom(["run", "hi", "-o", "stream-json", "--sandbox", "off"], workspace, loom_env(tmp_path, fake_llm))
+    done = loom(["run", "hi", "-o", "loom-stream-json", "--sandbox", "off"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     off = {"mode": "off", "active": False, "backend": None, "network": "off", "allowed_domains": [], "detail": "",

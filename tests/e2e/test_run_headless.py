@@ -34,7 +34,7 @@ def test_read_bash_answer_json_and_continue(repo: Path, tmp_path: Path, fake_llm
     assert result["result"] == "The script prints a greeting."
     assert result["is_error"] is False and result["num_turns"] == 3
     assert result["usage"]["input_tokens"] > 0 and result["session_id"]
-    assert set(result) >= {"cost_usd", "duration_ms", "usage", "session_id"}
+    assert set(result) >= {"total_cost_usd", "duration_ms", "usage", "session_id", "subtype", "permission_denials"}
     tool_results = [b for m in fake_llm.requests[2].body["messages"] for b in m["content"]
                     if isinstance(b, dict) and b.get("type") == "tool_result"]
     contents = json.dumps([b["content"] for b in tool_results])
@@ -53,6 +53,16 @@ def test_read_bash_answer_json_and_continue(repo: Path, tmp_path: Path, fake_llm
 def test_stream_json_prints_one_typed_object_per_line(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.enqueue(Reply.text("hi there"))
     done = loom(["run", "hi", "-o", "stream-json"], repo, loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [m["type"] for m in messages] == ["system", "assistant", "result"]  # as claude -p prints them
+    assert messages[1]["message"]["content"] == [{"type": "text", "text": "hi there"}]
+    assert messages[-1]["result"] == "hi there" and messages[-1]["subtype"] == "success"
+
+
+def test_loom_stream_json_prints_loom_s_events(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("hi there"))
+    done = loom(["run", "hi", "-o", "loom-stream-json"], repo, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -131,7 +141,7 @@ def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: st
     command is running). What is interrupted lasts far longer than the bounds here, so an
     exit within them is the interrupt's doing, however slow the machine."""
     env = loom_env(tmp_path, fake_llm)
-    proc = subprocess.Popen([*LOOM, "run", "go", "--allow", "bash(sleep:*)", "-o", "stream-json"], cwd=repo,
+    proc = subprocess.Popen([*LOOM, "run", "go", "--allow", "bash(sleep:*)", "-o", "loom-stream-json"], cwd=repo,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60  # a bound on a hang
     seen = ""

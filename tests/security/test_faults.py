@@ -90,7 +90,7 @@ def test_14_a_stream_that_stalls_mid_answer_is_retried_and_its_partial_text_drop
     write_config(tmp_path, "stream_first_byte_timeout = 0.5\nstream_idle_timeout = 0.5\n")
     fake_llm.enqueue(Reply.stall("half an answer that never ends", after=5, chunk_size=4),
                      Reply.text("the whole answer"))
-    done = loom(["run", "hi", "-o", "stream-json"], repo, loom_env(tmp_path, fake_llm))
+    done = loom(["run", "hi", "-o", "loom-stream-json"], repo, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     retry = next(e for e in events if e["type"] == "retrying")

@@ -224,7 +224,7 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, s
 
 def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> tuple[str, str, str, str]:
     """(stdout, stderr, the session files, what the model was sent) of one stream-json run."""
-    done = subprocess.run([*LOOM, "run", "go", "-o", "stream-json", "--permission-mode", "bypass"],
+    done = subprocess.run([*LOOM, "run", "go", "-o", "loom-stream-json", "--permission-mode", "bypass"],
                           cwd=repo, env=loom_env(tmp_path, server, **env), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr

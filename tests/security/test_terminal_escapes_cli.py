@@ -43,7 +43,7 @@ async def test_json_output_is_left_to_json(tmp_path: Path) -> None:
     assert json.loads(out.getvalue())["result"] == HOSTILE  # ... and the data is what the model said
 
     out = io.StringIO()
-    assert await run_headless(_agent(tmp_path, {"text": HOSTILE}), "hi", "stream-json", out, err) == EXIT_OK
+    assert await run_headless(_agent(tmp_path, {"text": HOSTILE}), "hi", "loom-stream-json", out, err) == EXIT_OK
     events = [json.loads(line) for line in out.getvalue().splitlines()]
     assert "".join(e["text"] for e in events if e["type"] == "text_delta") == HOSTILE
 

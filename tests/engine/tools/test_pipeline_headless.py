@@ -11,6 +11,7 @@ from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
 from loom_engine.events import Notice, PermissionRequested, ToolFinished
 from loom_engine.parts import AgentParts
+from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.scripted import ScriptedProvider
 from loom_engine.workspace import Workspace
@@ -34,9 +35,26 @@ async def test_a_headless_run_denies_an_ask_and_says_how_to_allow_it(tmp_path: P
             notices.append(event.message)
         elif isinstance(event, ToolFinished):
             finished.append(event)
-    assert len(finished) == 1 and finished[0].is_error
+    assert len(finished) == 1 and finished[0].is_error and finished[0].denied  # loom run's permission_denials
     assert finished[0].content.startswith("Permission denied: this is a non-interactive run and ")
     assert finished[0].content.endswith("say what was not permitted.")
     assert ('denied write_file ("notes.txt"): default mode: writing notes.txt needs approval; allow it with '
             "--permission-mode accept-edits or --allow 'write_file(./notes.txt)'") in notices
     assert not (tmp_path / "notes.txt").exists()
+
+
+async def test_a_failing_call_is_not_a_denial(tmp_path: Path) -> None:
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "missing.txt"}},
+                        {"name": "write_file", "input": {"path": "secret.txt", "content": "x"}}]},
+        {"text": "done"},
+    ])
+    workspace = Workspace.at(tmp_path)
+    permissions = PermissionManager(workspace, mode="bypass",
+                                    layers=[RuleLayer("test", deny=("write_file(secret.txt)",))])
+    agent = Agent(AgentConfig(model="test-model", interactive=False),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=workspace, permissions=permissions),
+                  system_prompt="You are a test.")
+    finished = {event.name: event async for event in agent.run("go") if isinstance(event, ToolFinished)}
+    assert finished["read_file"].is_error and not finished["read_file"].denied
+    assert finished["write_file"].is_error and finished["write_file"].denied
