@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .claude_home import SETTINGS_NAME, claude_home_line, find_claude_home
 from .project_trust import ADD_DIRS_KEY
 from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_settings, settings_files
 from .window_setup import window_line
@@ -17,10 +18,15 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
                   sessions_dir: Path) -> list[str]:
     records = WorkspaceRecords(data_dir)
     loaded = load_settings(workspace, user_config_file, trusted_hash=records.trusted_hash(workspace))
+    home = find_claude_home(user_config_file)
     lines = [f"workspace:     {workspace}", f"config dir:    {config_dir}", f"sessions dir:  {sessions_dir}",
-             f"trust records: {records.path}", "settings files (later wins):"]
-    for index, path in enumerate(settings_files(workspace, user_config_file)):
-        note = "  (in the project: widening settings need trust)" if index else ""
+             f"trust records: {records.path}", f"claude folder: {claude_home_line(home)}",
+             "settings files (later wins):"]
+    files = settings_files(workspace, user_config_file)
+    if home is not None:
+        files.insert(0, home / SETTINGS_NAME)
+    for path in files:
+        note = "  (in the project: widening settings need trust)" if path.is_relative_to(workspace) else ""
         lines.append(f"  {'found  ' if path.exists() else 'missing'} {path}{note}")
     lines += [f"  warning: {problem}" for problem in loaded.problems]
     lines.append(f"workspace trust: {_trust_state(loaded)}")
@@ -36,7 +42,8 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
     rules += [("allow", str(c.value), c.source + ", " + IGNORED) for c in loaded.ignored
               if c.key == "permissions.allow"]
     lines += [f"  {behavior:<5} {rule:<40} ({source})" for behavior, rule, source in rules] or ["  none"]
-    folders = [(str(folder), "trusted project settings") for folder in loaded.add_dirs]
+    folders = [(str(folder), "trusted project settings" if folder not in loaded.user_dirs else "your settings")
+               for folder in loaded.add_dirs]
     folders += [(str(c.value), f"{c.source}, {IGNORED}") for c in loaded.ignored if c.key == ADD_DIRS_KEY]
     if folders:
         lines.append("additional directories:")

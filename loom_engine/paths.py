@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import platformdirs
@@ -41,6 +42,26 @@ def protected_paths() -> tuple[Path, ...]:
             if path not in found:
                 found.append(path)
     return tuple(found)
+
+
+# Turns reading Claude Code's user folder off for one process ("0", "false", "off", "no").
+READ_CLAUDE_HOME_VARIABLE = "LOOM_READ_CLAUDE_HOME"
+CLAUDE_HOME_LABEL = "~/.claude"
+_OFF_WORDS = frozenset({"0", "false", "off", "no"})
+
+
+def claude_home(enabled: bool = True, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Claude Code's user folder (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``), whose
+    CLAUDE.md, agents/, commands/, skills/ and settings.json Loom reads as the user's own;
+    None when reading it is turned off (``enabled``: the user config's
+    ``[claude] read_user_folder``; the environment variable wins for one process)."""
+    env = os.environ if environ is None else environ
+    if env.get(READ_CLAUDE_HOME_VARIABLE, "").strip().lower() in _OFF_WORDS:
+        return None
+    if not enabled and not env.get(READ_CLAUDE_HOME_VARIABLE, "").strip():
+        return None
+    override = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(os.path.expanduser(override)) if override else Path.home() / ".claude"
 
 
 def sessions_dir() -> Path:
