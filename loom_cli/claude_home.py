@@ -50,6 +50,13 @@ def find_claude_home(user_config_file: Path, environ: Mapping[str, str] | None =
     return claude_home(enabled_in(data), environ)
 
 
+def user_claude_home() -> Path | None:
+    """:func:`find_claude_home` for this process's user config and environment."""
+    from loom_engine.paths import user_config_file
+
+    return find_claude_home(user_config_file())
+
+
 def home_label(home: Path, name: str = "") -> str:
     """How a file of the folder is named to the user: ``~/.claude/settings.json`` for the
     usual place, the full path when ``$CLAUDE_CONFIG_DIR`` moved it."""
