@@ -168,6 +168,10 @@ class _Reader:
         try:
             if not path.is_file():
                 return None
+            if kind == "project" and not _inside(_real(path), [_real(folder) for folder in self.allowed]):
+                # A cloned repository's CLAUDE.md linked to ~/.ssh/id_rsa must not send it to the model.
+                self.warnings.append(f"{path}: not read: it links outside the workspace and your own folders")
+                return None
             raw = path.read_bytes()
         except OSError as error:
             self.warnings.append(f"{path}: cannot be read ({error.strerror or error})")
@@ -234,6 +238,9 @@ def read_rules(folders: Sequence[Path], *, allowed: Sequence[Path], warnings: li
             continue
         for path in sorted(folder.rglob("*.md")):
             if not path.is_file() or any(part.startswith(".") for part in path.relative_to(folder).parts):
+                continue
+            if not _inside(_real(path), [_real(root) for root in allowed]):
+                warnings.append(f"{path}: not read: it links outside the workspace and your own folders")
                 continue
             try:
                 text, cut = _read_capped(path, MAX_RULE_BYTES)

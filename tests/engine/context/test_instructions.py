@@ -219,3 +219,27 @@ def test_the_assembler_reads_the_claude_user_file_and_nested_files(tmp_path: Pat
 
 def test_a_rule_is_a_path_rule_only_with_globs(tmp_path: Path) -> None:
     assert len(PathRules(tmp_path, [Rule(tmp_path / "a.md", (), "x"), Rule(tmp_path / "b.md", ("*.py",), "y")])) == 1
+
+
+def test_a_project_file_linked_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(tmp_path / "private" / "key.md", "PRIVATE-KEY")
+    write(root / "AGENTS.md", "fine")
+    (root / "CLAUDE.md").symlink_to(tmp_path / "private" / "key.md")
+    (root / ".claude" / "rules").mkdir(parents=True)
+    (root / ".claude" / "rules" / "leak.md").symlink_to(tmp_path / "private" / "key.md")
+    files, warnings = find_instructions(root, root, user_folders=NO_USER)
+    rules = read_rules([root / ".claude" / "rules"], allowed=[root], warnings=warnings)
+    assert [f.text for f in files] == ["fine"] and rules == []
+    assert sum("links outside the workspace" in w for w in warnings) == 2
+
+
+def test_a_user_file_may_be_a_link_to_a_dotfiles_repository(tmp_path: Path) -> None:
+    claude = tmp_path / "home" / ".claude"
+    claude.mkdir(parents=True)
+    write(tmp_path / "dotfiles" / "CLAUDE.md", "from dotfiles")
+    (claude / "CLAUDE.md").symlink_to(tmp_path / "dotfiles" / "CLAUDE.md")
+    root = tmp_path / "repo"
+    root.mkdir()
+    files, _ = find_instructions(root, root, user_folders=UserFolders(loom=None, claude=claude))
+    assert [f.text for f in files] == ["from dotfiles"]
