@@ -161,7 +161,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
 
     hook_plan = _hooks(options, workspace, records, layered.files)
     try:
-        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths()),
+        claude_folder = (claude_home,) if claude_home is not None else ()
+        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths(claude_folder)),
                   # What a project hook's trust covers: changed by the model, the hook would run its code.
                   protected_layer(HOOK_FOLDERS_SOURCE, hook_plan.protected_paths())]
         layers += [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
@@ -245,7 +246,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
     denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
                            workspace.root, home=Path.home())
-    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials)
+    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials,
+                                   read_only=(claude_home,) if claude_home is not None else ())
     said = start_line(sandbox.status)  # why commands are not confined, and the fix
     warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     make_provider = _provider_maker(provider_name, provider, layered.sources, settings, timeouts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import platformdirs
@@ -24,7 +24,7 @@ def data_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
 
 
-def protected_paths() -> tuple[Path, ...]:
+def protected_paths(also: Iterable[Path] = ()) -> tuple[Path, ...]:
     """Loom's own folders: no tool may change anything in them unasked, in any mode.
 
     The config folder holds what runs at the next start (config.toml and its hooks,
@@ -33,10 +33,11 @@ def protected_paths() -> tuple[Path, ...]:
     dotfiles repository they lie inside the workspace, where accept-edits would otherwise
     write them. The CLI turns these into ask rules for every file tool; the sandbox makes
     them read-only. Each is given as configured and, when a symlink leads elsewhere, as
-    where it leads too.
+    where it leads too. ``also``: more folders of the same kind (Claude Code's user folder,
+    when Loom reads it: its settings.json allows commands and runs hooks at the next start).
     """
     found: list[Path] = []
-    for folder in (config_dir(), data_dir()):
+    for folder in (config_dir(), data_dir(), *also):
         absolute = Path(os.path.abspath(folder))
         for path in (absolute, Path(os.path.realpath(absolute))):
             if path not in found:
