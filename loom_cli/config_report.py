@@ -23,12 +23,12 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
              f"trust records: {records.path}", f"claude folder: {claude_home_line(home)}",
              "settings files (later wins):"]
     files = settings_files(workspace, user_config_file)
-    if home is not None:
-        files.insert(0, home / SETTINGS_NAME)
-    for path in files:
-        note = "  (in the project: widening settings need trust)" if path.is_relative_to(workspace) else ""
+    yours = [*((home / SETTINGS_NAME,) if home is not None else ()), files[0]]  # files[0]: config.toml
+    for path in [*yours, *files[1:]]:
+        note = "" if path in yours else "  (in the project: widening settings need trust)"
         lines.append(f"  {'found  ' if path.exists() else 'missing'} {path}{note}")
     lines += [f"  warning: {problem}" for problem in loaded.problems]
+    lines += instruction_lines(workspace, config_dir, home)
     lines.append(f"workspace trust: {_trust_state(loaded)}")
     lines += [f"  problem: {problem}" for problem in loaded.problems]
     lines.append("effective settings:")
@@ -48,6 +48,22 @@ def config_report(workspace: Path, user_config_file: Path, *, config_dir: Path, 
     if folders:
         lines.append("additional directories:")
         lines += [f"  {folder}  ({source})" for folder, source in folders]
+    return lines
+
+
+def instruction_lines(workspace: Path, config_dir: Path, home: Path | None, cwd: Path | None = None) -> list[str]:
+    """The instruction files the model would get here, in prompt order, and the rules."""
+    from loom_engine.context.instructions import RULES_DIR, UserFolders, find_instructions, read_rules
+
+    folders = UserFolders(loom=config_dir, claude=home)
+    files, warnings = find_instructions(workspace, cwd or Path.cwd(), user_folders=folders)
+    rule_folders = [*((home / "rules",) if home is not None else ()), workspace / RULES_DIR]
+    rules = read_rules(rule_folders, allowed=[workspace, *(f for f in (home, config_dir) if f)], warnings=warnings)
+    lines = ["instruction files (in prompt order):"]
+    lines += [f"  {found.path}  ({found.kind})" for found in files] or ["  none"]
+    lines += [f"  {rule.path}  (rule{', when a file matches ' + ', '.join(rule.globs) if rule.globs else ''})"
+              for rule in rules]
+    lines += [f"  warning: {warning}" for warning in warnings]
     return lines
 
 

@@ -161,6 +161,7 @@ def test_listing_commands_name_the_source(home: Path, tmp_path: Path) -> None:
     assert f"claude folder: {home / '.claude'}: CLAUDE.md" in config.stdout
     assert f"found   {home / '.claude' / 'settings.json'}" in config.stdout
     assert "(~/.claude/settings.json)" in config.stdout  # a rule's source
+    assert f"  {home / '.claude' / 'CLAUDE.md'}  (user)" in config.stdout.splitlines()
     off = subprocess.run([*LOOM, "skills"], cwd=root, env={**env, "LOOM_READ_CLAUDE_HOME": "0"},
                          capture_output=True, text=True, timeout=60)
     assert "~/.claude" not in off.stdout
