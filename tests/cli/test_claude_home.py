@@ -165,3 +165,12 @@ def test_listing_commands_name_the_source(home: Path, tmp_path: Path) -> None:
     off = subprocess.run([*LOOM, "skills"], cwd=root, env={**env, "LOOM_READ_CLAUDE_HOME": "0"},
                          capture_output=True, text=True, timeout=60)
     assert "~/.claude" not in off.stdout
+
+
+def test_the_variable_wins_over_the_user_config_either_way(monkeypatch: pytest.MonkeyPatch, home: Path,
+                                                         tmp_path: Path) -> None:
+    config = write(tmp_path / "config" / "config.toml", "[claude]\nread_user_folder = false\n")
+    monkeypatch.setenv("LOOM_READ_CLAUDE_HOME", "1")
+    assert find_claude_home(config) == home / ".claude"
+    monkeypatch.setenv("LOOM_READ_CLAUDE_HOME", "off")
+    assert find_claude_home(tmp_path / "config" / "missing.toml") is None
