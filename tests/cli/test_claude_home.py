@@ -111,7 +111,7 @@ def test_a_project_cannot_switch_it(home: Path, tmp_path: Path) -> None:
     write(root / ".loom" / "settings.toml", "[claude]\nread_user_folder = false\n")
     loaded = load_settings(root, tmp_path / "config" / "config.toml", trusted=True)
     assert loaded.settings.permission_mode == "accept-edits"  # still the user's ~/.claude setting
-    assert any("[claude] ignored: only the user's config.toml sets it" in p for p in loaded.problems)
+    assert any("[claude] is read from the user config only: ignored" in p for p in loaded.problems)
 
 
 def test_catalogs_read_the_claude_folder_and_loom_wins_a_name_clash(home: Path, tmp_path: Path) -> None:
