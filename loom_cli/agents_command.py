@@ -9,7 +9,8 @@ from pathlib import Path
 from loom_engine.mcp.names import is_mcp_name
 from loom_engine.subagents.definitions import AgentCatalog, AgentDefinition
 
-_SOURCES = "the user config dir's agents/, .claude/agents/ and .loom/agents/ (a later one wins by name)"
+_SOURCES = ("~/.claude/agents/, the user config dir's agents/, .claude/agents/ and .loom/agents/ "
+            "(a later one wins by name)")
 
 
 def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection[str] | None = None) -> list[str]:
@@ -19,14 +20,17 @@ def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection
         from builtin_tools import default_tools
 
         known_tools = [tool.name for tool in default_tools()]
-    catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir).with_trusted_models(
+    from .claude_home import user_claude_home
+
+    catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir,
+                                    claude_home=user_claude_home()).with_trusted_models(
         _trusted_models(workspace_root))
     lines: list[str] = []
     if len(catalog):
         width = max(len(agent.name) for agent in catalog)
         for agent in catalog:
-            lines.append(f"{agent.name:<{width}}  {agent.source:<8} {agent.description}")
-            lines.append(f"{'':<{width}}  {'':<8} {'; '.join(_details(agent))} "
+            lines.append(f"{agent.name:<{width}}  {agent.source:<9} {agent.description}")
+            lines.append(f"{'':<{width}}  {'':<9} {'; '.join(_details(agent))} "
                          f"({_shown(agent.path, workspace_root)})")
     else:
         lines.append(f"no custom agents; put markdown files in {_SOURCES}")

@@ -131,12 +131,17 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
             raise UsageError(f"--add-dir {extra}: not a directory")
     privacy_problems = _make_private()
     records = WorkspaceRecords(data_dir())
+    from .claude_home import apply_claude_env, find_claude_home
+
+    claude_home = find_claude_home(user_config_file())
+    # Claude Code's user env first: it may name the endpoint or model the settings read.
+    privacy_problems += apply_claude_env(claude_home, os.environ)
     layered = load_settings(root, user_config_file(), trusted=options.trust_project,
                             trusted_hash=records.trusted_hash(root), sandbox_mode=options.sandbox)
     settings = layered.settings
     project_dirs = [folder for folder in layered.add_dirs if folder.is_dir()]
     workspace = Workspace.at(root, (*options.add_dirs, *project_dirs))
-    agents = _agents(workspace, layered)
+    agents = _agents(workspace, layered, claude_home)
     tools = with_agents(default_tools(), agents)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
@@ -156,7 +161,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
 
     hook_plan = _hooks(options, workspace, records, layered.files)
     try:
-        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths()),
+        claude_folder = (claude_home,) if claude_home is not None else ()
+        layers = [protected_layer(OWN_FILES_SOURCE, protected_paths(claude_folder)),
                   # What a project hook's trust covers: changed by the model, the hook would run its code.
                   protected_layer(HOOK_FOLDERS_SOURCE, hook_plan.protected_paths())]
         layers += [RuleLayer(r.source, r.allow, r.deny, r.ask) for r in layered.rules]
@@ -210,7 +216,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         session = store.create(workspace.root, provider=provider_name, model=model,
                                redactor=session_redactor)
 
-    skills, context, warnings = _context(workspace, settings)
+    skills, context, warnings = _context(workspace, claude_home, options.cwd)
     from .slash_commands import discover_commands
     from .tui.commands.registry import BUILTIN_NAMES
 
@@ -240,7 +246,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
     denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
                            workspace.root, home=Path.home())
-    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials)
+    sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials,
+                                   read_only=(claude_home,) if claude_home is not None else ())
     said = start_line(sandbox.status)  # why commands are not confined, and the fix
     warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     make_provider = _provider_maker(provider_name, provider, layered.sources, settings, timeouts)
@@ -250,6 +257,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
                        usage_limits=UsageLimitWaiter(options.usage_limits))
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
+    warnings += context.warnings  # the instruction files are read as the agent builds its prompt
     _prepare(provider)
     return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,
                  warnings=warnings, ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
@@ -296,15 +304,15 @@ def _hooks(options: RunOptions, workspace: Workspace, records: WorkspaceRecords,
                       trust_project=options.trust_project_hooks)
 
 
-def _agents(workspace: Workspace, layered: LoadedSettings) -> Any:
-    """The custom sub-agents (user config dir, .claude/agents, .loom/agents); a project
+def _agents(workspace: Workspace, layered: LoadedSettings, claude_home: Path | None) -> Any:
+    """The custom sub-agents (~/.claude/agents, user config dir, .claude/agents, .loom/agents); a project
     agent's model only when the user trusted it with the rest of the project's settings."""
     from loom_engine.paths import config_dir
     from loom_engine.subagents.definitions import AgentCatalog
 
     from .project_trust import trusted_agent_models
 
-    catalog = AgentCatalog.discover(workspace.root, user_config_dir=config_dir())
+    catalog = AgentCatalog.discover(workspace.root, user_config_dir=config_dir(), claude_home=claude_home)
     trusted = trusted_agent_models(workspace.root, layered.widening) if layered.trusted else frozenset()
     return catalog.with_trusted_models(trusted)
 
@@ -396,12 +404,13 @@ def _held_secrets(settings: Settings) -> Redactor:
     return Redactor.for_values(values)
 
 
-def _context(workspace: Workspace, settings: Settings) -> tuple[Any, Any, list[str]]:
+def _context(workspace: Workspace, claude_home: Path | None, cwd: Path) -> tuple[Any, Any, list[str]]:
     """The skills catalog and the system-prompt assembler."""
     from loom_engine.context.assembler import ContextAssembler
     from loom_engine.paths import builtin_skills_dir, config_dir
     from loom_engine.skills.catalog import SkillCatalog
 
-    skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir())
-    context = ContextAssembler(workspace, skills=skills)
+    skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir(),
+                                   claude_home=claude_home)
+    context = ContextAssembler(workspace, skills=skills, claude_home=claude_home, cwd=cwd)
     return skills, context, list(skills.warnings)

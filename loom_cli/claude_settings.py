@@ -10,7 +10,9 @@ trust split as ``.loom/settings.toml`` (:mod:`.project_trust`):
 * ``allow`` rules, a looser ``defaultMode`` and ``additionalDirectories`` widen, so they
   apply only once the user trusts the workspace.
 
-Every other key is Claude Code's business and is not read. A file that cannot be read is
+The user's own ``~/.claude/settings.json`` is read with the same translation by
+:mod:`.claude_home` (trusted: it is not the project's). Every other key is Claude Code's
+business and is not read. A file that cannot be read is
 one problem line and skipped, as is a part of ``permissions`` of the wrong shape.
 """
 
@@ -75,11 +77,15 @@ def read_claude_files(workspace: Path) -> tuple[list[ClaudeFile], list[str]]:
         if problem is not None:
             problems.append(problem)
         elif data is not None:
-            found.append(_translate(workspace, workspace / name, name, data))
+            found.append(translate_permissions(workspace, workspace / name, name, data))
     return found, problems
 
 
-def _translate(workspace: Path, path: Path, source: str, data: Mapping[str, Any]) -> ClaudeFile:
+def translate_permissions(base: Path, path: Path, source: str, data: Mapping[str, Any]) -> ClaudeFile:
+    """``permissions`` of one Claude Code settings file in Loom's settings shape; relative
+    ``additionalDirectories`` are taken from ``base`` (the project root; the folder
+    itself for the user's own file)."""
+    workspace = base
     permissions = data.get("permissions")
     if permissions is None:
         return ClaudeFile(path, source, {})

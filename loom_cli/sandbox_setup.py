@@ -55,17 +55,19 @@ def _real(path: Path) -> Path:
 
 
 def open_session_sandbox(chosen: SandboxSettings, workspace: Workspace, hooks: HookPlan | None, *,
-                         machine: Machine | None = None, denials: ReadDenials | None = None) -> Sandbox:
+                         machine: Machine | None = None, denials: ReadDenials | None = None,
+                         read_only: Sequence[Path] = ()) -> Sandbox:
     """The session's sandbox, from the ``[sandbox]`` settings: on, off, or unavailable with
     its reason and fix in ``status`` (opening it never fails). ``denials``: what the read
-    deny rules hide from every command."""
+    deny rules hide from every command; ``read_only``: more folders no command may change
+    when they lie in the workspace (Claude Code's user folder, which Loom reads)."""
     from loom_engine.paths import protected_paths
     from loom_engine.sandbox import open_sandbox
 
     own = protected_paths()  # the same folders the file tools' ask rules guard
     config = sandbox_config(chosen, workspace.root, home=Path.home(), own_folders=own,
                             denied_reads=denials.paths if denials else ())
-    protected = read_only_in_workspace((workspace.root, *workspace.extra_dirs), own, hooks)
+    protected = read_only_in_workspace((workspace.root, *workspace.extra_dirs), (*own, *read_only), hooks)
     return open_sandbox(config, workspace, protected=protected, machine=machine)
 
 

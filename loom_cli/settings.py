@@ -1,6 +1,7 @@
 """Loom's settings, read once from their three files and merged with where each came from.
 
-Order, later winning: defaults < user config.toml < .loom/settings.toml <
+Order, later winning: defaults < Claude Code's ``~/.claude/settings.json`` (the user's
+own, see :mod:`.claude_home`) < user config.toml < .loom/settings.toml <
 .loom/settings.local.toml < environment (LOOM_PROVIDER, LOOM_MODEL, LOOM_SANDBOX) <
 command-line flags.
 
@@ -52,6 +53,9 @@ DEFAULT_SOURCE = "default"
 HOOKS_KEY = "hooks"
 # The warm server's table: the user's config.toml only (see WarmSettings).
 WARM_KEY = "warm"
+# The user's own switches, which no project file may set (left out with a line): the warm
+# server, and whether Claude Code's user folder is read.
+USER_ONLY_KEYS = (WARM_KEY, "claude")
 # Far beyond any real settings file; a bigger one is refused unread.
 MAX_FILE_BYTES = 1_000_000
 
@@ -100,6 +104,14 @@ class WarmSettings(BaseModel):
     idle_minutes: Annotated[float, Field(gt=0)] = 10.0
 
 
+class ClaudeHomeSettings(BaseModel):
+    """``[claude]``: whether Claude Code's user folder is read (see :mod:`.claude_home`).
+    Only the user's config.toml may set it: a project file's ``[claude]`` is left out."""
+
+    model_config = ConfigDict(extra="forbid")
+    read_user_folder: bool = True
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provider: ProviderName | None = None
@@ -121,6 +133,7 @@ class Settings(BaseModel):
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     warm: WarmSettings = Field(default_factory=WarmSettings)
+    claude: ClaudeHomeSettings = Field(default_factory=ClaudeHomeSettings)
 
 
 @dataclass(frozen=True)
@@ -166,6 +179,8 @@ class LoadedSettings:
     add_dirs: tuple[Path, ...] = ()
     # One line each: what Claude Code's files hold that Loom left out or read differently.
     claude_problems: tuple[str, ...] = ()
+    # The part of ``add_dirs`` the user's own ~/.claude/settings.json adds (no trust needed).
+    user_dirs: tuple[Path, ...] = ()
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -197,7 +212,7 @@ def read_settings_files(workspace: Path, user_config_file: Path) -> list[Setting
     unknown keys are left out and named, and one Loom cannot read — not UTF-8, not TOML,
     a value of the wrong kind — is skipped with one line, so a repository cannot stop Loom.
     """
-    found = []
+    found: list[SettingsFile] = []
     labelled = ((user_config_file, user_source(user_config_file), False),
                 (workspace / ".loom" / "settings.toml", PROJECT_SOURCE, True),
                 (workspace / ".loom" / "settings.local.toml", LOCAL_SOURCE, True))
@@ -206,15 +221,36 @@ def read_settings_files(workspace: Path, user_config_file: Path) -> list[Setting
             if path.exists() or path.is_symlink():
                 found.append(_read_project_file(path, source))
             continue
-        problem = user_config_problem(path)
-        if problem:
-            raise ConfigError(problem)
-        if not path.is_file():
-            continue
-        data = _read_toml(path)
-        _validate(path, data)
-        found.append(SettingsFile(path, source, in_project, data))
+        data = read_user_toml(path)
+        found += _claude_home_file(data)
+        if data:
+            found.append(SettingsFile(path, source, in_project, data))
     return found
+
+
+def read_user_toml(path: Path) -> dict[str, Any]:
+    """The user's config.toml, validated ({} when there is none); ConfigError when it is wrong."""
+    problem = user_config_problem(path)
+    if problem:
+        raise ConfigError(problem)
+    if not path.is_file():
+        return {}
+    data = _read_toml(path)
+    _validate(path, data)
+    return data
+
+
+def _claude_home_file(user_config: Mapping[str, Any]) -> list[SettingsFile]:
+    """Claude Code's user settings.json as the user's own file (before config.toml, so
+    Loom's own settings win), unless the user turned reading it off."""
+    from loom_engine.paths import claude_home
+
+    from .claude_home import enabled_in, read_user_claude_settings
+
+    claude, problems = read_user_claude_settings(claude_home(enabled_in(user_config)))
+    if claude is None:
+        return []
+    return [SettingsFile(claude.path, claude.source, False, claude.data, tuple(problems))]
 
 
 def _read_project_file(path: Path, source: str) -> SettingsFile:
@@ -223,15 +259,17 @@ def _read_project_file(path: Path, source: str) -> SettingsFile:
     try:
         data = _read_toml(path)
         data, unknown = _without_unknown_keys(data)
+        # What runs `loom` and what it reads of the user's are the user's choice, never a repository's.
+        user_only = [f"{path}: [{key}] is read from the user config only: ignored"
+                     for key in USER_ONLY_KEYS if key in data]
+        data = {key: value for key, value in data.items() if key not in USER_ONLY_KEYS}
         _validate(path, data)
     except ConfigError as error:
         return SettingsFile(path, source, True, {}, (f"{error}: skipped",))
-    problems: tuple[str, ...] = (f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} "
-                                 f"{', '.join(unknown)} ignored",) if unknown else ()
-    if WARM_KEY in data:  # what runs `loom` is the user's choice, never a repository's
-        data = {key: value for key, value in data.items() if key != WARM_KEY}
-        problems += (f"{path}: [{WARM_KEY}] is read from the user config only: ignored",)
-    return SettingsFile(path, source, True, data, problems)
+    problems = [f"{path}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} "
+                "ignored"] if unknown else []
+    problems += user_only
+    return SettingsFile(path, source, True, data, tuple(problems))
 
 
 def _without_unknown_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -304,10 +342,13 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
     files, problems = _with_claude_files(workspace, read_settings_files(workspace, user_config_file))
     widening: list[ProjectChange] = []
     refused: list[ProjectChange] = []
+    user_dirs: list[Path] = []  # additionalDirectories of the user's own ~/.claude/settings.json
     pending: list[tuple[SettingsFile, dict[str, Any], list[ProjectChange]]] = []
     for file in files:
         if not file.in_project:
-            _apply(merged, sources, file.data, file.source)
+            add_dirs_of_user = file.data.get(ADD_DIRS_KEY, ())
+            _apply(merged, sources, {k: v for k, v in file.data.items() if k != ADD_DIRS_KEY}, file.source)
+            user_dirs.extend(Path(folder) for folder in add_dirs_of_user)
             continue
         base = Settings.model_validate(merged)
         narrowing, changes = split_project_file({k: v for k, v in file.data.items() if k != SANDBOX_KEY},
@@ -324,7 +365,7 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
                 sources[f"{SANDBOX_KEY}.deny_read"] = f"{earlier} + {file.source}"
     widening.extend(agent_model_changes(workspace))  # applied where the agents are built
     is_trusted = bool(widening) and (trusted if trusted is not None else changes_hash(widening) == trusted_hash)
-    add_dirs: list[Path] = []
+    add_dirs: list[Path] = list(user_dirs)
     if is_trusted:
         user_urls = {name: merged.get(name, {}).get("base_url") for name in BASE_URL_VARIABLES}
         for file, _narrowing, changes in pending:
@@ -367,7 +408,7 @@ def load_settings(workspace: Path, user_config_file: Path, *, trusted: bool | No
         raise ConfigError(f"LOOM_{where.upper()}: {first['msg']}") from None
     ignored = () if is_trusted else tuple(widening)
     return LoadedSettings(settings, sources, tuple(rules), tuple(widening), ignored, is_trusted, tuple(files),
-                          tuple(refused), tuple(add_dirs), tuple(problems))
+                          tuple(refused), tuple(add_dirs), tuple(problems), tuple(user_dirs))
 
 
 def _with_claude_files(workspace: Path, files: list[SettingsFile]) -> tuple[list[SettingsFile], list[str]]:

@@ -393,7 +393,8 @@ class Agent:
                                       run_subagent=self.run_subagent)
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
-                       permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine)
+                       permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
+                       path_rules=self.context.path_rules if self.context is not None else None)
         return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:

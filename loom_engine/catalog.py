@@ -2,7 +2,8 @@
 
 Each is read from a list of folders in order, a later item replacing an earlier one of
 the same name (the replaced ones are kept, for ``loom agents`` and the like), and is
-then looked up by name. The lookup and the folder walk live here once.
+then looked up by name. The lookup, the folder walk and the user's folders (with their
+precedence: :func:`user_places`) live here once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,24 @@ T = TypeVar("T", bound=Named)
 S = TypeVar("S")
 
 MARKDOWN_SUFFIX = ".md"
+
+# Where an item of the user's own comes from: Loom's config folder, or Claude Code's
+# (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, see :func:`loom_engine.paths.claude_home`).
+SOURCE_USER = "user"
+SOURCE_CLAUDE_HOME = "~/.claude"
+USER_SOURCES = frozenset({SOURCE_USER, SOURCE_CLAUDE_HOME})
+
+
+def user_places(kind: str, user_config_dir: Path | None, claude_home: Path | None) -> list[tuple[Path, str]]:
+    """The user's folders of one kind (``agents``, ``commands``, ``skills``), in the order
+    they are read: Claude Code's first, so Loom's own wins on a name clash (and the
+    project, read after both, over either)."""
+    places: list[tuple[Path, str]] = []
+    if claude_home is not None:
+        places.append((claude_home / kind, SOURCE_CLAUDE_HOME))
+    if user_config_dir is not None:
+        places.append((user_config_dir / kind, SOURCE_USER))
+    return places
 
 
 class NamedCatalog(Generic[T]):

@@ -34,6 +34,7 @@ from .transcript import Transcript
 from .turn_state import TurnState
 
 if TYPE_CHECKING:
+    from .context.instructions import PathRules
     from .permissions.manager import PermissionManager
     from .tool_contexts import ToolContextFactory
 
@@ -96,6 +97,9 @@ class RunDeps:
     permissions: PermissionManager | None = None  # None allows everything
     checkpoints: Checkpoints | None = None
     hooks: HookEngine | None = None  # the user's hook commands; None: none
+    # The .claude/rules files with ``paths:``, given to the model with the tool result
+    # that first touches a file they cover; None: none.
+    path_rules: PathRules | None = None
 
 
 @dataclass

@@ -92,6 +92,7 @@ async def tt(state: TurnState, run: Run) -> TurnState:
 
     results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
     results, loop_error = _guard_loops(run, calls, results)
+    results = _with_path_rules(run, results)
     displays = {r.tool_use_id: run.state.inflight.displays[r.tool_use_id] for r in results
                 if r.tool_use_id in run.state.inflight.displays}
     images = tuple(i for r in results for i in run.state.inflight.images.get(r.tool_use_id, ()))
@@ -211,6 +212,22 @@ def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> N
     sent_tokens, _ = deps.client.context_usage(sent)
     usage = Usage(input_tokens=sent_tokens, output_tokens=estimate_tokens(received))
     run.emit(deps.client.record(usage, deps.metrics, deps.transcript.messages, measured=False, stamp=run.stamp()))
+
+
+def _with_path_rules(run: Run, results: list[ToolResultPart]) -> list[ToolResultPart]:
+    """The results with the ``.claude/rules`` that cover a file first touched in this batch
+    added to the last one as a system reminder: at the end of the conversation, so the
+    system prompt (the provider's cached prefix) stays as it was."""
+    rules = run.deps.path_rules
+    if rules is None or not len(rules) or not results:
+        return results
+    from .context.instructions import render_rules
+
+    note = render_rules(rules.matching(run.deps.tool_contexts.state.read_files))
+    if not note:
+        return results
+    last = results[-1]
+    return [*results[:-1], ToolResultPart(last.tool_use_id, f"{last.content}\n\n{note}", last.is_error)]
 
 
 def _guard_loops(run: Run, calls: Sequence[ToolUsePart], results: list[ToolResultPart]

@@ -42,3 +42,10 @@ def workspace(tmp_path: Path) -> Path:
     (root / "src" / "app.py").write_text('def greet(name):\n    return f"hello {name}"\n')
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root
+
+
+@pytest.fixture(autouse=True)
+def _no_real_claude_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Loom reads Claude Code's user folder (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``): no test
+    may see the developer's own; a test that wants one writes it here."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))

@@ -1,7 +1,8 @@
 """Custom slash commands: markdown files found on disk, in Claude Code's format.
 
 Where they are found (a later place replaces an earlier command of the same name):
-``<user config dir>/commands/``, the project's ``.claude/commands/``, then its
+Claude Code's ``~/.claude/commands/`` (source "~/.claude"), ``<user config dir>/commands/``,
+the project's ``.claude/commands/``, then its
 ``.loom/commands/``. A file's path below that folder is its name, sub-folders
 separated by ``:`` (``git/commit.md`` is ``/git:commit``). Names are matched without
 regard to case.
@@ -32,7 +33,15 @@ from typing import Any
 
 import yaml
 
-from ..catalog import MARKDOWN_SUFFIX, LastWins, NamedCatalog, distinct_folders, markdown_files, read_markdown
+from ..catalog import (
+    MARKDOWN_SUFFIX,
+    LastWins,
+    NamedCatalog,
+    distinct_folders,
+    markdown_files,
+    read_markdown,
+    user_places,
+)
 from ..mcp.names import is_mcp_name
 from ..permissions.rules import parse_rule
 from ..providers.models import full_model_name
@@ -54,7 +63,7 @@ class CustomCommand:
     name: str  # without the slash: "fix", "git:commit"
     description: str
     path: Path
-    source: str  # "user" | "project"
+    source: str  # "~/.claude" | "user" | "project"
     argument_hint: str = ""
     allowed_tools: tuple[str, ...] = ()  # Loom rule texts, granted for the command's turn
     model: str | None = None
@@ -182,10 +191,10 @@ class CommandCatalog(NamedCatalog[CustomCommand]):
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None = None,
-                 reserved: Iterable[str] = ()) -> CommandCatalog:
-        """The commands of the user's config dir and of the project; ``reserved``: the
+                 reserved: Iterable[str] = (), claude_home: Path | None = None) -> CommandCatalog:
+        """The commands of the user's folders and of the project; ``reserved``: the
         built-in commands' names, which a file cannot take."""
-        places = command_places(workspace_root, user_config_dir)
+        places = command_places(workspace_root, user_config_dir, claude_home)
         taken = {name.lower() for name in reserved}
         found: LastWins[CustomCommand] = LastWins(cls.fold)
         warnings: list[str] = []
@@ -209,13 +218,15 @@ class CommandCatalog(NamedCatalog[CustomCommand]):
         return cls(found.items(), warnings, found.overridden)
 
 
-def command_places(workspace_root: Path | str, user_config_dir: Path | str | None = None) -> list[tuple[Path, str]]:
+def command_places(workspace_root: Path | str, user_config_dir: Path | str | None = None,
+                   claude_home: Path | None = None) -> list[tuple[Path, str]]:
     """The folders commands are read from, in order (a later one wins), with their source."""
     from .. import paths
 
     root = Path(workspace_root)
     config = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
-    places = [(config / "commands", "user")] + [(root / folder, "project") for folder in PROJECT_COMMAND_DIRS]
+    places = user_places("commands", config, claude_home)
+    places += [(root / folder, "project") for folder in PROJECT_COMMAND_DIRS]
     return distinct_folders(places)
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..attachments import UserPrompt
+from ..catalog import USER_SOURCES
 from ..events import Aborted, AgentEvent, Notice, ToolProgress
 from ..messages import Message, TextPart
 from ..permissions.layers import RuleLayer
@@ -110,7 +111,7 @@ def user_invocable(skill: Skill) -> bool:
 
 
 def from_command(command: CustomCommand, arguments: str, typed: str) -> Invocation:
-    if command.source != "user":
+    if command.source not in USER_SOURCES:
         return Invocation(command.name, arguments, typed, "command", command.read_body(), (), command.model,
                           withheld_tools=command.allowed_tools, in_project=True)
     return Invocation(command.name, arguments, typed, "command", command.read_body(), command.allowed_tools,

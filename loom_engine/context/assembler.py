@@ -3,14 +3,16 @@
 Public API
 ----------
 ``ContextAssembler(workspace, *, skills=None, tools=None, counter=None,
-budget_tokens=12_000, user_config_dir=None, extra_components=(), now=None)``
+budget_tokens=12_000, user_config_dir=None, extra_components=(), now=None, claude_home=None, cwd=None)``
     ``system_prompt() -> str``  built on the first call and cached: every later call
         returns the same string, so requests keep a byte-identical prefix and the
         provider's prompt cache keeps hitting. Nothing that changes during a session
         belongs in it; that goes at the end of the conversation (``ChangingFacts``).
     ``components() -> list[PromptComponent]``  the parts before fitting, in prompt order.
     ``report``  an ``AssemblyReport``: tokens per part, what was cut or dropped.
-    ``warnings``  instruction files that could not be read.
+    ``warnings``  instruction files that could not be read, imports refused.
+    ``path_rules``  the ``.claude/rules`` files with ``paths:`` globs, for the engine to
+        give the model when a matching file is first touched (see ``instructions``).
 ``PromptComponent(name, text, priority, required=False, max_tokens=None, source=None)``
 ``fit_components(components, budget_tokens, counter) -> (text, report)``
 ``cut_at_boundary(text, max_tokens, counter) -> str | None``
@@ -27,17 +29,20 @@ dropped whole when too little of it would remain):
 1. base instructions [required, never cut]   ``prompts.BASE_INSTRUCTIONS``
 2. tool notes [80]        ``prompts.tool_guidance``: each present tool's own ``guidance``
 3. skills index [50]      names and descriptions only (``SkillCatalog.index_text``)
-4. user instructions [65] ``LOOM.md`` in the user's config dir
-5. project instructions [72 / 71 / 70]  ``LOOM.md``, ``AGENTS.md``, ``CLAUDE.md`` at the
-   workspace root, each under a heading with its path (the same file under two names is
-   shown once), each capped at 6,000 tokens
+4. user instructions [65] ``~/.claude/CLAUDE.md`` (Claude Code's user folder, when read:
+   ``claude_home``), then ``LOOM.md`` in the user's config dir
+5. project instructions [72 / 71 / 70]  ``LOOM.md``, ``AGENTS.md``, ``CLAUDE.md`` (and
+   ``.claude/CLAUDE.md``, ``CLAUDE.local.md``) of each folder from the workspace root down
+   to ``cwd``, root first, each with its ``@path`` imports, under a heading with its path
+   (the same file under two names is shown once), each capped at 6,000 tokens; then the
+   ``.claude/rules/*.md`` without ``paths:`` [68]. Which files and in what order:
+   :mod:`.instructions`.
 6. environment [90]       workspace path, platform, date, git branch, ``git status
    --short`` at session start (at most 20 lines)
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
@@ -50,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..workspace import Workspace
+from .instructions import RULES_DIR, PathRules, UserFolders, find_instructions, read_rules
 from .prompts import BASE_INSTRUCTIONS, HasGuidance, tool_guidance
 from .tokens import TokenCounter
 
@@ -59,11 +65,11 @@ if TYPE_CHECKING:
 
 PRIORITY_ENVIRONMENT = 90
 PRIORITY_TOOL_NOTES = 80
-PRIORITY_PROJECT = {"LOOM.md": 72, "AGENTS.md": 71, "CLAUDE.md": 70}
+PRIORITY_PROJECT = {"LOOM.md": 72, "AGENTS.md": 71, "CLAUDE.md": 70, "CLAUDE.local.md": 70}
+PRIORITY_RULES = 68
 PRIORITY_USER_INSTRUCTIONS = 65
 PRIORITY_SKILLS = 50
 
-PROJECT_FILES = ("LOOM.md", "AGENTS.md", "CLAUDE.md")
 INSTRUCTION_FILE_MAX_TOKENS = 6000
 GIT_STATUS_LINES = 20
 DEFAULT_BUDGET_TOKENS = 12_000
@@ -219,7 +225,8 @@ class ContextAssembler:
                  tools: Iterable[HasGuidance] | None = None, counter: TokenCounter | None = None,
                  budget_tokens: int = DEFAULT_BUDGET_TOKENS, user_config_dir: Path | str | None = None,
                  extra_components: Sequence[PromptComponent] = (), now: datetime | None = None,
-                 base_instructions: str = BASE_INSTRUCTIONS) -> None:
+                 base_instructions: str = BASE_INSTRUCTIONS, claude_home: Path | None = None,
+                 cwd: Path | None = None) -> None:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
         self.skills = skills
         # Whose notes go in the prompt. None: the tools of the agent this assembler serves
@@ -230,7 +237,10 @@ class ContextAssembler:
         self.user_config_dir = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
         self.extra_components = tuple(extra_components)
         self.base_instructions = base_instructions
+        self.claude_home = claude_home
+        self.cwd = cwd if cwd is not None else Path.cwd()
         self.warnings: list[str] = []
+        self.path_rules = PathRules(self.workspace.root, ())
         self._now = now
         self._prompt: str | None = None
         self._report: AssemblyReport | None = None
@@ -263,40 +273,37 @@ class ContextAssembler:
     # --- instruction files ---------------------------------------------------------------
 
     def _instruction_components(self) -> list[PromptComponent]:
-        seen: set[str] = set()
+        folders = UserFolders(loom=self.user_config_dir, claude=self.claude_home)
+        files, warnings = find_instructions(self.workspace.root, self.cwd, user_folders=folders,
+                                            extra_roots=self.workspace.extra_dirs)
         parts: list[PromptComponent] = []
-        user_file = self.user_config_dir / "LOOM.md"
-        text = self._read_instructions(user_file, seen)
-        if text:
-            parts.append(PromptComponent(
-                f"user instructions ({user_file})",
-                f"# User instructions: {user_file}\nThe user's personal instructions, for every project.\n\n{text}",
-                PRIORITY_USER_INSTRUCTIONS, max_tokens=INSTRUCTION_FILE_MAX_TOKENS, source=str(user_file)))
-        for name in PROJECT_FILES:
-            path = self.workspace.root / name
-            text = self._read_instructions(path, seen)
-            if text:
+        for found in files:
+            if found.kind == "user":
                 parts.append(PromptComponent(
-                    f"project instructions ({path})",
-                    f"# Project instructions: {path}\nThe user's instructions for this project; they take "
-                    f"precedence over the general instructions above.\n\n{text}",
-                    PRIORITY_PROJECT[name], max_tokens=INSTRUCTION_FILE_MAX_TOKENS, source=str(path)))
+                    f"user instructions ({found.path})",
+                    f"# User instructions: {found.path}\nThe user's personal instructions, for every project."
+                    f"\n\n{found.text}",
+                    PRIORITY_USER_INSTRUCTIONS, max_tokens=INSTRUCTION_FILE_MAX_TOKENS, source=str(found.path)))
+            else:
+                parts.append(PromptComponent(
+                    f"project instructions ({found.path})",
+                    f"# Project instructions: {found.path}\nThe user's instructions for this project; they take "
+                    f"precedence over the general instructions above.\n\n{found.text}",
+                    PRIORITY_PROJECT.get(found.path.name, 70), max_tokens=INSTRUCTION_FILE_MAX_TOKENS,
+                    source=str(found.path)))
+        rule_folders = [folder / "rules" for folder in (self.claude_home,) if folder is not None]
+        rule_folders.append(self.workspace.root / RULES_DIR)
+        rules = read_rules(rule_folders, allowed=[self.workspace.root, *self.workspace.extra_dirs,
+                                                  *(f for f in (self.claude_home, self.user_config_dir) if f)],
+                           warnings=warnings)
+        for rule in rules:
+            if not rule.globs:
+                parts.append(PromptComponent(
+                    f"project rule ({rule.path})", f"# Rule: {rule.path}\n\n{rule.text}", PRIORITY_RULES,
+                    max_tokens=INSTRUCTION_FILE_MAX_TOKENS, source=str(rule.path)))
+        self.path_rules = PathRules(self.workspace.root, rules)
+        self.warnings.extend(warnings)
         return parts
-
-    def _read_instructions(self, path: Path, seen: set[str]) -> str:
-        try:
-            if not path.is_file():
-                return ""
-            raw = path.read_bytes()
-        except OSError as error:
-            self.warnings.append(f"{path}: cannot be read ({error.strerror or error})")
-            return ""
-        # One file reachable under two names (a CLAUDE.md symlink to AGENTS.md) is shown once.
-        digest = hashlib.sha256(raw).hexdigest()
-        if digest in seen:
-            return ""
-        seen.add(digest)
-        return raw.decode("utf-8", errors="replace").strip()
 
     # --- environment ---------------------------------------------------------------------
 

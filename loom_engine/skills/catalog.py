@@ -6,8 +6,9 @@ Public API
     ``allowed_tools`` (tuple of Loom rule strings, or None); ``folder``; ``body`` /
     ``read_body()`` read the instructions from disk when they are needed (level 2),
     never before; ``files()`` lists the rest of the folder.
-``SkillCatalog.discover(workspace_root, *, user_config_dir=None, builtin_dir=None)``
+``SkillCatalog.discover(workspace_root, *, user_config_dir=None, builtin_dir=None, claude_home=None)``
     Skills from, in this order: Loom's own ``skills/`` (``paths.builtin_skills_dir()``),
+    Claude Code's ``~/.claude/skills/`` (``claude_home``, source "~/.claude"),
     ``<user config dir>/skills/`` (``paths.config_dir()``), then the project's
     ``.agents/skills/``, ``.claude/skills/`` and ``.loom/skills/``. A later skill replaces
     an earlier one of the same name (``overridden`` keeps what was replaced).
@@ -53,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, read_markdown
+from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, read_markdown, user_places
 from ..tool_names import LOOM_TOOL_NAMES
 
 SKILL_FILE = "SKILL.md"
@@ -82,7 +83,7 @@ class Skill:
     name: str
     description: str
     path: Path  # the SKILL.md file
-    source: str  # "builtin" | "user" | "project"
+    source: str  # "builtin" | "~/.claude" | "user" | "project"
     allowed_tools: tuple[str, ...] | None = None
     # ``disable-model-invocation: true``: left out of the model's index; only the user
     # runs it (as /name). ``user-invocable: false``: not a slash command (hidden from
@@ -252,11 +253,11 @@ class SkillCatalog(NamedCatalog[Skill]):
 
     @classmethod
     def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None = None,
-                 builtin_dir: Path | str | None = None) -> SkillCatalog:
+                 builtin_dir: Path | str | None = None, claude_home: Path | None = None) -> SkillCatalog:
         root = Path(workspace_root)
         config = Path(user_config_dir) if user_config_dir is not None else paths.config_dir()
         builtin = Path(builtin_dir) if builtin_dir is not None else paths.builtin_skills_dir()
-        places: list[tuple[Path, str]] = [(builtin, "builtin"), (config / "skills", "user")]
+        places: list[tuple[Path, str]] = [(builtin, "builtin"), *user_places("skills", config, claude_home)]
         places += [(root / folder, "project") for folder in PROJECT_SKILL_DIRS]
         found: LastWins[Skill] = LastWins()
         warnings: list[str] = []

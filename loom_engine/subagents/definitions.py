@@ -3,6 +3,7 @@
 Where they are found, in this order (a later file replaces an earlier one of the same
 name, so the project wins over the user, and Loom's own folder over Claude Code's)::
 
+    ~/.claude/agents/*.md              source "~/.claude" (Claude Code's user folder)
     <user config dir>/agents/*.md      source "user"
     <project>/.claude/agents/*.md      source ".claude"
     <project>/.loom/agents/*.md        source ".loom"
@@ -40,13 +41,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..catalog import LastWins, NamedCatalog, distinct_folders, front_matter_mapping, markdown_files, read_markdown
+from ..catalog import (
+    USER_SOURCES,
+    LastWins,
+    NamedCatalog,
+    distinct_folders,
+    front_matter_mapping,
+    markdown_files,
+    read_markdown,
+    user_places,
+)
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode, check_mode
 from ..providers.models import full_model_name
 from ..skills.catalog import SkillError, loom_tool_rule, split_front_matter, split_tool_list
 
 AGENT_DIRS: tuple[tuple[str, str], ...] = ((".claude/agents", ".claude"), (".loom/agents", ".loom"))
-USER_SOURCE = "user"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -67,7 +76,7 @@ class AgentDefinition:
     description: str
     prompt: str  # the body: the sub-agent's system prompt
     path: Path
-    source: str  # "user" | ".claude" | ".loom"
+    source: str  # "~/.claude" | "user" | ".claude" | ".loom"
     tools: tuple[str, ...] | None = None  # Loom tool names; None: the parent's (less task)
     disallowed_tools: tuple[str, ...] = ()
     model: str | None = None  # None: the parent's
@@ -81,7 +90,7 @@ class AgentDefinition:
 
     @property
     def in_project(self) -> bool:
-        return self.source != USER_SOURCE
+        return self.source not in USER_SOURCES
 
 
 @dataclass(frozen=True)
@@ -213,11 +222,11 @@ class AgentCatalog(NamedCatalog[AgentDefinition]):
         return name.strip()  # the task tool's argument, as the model wrote it
 
     @classmethod
-    def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None) -> AgentCatalog:
+    def discover(cls, workspace_root: Path | str, *, user_config_dir: Path | str | None,
+                 claude_home: Path | None = None) -> AgentCatalog:
         root = Path(workspace_root)
-        places: list[tuple[Path, str]] = []
-        if user_config_dir is not None:
-            places.append((Path(user_config_dir) / "agents", USER_SOURCE))
+        config = Path(user_config_dir) if user_config_dir is not None else None
+        places = user_places("agents", config, claude_home)
         places += [(root / folder, source) for folder, source in AGENT_DIRS]
         found: LastWins[AgentDefinition] = LastWins(cls.fold)
         problems: list[AgentFileProblem] = []

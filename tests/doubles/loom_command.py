@@ -25,7 +25,8 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, *, api_key: str = "test-key"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
     env.update(ANTHROPIC_API_KEY=api_key, ANTHROPIC_BASE_URL=server.anthropic_base_url,
                LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
-               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6")
+               LOOM_PROVIDER="anthropic", LOOM_MODEL="claude-sonnet-4-6",
+               CLAUDE_CONFIG_DIR=str(tmp_path / "claude-home"))  # never the caller's own ~/.claude
     env.update(extra)
     return env
 
@@ -51,6 +52,7 @@ def isolate_loom(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *,
             monkeypatch.delenv(name)
     monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LOOM_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))  # never the caller's own ~/.claude
     if script is not None:
         path = tmp_path / "script.json"
         path.write_text(json.dumps(list(script)))

@@ -81,6 +81,7 @@ def terminal_env(tmp_path: Path, server: FakeLLMServer | None, *, api_key: str |
         "LOOM_DATA_DIR": str(tmp_path / "data"), "LOOM_CONFIG_DIR": str(tmp_path / "config"),
         "LOOM_PROVIDER": "anthropic", "LOOM_MODEL": "claude-sonnet-4-5", "TERM": "xterm-256color",
         "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", str(tmp_path)),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),  # never the caller's own ~/.claude
     }
     if server is not None:
         env["ANTHROPIC_BASE_URL"] = server.anthropic_base_url

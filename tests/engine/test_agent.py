@@ -314,3 +314,30 @@ async def test_edit_diffs_are_kept_with_the_results_saved_and_never_sent(tmp_pat
     assert edit_results in sent
     for wire in (anthropic_provider.to_wire_messages(sent), openai_provider.to_wire_messages("s", sent)):
         assert "displays" not in repr(wire) and "+++ b/calc.py" not in repr(wire)
+
+
+async def test_a_path_rule_reaches_the_model_with_the_first_read_of_a_matching_file(tmp_path: Path) -> None:
+    from builtin_tools import default_tools
+    from loom_engine.context.assembler import ContextAssembler
+
+    (tmp_path / ".claude" / "rules").mkdir(parents=True)
+    (tmp_path / ".claude" / "rules" / "py.md").write_text('---\npaths: ["**/*.py"]\n---\nPY-RULE: type every def.')
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "notes.txt").write_text("hello\n")
+    provider = replay([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}, "id": "r0"}]},
+        {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "r1"}]},
+        {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "r2"}]},
+        {"text": "done"},
+    ])
+    context = ContextAssembler(tmp_path, user_config_dir=tmp_path / "config", cwd=tmp_path)
+    agent = Agent(AgentConfig(model="test-model"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(tmp_path)),
+                  context=context)
+    await collect(agent, "go")
+    system = provider.requests[0].system
+    results = [m.tool_results_parts[0].content for m in provider.requests[-1].messages if m.role == "tool"]
+    assert "PY-RULE" not in system and "PY-RULE" not in results[0]
+    assert "<system-reminder>" in results[1] and "PY-RULE: type every def." in results[1]
+    assert "PY-RULE" not in results[2]  # given once
+    assert all(request.system == system for request in provider.requests)  # the cached prefix is kept

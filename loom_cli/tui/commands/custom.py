@@ -56,12 +56,15 @@ class CustomCommandMenu:
         self._reserved = reserved
         self._seen: tuple[tuple[str, int], ...] | None = None
         self._commands: CommandCatalog | None = None
+        from ...claude_home import user_claude_home
+
+        self._claude_home = user_claude_home()
 
     def catalog(self) -> CommandCatalog:
         from loom_engine.commands.catalog import command_places, signature
         from loom_engine.paths import config_dir
 
-        seen = signature(command_places(self._root, config_dir()))
+        seen = signature(command_places(self._root, config_dir(), self._claude_home))
         if self._commands is None or seen != self._seen:
             self._commands, self._seen = discover_commands(self._root, self._reserved), seen
         return self._commands

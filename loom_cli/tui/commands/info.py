@@ -39,7 +39,7 @@ def cost_text(info: StatusInfo, metrics: RunMetrics, window_source: str = "") ->
 def skills_text(catalog: SkillCatalog | None) -> str:
     skills = list(catalog) if catalog is not None else []
     if not skills:
-        return "No skills found (Loom's skills/, your config dir's skills/, .loom/skills/)."
+        return "No skills found (Loom's skills/, ~/.claude/skills/, your config dir's skills/, .loom/skills/)."
     lines = [f"Skills ({len(skills)}):"]
     for skill in sorted(skills, key=lambda s: s.name):
         description = skill.description.strip().splitlines()
