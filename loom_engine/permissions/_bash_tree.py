@@ -33,6 +33,7 @@ from ._bash_words import (
     WordBuf,
     add_double_quoted,
     add_unquoted,
+    bare_word,
 )
 from .shell_words import Redirect, RedirectKind, ShellDoubt, SimpleCommand, Word
 
@@ -47,6 +48,8 @@ _CONTAINER_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&", "!", "{", "}", "
 _COMMANDS = frozenset({"command", "declaration_command", "unset_command", "variable_assignment",
                        "variable_assignments", "test_command"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# Nodes whose text is one bare word (read by add_unquoted).
+_BARE_WORDS = frozenset({"word", "number", "variable_name"})
 # Their commands may run in an order, or a number of times, that a flat list cannot
 # represent (a `cd` inside a loop changes where later iterations read).
 _DOUBTFUL_NODES = frozenset({"while_statement", "for_statement", "c_style_for_statement",
@@ -59,8 +62,9 @@ _DOUBTFUL_NAMES = frozenset({"while", "until", "for", "select", "case", "esac", 
 _REDIRECT_KINDS: dict[str, RedirectKind] = {
     "&>>": "write", "&>": "write", ">>": "write", ">|": "write", ">": "write", "<>": "write",
     "<": "read", "<&": "dup", ">&": "dup", "<&-": "dup", ">&-": "dup"}
-_BLANK_GAP = re.compile(r"(?:[ \t]|\\\n)*")
-_LINE_GAP = re.compile(r"(?:[ \t\n]|\\\n)*")
+# Matched on the source's bytes, where they stand (no slice decoded per gap).
+_BLANK_GAP = re.compile(rb"(?:[ \t]|\\\n)*")
+_LINE_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
 
 
 @functools.cache
@@ -86,8 +90,8 @@ def walk_source(text: str, depth: int = 0) -> tuple[list[SimpleCommand], str]:
     if tree.root_node.has_error and not only_read_write_errors(tree.root_node):
         walker.note(describe_error(text, tree.root_node))
     root = tree.root_node
-    if not _LINE_GAP.fullmatch(source[:root.start_byte].decode("utf-8", "replace")) or \
-            not _LINE_GAP.fullmatch(source[root.end_byte:].decode("utf-8", "replace")):
+    if not _LINE_GAP.fullmatch(source, 0, root.start_byte) or \
+            not _LINE_GAP.fullmatch(source, root.end_byte):
         walker.note("text this check could not read (around the start or end)")
     try:
         walker.statement(root)
@@ -209,16 +213,16 @@ class _Walker:
             else:
                 self.statement(child)
 
-    def _check_gaps(self, node: Node, allowed: re.Pattern[str]) -> None:
+    def _check_gaps(self, node: Node, allowed: re.Pattern[bytes]) -> None:
         """Between a node's children there may only be blanks: a gap holding text means
         the grammar skipped something bash reads."""
         pos = node.start_byte
         for child in node.children:
-            if child.start_byte > pos and not allowed.fullmatch(self.between(pos, child.start_byte)):
+            if child.start_byte > pos and not allowed.fullmatch(self.src, pos, child.start_byte):
                 raise ShellDoubt("text this check could not read "
                                  f"({self.between(pos, child.start_byte)[:30]!r})")
             pos = max(pos, child.end_byte)
-        if node.end_byte > pos and not allowed.fullmatch(self.between(pos, node.end_byte)):
+        if node.end_byte > pos and not allowed.fullmatch(self.src, pos, node.end_byte):
             raise ShellDoubt("text this check could not read")
 
     def _redirected(self, node: Node) -> None:
@@ -260,7 +264,7 @@ class _Walker:
             kind = child.type
             before = children[idx - 1] if idx else child
             # Backslash-newline vanishes before bash splits words: `r\<newline>m` is rm.
-            glued = idx > 0 and not self.between(before.end_byte, child.start_byte).replace("\\\n", "")
+            glued = idx > 0 and not self.src[before.end_byte:child.start_byte].replace(b"\\\n", b"")
             if glued and kind not in _REDIRECTS and (before.type in _REDIRECTS or not before.is_named
                                                      or before.type == "variable_assignment"):
                 # `>f''x` or `A=1''x`: one word for bash, two nodes for the grammar.
@@ -460,6 +464,10 @@ class _Walker:
 
     def word(self, *nodes: Node) -> Word:
         """The word made of ``nodes`` (several when the grammar split one word)."""
+        if len(nodes) == 1 and nodes[0].type in _BARE_WORDS:
+            bare = bare_word(self.text(nodes[0]))
+            if bare is not None:
+                return bare
         buf = WordBuf()
         for node in nodes:
             self._parts(node, buf)
@@ -470,8 +478,9 @@ class _Walker:
     def _parts(self, node: Node, buf: WordBuf) -> None:
         kind = node.type
         raw = self.text(node)
-        following = self.between(node.end_byte, node.end_byte + 1)
-        if kind in ("word", "number", "variable_name") or (not node.is_named and kind == "$"):
+        if kind in _BARE_WORDS or (not node.is_named and kind == "$"):
+            # What follows matters only after a '$' (a lone one, or an expansion's start).
+            following = self.between(node.end_byte, node.end_byte + 1) if raw.endswith("$") else ""
             add_unquoted(buf, raw, following)
         elif kind == "raw_string":
             if len(raw) < 2 or not (raw[0] == raw[-1] == "'"):
