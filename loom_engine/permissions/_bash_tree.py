@@ -118,6 +118,7 @@ class _Walker:
         self.depth = depth
         self.commands: list[SimpleCommand] = []
         self.doubt = ""
+        self.bare_words: dict[str, Word | None] = {}
 
     def note(self, doubt: str) -> None:
         if not self.doubt:  # shown to the user on one line
@@ -464,8 +465,8 @@ class _Walker:
 
     def word(self, *nodes: Node) -> Word:
         """The word made of ``nodes`` (several when the grammar split one word)."""
-        if len(nodes) == 1 and nodes[0].type in _BARE_WORDS:
-            bare = bare_word(self.text(nodes[0]))
+        if len(nodes) == 1:
+            bare = self._bare_word(nodes[0])
             if bare is not None:
                 return bare
         buf = WordBuf()
@@ -474,6 +475,21 @@ class _Walker:
         if len(nodes) == 1 and nodes[0].type == "process_substitution":
             buf.procsub = True
         return buf.build(self.between(nodes[0].start_byte, nodes[-1].end_byte))
+
+    def _bare_word(self, node: Node) -> Word | None:
+        """The word of a node that is one bare word (a command name is one holding
+        one), when its text has nothing to unquote or expand; else None."""
+        if node.type == "command_name" and node.child_count == 1:
+            inner = node.children[0]
+            if inner.start_byte != node.start_byte or inner.end_byte != node.end_byte:
+                return None
+            node = inner
+        if node.type not in _BARE_WORDS:
+            return None
+        raw = self.text(node)
+        if raw not in self.bare_words:  # a line says `-n`, `ls` or a file name many times
+            self.bare_words[raw] = bare_word(raw)
+        return self.bare_words[raw]
 
     def _parts(self, node: Node, buf: WordBuf) -> None:
         kind = node.type

@@ -387,25 +387,21 @@ class PermissionManager:
         leave those files out the way a search does, and bypass keeps a rule's deny)."""
         behavior: Behavior
         for behavior in ("deny", "ask"):
-            for name in rule_tools:
-                for c in self._store.for_tool(name, behavior, write=False):
-                    if c.rule.specifier is None or (c.path is not None and
-                                                    c.path.could_match_below(folder, one_level=one_level)):
-                        what = "the entries of" if one_level else "every file below"
-                        return Verdict("ask", f"it reads {what} {self.workspace.relative(folder)}, where "
-                                       f"{c.label} may cover some; it needs approval", True,
-                                       hint=f"name the files to read instead; {c.label} "
-                                       "keeps a run without a user from allowing this")
+            for c in self._store.for_tools(rule_tools, behavior, write=False):
+                if c.rule.specifier is None or (c.path is not None and
+                                                c.path.could_match_below(folder, one_level=one_level)):
+                    what = "the entries of" if one_level else "every file below"
+                    return Verdict("ask", f"it reads {what} {self.workspace.relative(folder)}, where "
+                                   f"{c.label} may cover some; it needs approval", True,
+                                   hint=f"name the files to read instead; {c.label} "
+                                   "keeps a run without a user from allowing this")
         return Verdict("allow", "no rule for reading covers what it walks")
 
     def _path_rule_hit(self, behavior: Behavior, rule_tools: set[str], resolved: Path, inside: bool,
                        write: bool) -> CompiledRule | None:
         """The first rule of ``behavior`` for one of ``rule_tools`` that covers the path."""
-        for name in rule_tools:
-            for c in self._store.for_tool(name, behavior, write=write):
-                if self._path_rule_matches(c, resolved, inside):
-                    return c
-        return None
+        return next((c for c in self._store.for_tools(rule_tools, behavior, write=write)
+                     if self._path_rule_matches(c, resolved, inside)), None)
 
     def _path_rule_matches(self, c: CompiledRule, resolved: Path, inside: bool) -> bool:
         if c.rule.specifier is None:
