@@ -65,6 +65,7 @@ _REDIRECT_KINDS: dict[str, RedirectKind] = {
 # Matched on the source's bytes, where they stand (no slice decoded per gap).
 _BLANK_GAP = re.compile(rb"(?:[ \t]|\\\n)*")
 _LINE_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
+_SUBSCRIPT_START = re.compile(r"[A-Za-z_]\w*\[")
 
 
 @functools.cache
@@ -298,7 +299,7 @@ class _Walker:
         if words and not words[0].quoted and words[0].literal:
             if words[0].text in _DOUBTFUL_NAMES and node.type == "command":
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
-            if re.match(r"[A-Za-z_]\w*\[", words[0].raw.replace("\\\n", "")):
+            if _SUBSCRIPT_START.match(words[0].raw.replace("\\\n", "")):
                 raise ShellDoubt("an array subscript where bash expects a command")  # a[$(x)]=1
             if node.type == "command" and not assignments and looks_like_assignment(words[0].raw):
                 raise ShellDoubt("an assignment this check reads differently from bash")

@@ -82,9 +82,10 @@ class CommandCheckHost(Protocol):
     @property
     def tool_facts(self) -> ToolFacts: ...
 
-    def check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool,
-                   base: Path) -> Verdict:
-        """One path read or written; ``rule_tools`` are the tool names whose rules apply."""
+    def check_resolved(self, tool: str, rule_tools: set[str], resolved: Path, write: bool,
+                       base: Path) -> Verdict:
+        """One resolved path read or written (from ``base``); ``rule_tools`` are the tool
+        names whose rules apply."""
         ...
 
     def check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
@@ -114,6 +115,7 @@ class CommandCheck:
         self._folders = FolderWalks()
         self._programs = ProgramLookups(self._folders)
         self._git_doubts: dict[tuple[str, str], str] = {}
+        self._program_doubts: dict[tuple[tuple[str, ...], str], str] = {}
         self._paths: dict[tuple[str, bool, str], Verdict] = {}
         self._walks: dict[tuple[str, bool], Verdict] = {}
         self._resolved: dict[tuple[str, str], Path | Unknowable] = {}
@@ -297,7 +299,7 @@ class CommandCheck:
                     resolved = resolved_reads[raw] = self._physical(raw, base)
                 except Unknowable as exc:
                     return Verdict("ask", f"`{shown}`: {exc}")
-                verdicts.append(self._check_path(str(resolved), False, base))
+                verdicts.append(self._check_path(resolved, False, base))
             # The trees it walks: its file operands, or the working directory when
             # none of them exists.
             named = [resolved_reads[_user_path(p)] for p in check.walks]
@@ -326,8 +328,14 @@ class CommandCheck:
     def _program_doubt(self, cmd: SimpleCommand, words: Sequence[Word], cwd: Path) -> str:
         """Why a command word of this read-only command (or of a wrapper in front of it)
         may run a program from the workspace rather than the system's, or ''."""
-        names = [w.text for w in cmd.words[:len(cmd.words) - len(words)]
-                 if w.text in _PATH_WRAPPERS] + [words[0].text]
+        wrappers = [w.text for w in cmd.words[:len(cmd.words) - len(words)] if w.text in _PATH_WRAPPERS]
+        names = (*wrappers, words[0].text)
+        key = (names, str(cwd))
+        if key not in self._program_doubts:
+            self._program_doubts[key] = self._programs_doubt(names, cwd)
+        return self._program_doubts[key]
+
+    def _programs_doubt(self, names: tuple[str, ...], cwd: Path) -> str:
         for name in names:
             if name in _SHELL_BUILTINS:
                 continue
@@ -355,13 +363,14 @@ class CommandCheck:
             self._git_doubts[key] = repository_doubt(str(git), folder, self._host.workspace.contains)
         return self._git_doubts[key]
 
-    def _check_path(self, raw: str, write: bool, base: Path) -> Verdict:
-        """The host's check of one path the command reads or writes (by every file tool's
-        rules), asked once per check for each distinct question."""
-        key = (raw, write, str(base))
+    def _check_path(self, resolved: Path, write: bool, base: Path) -> Verdict:
+        """The host's check of one path the command reads or writes, resolved the way the
+        shell will open it (:func:`physical`), by every file tool's rules; asked once
+        per check for each distinct question."""
+        key = (str(resolved), write, str(base))
         if key not in self._paths:
-            self._paths[key] = self._host.check_path("write_file" if write else "read_file",
-                                                     self._rule_tools[write], raw, write, base)
+            self._paths[key] = self._host.check_resolved("write_file" if write else "read_file",
+                                                         self._rule_tools[write], resolved, write, base)
         return self._paths[key]
 
     def _exists(self, path: Path) -> bool:
@@ -476,7 +485,7 @@ class CommandCheck:
             else:
                 for base in cwds:
                     try:  # as bash opens it: `~-` and /proc/self/cwd are the shell's
-                        where = str(physical(expand_tilde(target.raw, target.text, base), base))
+                        where = physical(expand_tilde(target.raw, target.text, base), base)
                     except Unknowable as exc:
                         unknown = self._unknown_redirect(redirect.op + target.raw, write)
                         verdicts.append(replace(unknown, reason=f"{unknown.reason}: {exc}")
