@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -19,13 +18,14 @@ _GLUED_FD = re.compile(rb"(?:^|[\s;|(<>]|(?<![<>])&)(?:(\{[A-Za-z_]\w*\})|\d+)$"
 _SHELLS_WALKED = frozenset({"bash", "sh"})
 _SHELL_FLAGS = re.compile(r"[-+][cefuvxnCl]+")  # -l: the profile is the user's own code
 _SHELL_LONG_OPTIONS = frozenset({"--norc", "--noprofile", "--posix"})
+_ASSIGNMENT_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def inline_script(words: Sequence[Word]) -> str | None:
     """The literal script of ``bash -c 'script'`` / ``sh -c``, or None when the command is
     no such call. Raises ShellDoubt for a ``-c`` whose script cannot be read (an
     expansion) or whose options change how it runs (``-i``, ``-O extglob``...)."""
-    if not words or not words[0].literal or os.path.basename(words[0].text) not in _SHELLS_WALKED:
+    if not words or not words[0].literal or words[0].text.rpartition("/")[2] not in _SHELLS_WALKED:
         return None
     k, has_c, known = 1, False, True
     while k < len(words):
@@ -75,8 +75,7 @@ def check_negation(node: Node) -> None:
 
 
 def looks_like_assignment(raw: str) -> bool:
-    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=", raw)
-    return m is not None
+    return _ASSIGNMENT_START.match(raw) is not None
 
 
 

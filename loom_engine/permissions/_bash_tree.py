@@ -33,6 +33,7 @@ from ._bash_words import (
     WordBuf,
     add_double_quoted,
     add_unquoted,
+    bare_word,
 )
 from .shell_words import Redirect, RedirectKind, ShellDoubt, SimpleCommand, Word
 
@@ -47,6 +48,8 @@ _CONTAINER_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&", "!", "{", "}", "
 _COMMANDS = frozenset({"command", "declaration_command", "unset_command", "variable_assignment",
                        "variable_assignments", "test_command"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# Nodes whose text is one bare word (read by add_unquoted).
+_BARE_WORDS = frozenset({"word", "number", "variable_name"})
 # Their commands may run in an order, or a number of times, that a flat list cannot
 # represent (a `cd` inside a loop changes where later iterations read).
 _DOUBTFUL_NODES = frozenset({"while_statement", "for_statement", "c_style_for_statement",
@@ -59,8 +62,10 @@ _DOUBTFUL_NAMES = frozenset({"while", "until", "for", "select", "case", "esac", 
 _REDIRECT_KINDS: dict[str, RedirectKind] = {
     "&>>": "write", "&>": "write", ">>": "write", ">|": "write", ">": "write", "<>": "write",
     "<": "read", "<&": "dup", ">&": "dup", "<&-": "dup", ">&-": "dup"}
-_BLANK_GAP = re.compile(r"(?:[ \t]|\\\n)*")
-_LINE_GAP = re.compile(r"(?:[ \t\n]|\\\n)*")
+# Matched on the source's bytes, where they stand (no slice decoded per gap).
+_BLANK_GAP = re.compile(rb"(?:[ \t]|\\\n)*")
+_LINE_GAP = re.compile(rb"(?:[ \t\n]|\\\n)*")
+_SUBSCRIPT_START = re.compile(r"[A-Za-z_]\w*\[")
 
 
 @functools.cache
@@ -86,8 +91,8 @@ def walk_source(text: str, depth: int = 0) -> tuple[list[SimpleCommand], str]:
     if tree.root_node.has_error and not only_read_write_errors(tree.root_node):
         walker.note(describe_error(text, tree.root_node))
     root = tree.root_node
-    if not _LINE_GAP.fullmatch(source[:root.start_byte].decode("utf-8", "replace")) or \
-            not _LINE_GAP.fullmatch(source[root.end_byte:].decode("utf-8", "replace")):
+    if not _LINE_GAP.fullmatch(source, 0, root.start_byte) or \
+            not _LINE_GAP.fullmatch(source, root.end_byte):
         walker.note("text this check could not read (around the start or end)")
     try:
         walker.statement(root)
@@ -114,6 +119,7 @@ class _Walker:
         self.depth = depth
         self.commands: list[SimpleCommand] = []
         self.doubt = ""
+        self.bare_words: dict[str, Word | None] = {}
 
     def note(self, doubt: str) -> None:
         if not self.doubt:  # shown to the user on one line
@@ -209,16 +215,16 @@ class _Walker:
             else:
                 self.statement(child)
 
-    def _check_gaps(self, node: Node, allowed: re.Pattern[str]) -> None:
+    def _check_gaps(self, node: Node, allowed: re.Pattern[bytes]) -> None:
         """Between a node's children there may only be blanks: a gap holding text means
         the grammar skipped something bash reads."""
         pos = node.start_byte
         for child in node.children:
-            if child.start_byte > pos and not allowed.fullmatch(self.between(pos, child.start_byte)):
+            if child.start_byte > pos and not allowed.fullmatch(self.src, pos, child.start_byte):
                 raise ShellDoubt("text this check could not read "
                                  f"({self.between(pos, child.start_byte)[:30]!r})")
             pos = max(pos, child.end_byte)
-        if node.end_byte > pos and not allowed.fullmatch(self.between(pos, node.end_byte)):
+        if node.end_byte > pos and not allowed.fullmatch(self.src, pos, node.end_byte):
             raise ShellDoubt("text this check could not read")
 
     def _redirected(self, node: Node) -> None:
@@ -260,7 +266,7 @@ class _Walker:
             kind = child.type
             before = children[idx - 1] if idx else child
             # Backslash-newline vanishes before bash splits words: `r\<newline>m` is rm.
-            glued = idx > 0 and not self.between(before.end_byte, child.start_byte).replace("\\\n", "")
+            glued = idx > 0 and not self.src[before.end_byte:child.start_byte].replace(b"\\\n", b"")
             if glued and kind not in _REDIRECTS and (before.type in _REDIRECTS or not before.is_named
                                                      or before.type == "variable_assignment"):
                 # `>f''x` or `A=1''x`: one word for bash, two nodes for the grammar.
@@ -293,7 +299,7 @@ class _Walker:
         if words and not words[0].quoted and words[0].literal:
             if words[0].text in _DOUBTFUL_NAMES and node.type == "command":
                 raise ShellDoubt(f"bash '{words[0].text}' construct")
-            if re.match(r"[A-Za-z_]\w*\[", words[0].raw.replace("\\\n", "")):
+            if _SUBSCRIPT_START.match(words[0].raw.replace("\\\n", "")):
                 raise ShellDoubt("an array subscript where bash expects a command")  # a[$(x)]=1
             if node.type == "command" and not assignments and looks_like_assignment(words[0].raw):
                 raise ShellDoubt("an assignment this check reads differently from bash")
@@ -460,6 +466,10 @@ class _Walker:
 
     def word(self, *nodes: Node) -> Word:
         """The word made of ``nodes`` (several when the grammar split one word)."""
+        if len(nodes) == 1:
+            bare = self._bare_word(nodes[0])
+            if bare is not None:
+                return bare
         buf = WordBuf()
         for node in nodes:
             self._parts(node, buf)
@@ -467,11 +477,27 @@ class _Walker:
             buf.procsub = True
         return buf.build(self.between(nodes[0].start_byte, nodes[-1].end_byte))
 
+    def _bare_word(self, node: Node) -> Word | None:
+        """The word of a node that is one bare word (a command name is one holding
+        one), when its text has nothing to unquote or expand; else None."""
+        if node.type == "command_name" and node.child_count == 1:
+            inner = node.children[0]
+            if inner.start_byte != node.start_byte or inner.end_byte != node.end_byte:
+                return None
+            node = inner
+        if node.type not in _BARE_WORDS:
+            return None
+        raw = self.text(node)
+        if raw not in self.bare_words:  # a line says `-n`, `ls` or a file name many times
+            self.bare_words[raw] = bare_word(raw)
+        return self.bare_words[raw]
+
     def _parts(self, node: Node, buf: WordBuf) -> None:
         kind = node.type
         raw = self.text(node)
-        following = self.between(node.end_byte, node.end_byte + 1)
-        if kind in ("word", "number", "variable_name") or (not node.is_named and kind == "$"):
+        if kind in _BARE_WORDS or (not node.is_named and kind == "$"):
+            # What follows matters only after a '$' (a lone one, or an expansion's start).
+            following = self.between(node.end_byte, node.end_byte + 1) if raw.endswith("$") else ""
             add_unquoted(buf, raw, following)
         elif kind == "raw_string":
             if len(raw) < 2 or not (raw[0] == raw[-1] == "'"):

@@ -19,6 +19,9 @@ _NAME_START = re.compile(r"[A-Za-z_]")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789")
 # An unquoted character that ends a word in bash: a word that holds one was misread.
 _WORD_ENDERS = frozenset(" \t\n;&|<>()'\"`")
+# Bare text holding none of these (no escape, no '$', no word ender) is taken as it
+# stands, in one step: most words of a command line are such text.
+_PLAIN_TEXT = re.compile("[^" + re.escape("".join(sorted(_WORD_ENDERS | {"\\", "$"}))) + "]*")
 SIMPLE_EXPANSION = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[@*#?$!\-0-9])")
 # ${NAME}, ${#NAME} and ${NAME<op>word} with a plain word. Anything else may evaluate
 # arithmetic (offsets, array subscripts, ${!ref} of 'a[$(cmd)]') or run a substitution.
@@ -51,15 +54,44 @@ class WordBuf:
         self.quoted_mask.extend([True] * len(raw))
         self.literal = False
 
+    def add_plain(self, text: str) -> None:
+        """Unquoted characters, none of them special (see :func:`add_unquoted`)."""
+        self.chars.extend(text)
+        self.quoted_mask.extend([False] * len(text))
+
     def build(self, raw: str) -> Word:
         text = "".join(self.chars)
-        unquoted = [ch for ch, q in zip(self.chars, self.quoted_mask, strict=True) if not q]
-        glob = any(ch in "*?[" for ch in unquoted)
+        if True not in self.quoted_mask:
+            # (``quoted`` may still be set: an empty '' or "" quotes no character)
+            return _unquoted_word(text, raw, literal=self.literal, quoted=self.quoted,
+                                  procsub=self.procsub)
+        unquoted = "".join(ch for ch, q in zip(self.chars, self.quoted_mask, strict=True) if not q)
+        glob = "*" in unquoted or "?" in unquoted or "[" in unquoted
         return Word(text=text, raw=raw, literal=self.literal, glob=glob,
-                    brace=_has_brace_expansion(self.chars, self.quoted_mask),
+                    brace="{" in unquoted and _has_brace_expansion(self.chars, self.quoted_mask),
                     quoted=self.quoted, procsub=self.procsub,
                     glob_parent_dots=glob and _glob_may_match_parent(self.chars, self.quoted_mask),
                     tilde=bool(self.chars) and self.chars[0] == "~" and not self.quoted_mask[0])
+
+
+def bare_word(raw: str) -> Word | None:
+    """The word bare text makes when it holds nothing to unquote or expand (the same
+    word :class:`WordBuf` builds from it, without going character by character), or
+    None when it does hold something."""
+    if not _PLAIN_TEXT.fullmatch(raw):
+        return None
+    return _unquoted_word(raw, raw, literal=True, quoted=False, procsub=False)
+
+
+def _unquoted_word(text: str, raw: str, *, literal: bool, quoted: bool, procsub: bool) -> Word:
+    """:meth:`WordBuf.build` for a word none of whose characters is quoted."""
+    glob = "*" in text or "?" in text or "[" in text
+    unquoted = [False] * len(text) if glob or "{" in text else []
+    return Word(text=text, raw=raw, literal=literal, glob=glob,
+                brace="{" in text and _has_brace_expansion(list(text), unquoted),
+                quoted=quoted, procsub=procsub,
+                glob_parent_dots=glob and _glob_may_match_parent(list(text), unquoted),
+                tilde=text.startswith("~"))
 
 
 def add_unquoted(buf: WordBuf, raw: str, following: str) -> None:
@@ -67,6 +99,9 @@ def add_unquoted(buf: WordBuf, raw: str, following: str) -> None:
 
     ``following`` is the source text right after ``raw`` (to tell a lone ``$`` from the
     start of an expansion the tree did not report)."""
+    if _PLAIN_TEXT.fullmatch(raw):
+        buf.add_plain(raw)
+        return
     i, n = 0, len(raw)
     while i < n:
         c = raw[i]

@@ -32,6 +32,7 @@ from .commands import (
 )
 from .decision import Verdict, behavior_word, combine, worst
 from .expansion import (
+    FolderWalks,
     Unknowable,
     expand_glob,
     expand_tilde,
@@ -81,9 +82,10 @@ class CommandCheckHost(Protocol):
     @property
     def tool_facts(self) -> ToolFacts: ...
 
-    def check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool,
-                   base: Path) -> Verdict:
-        """One path read or written; ``rule_tools`` are the tool names whose rules apply."""
+    def check_resolved(self, tool: str, rule_tools: set[str], resolved: Path, write: bool,
+                       base: Path) -> Verdict:
+        """One resolved path read or written (from ``base``); ``rule_tools`` are the tool
+        names whose rules apply."""
         ...
 
     def check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
@@ -106,13 +108,22 @@ class CommandCheck:
         self._ask = targeted("ask")
         self._allow = targeted("allow")
         self._everything = self._everything_allowed()
+        # The tools whose path rules a file the command reads (False) or writes (True) meets.
+        self._rule_tools = {write: set(host.tool_facts.rule_tools(write=write)) for write in (False, True)}
         # Answers asked again within this one check: nothing runs until the whole line
         # is checked, so the same question has the same answer (see ProgramLookups).
-        self._programs = ProgramLookups()
+        self._folders = FolderWalks()
+        self._programs = ProgramLookups(self._folders)
         self._git_doubts: dict[tuple[str, str], str] = {}
-        self._paths: dict[tuple[str, frozenset[str], str, bool, str], Verdict] = {}
-        self._walks: dict[tuple[frozenset[str], str, bool], Verdict] = {}
+        self._program_doubts: dict[tuple[tuple[str, ...], str], str] = {}
+        self._paths: dict[tuple[str, bool, str], Verdict] = {}
+        self._walks: dict[tuple[str, bool], Verdict] = {}
         self._resolved: dict[tuple[str, str], Path | Unknowable] = {}
+        self._lexists: dict[Path, bool] = {}
+        self._is_dir: dict[Path, bool] = {}
+        # A simple command written twice in the line (`wc -l`, `grep -n def`) is the
+        # same question twice: its verdicts, worked out once.
+        self._simple: dict[SimpleCommand, tuple[Verdict, ...]] = {}
 
     def verdict(self, target: CommandRun, cwd: Path | None) -> Verdict:
         tool = self._tool
@@ -136,8 +147,11 @@ class CommandCheck:
         cwds, cwd_known = self._possible_cwds(analysis.commands, base)
         verdicts: list[Verdict] = []
         for cmd, rule_verdict in zip(analysis.commands, by_rule, strict=True):
-            verdicts.append(self._check_simple(cmd, cwds, cwd_known, rule_verdict))
-            verdicts.extend(self._check_redirects(cmd, cwds, cwd_known))
+            answered = self._simple.get(cmd)
+            if answered is None:
+                answered = self._simple[cmd] = (self._check_simple(cmd, cwds, cwd_known, rule_verdict),
+                                                *self._check_redirects(cmd, cwds, cwd_known))
+            verdicts.extend(answered)
         if not analysis.commands:
             return Verdict("allow", "empty command")
         return combine(verdicts)
@@ -182,7 +196,7 @@ class CommandCheck:
 
     def _rule_verdict(self, cmd: SimpleCommand) -> Verdict | None:
         """Deny or ask from an explicit rule, looking through sudo, env, xargs and co."""
-        if not cmd.words:
+        if not cmd.words or not (self._deny or self._ask):
             return None
         candidates = deny_candidates(cmd.words, cmd.assignments)
         checks: tuple[tuple[Behavior, list[CompiledRule]], ...] = (("deny", self._deny), ("ask", self._ask))
@@ -261,7 +275,6 @@ class CommandCheck:
         if any(w.glob_parent_dots for w in words):
             return Verdict("ask", f"`{shown}` has a pattern that may expand to '..'")
         verdicts: list[Verdict] = []
-        read_tools = set(self._host.tool_facts.rule_tools(write=False))
         for base in cwds:
             try:
                 expanded, listed = _expand_words(words, base)
@@ -286,16 +299,16 @@ class CommandCheck:
                     resolved = resolved_reads[raw] = self._physical(raw, base)
                 except Unknowable as exc:
                     return Verdict("ask", f"`{shown}`: {exc}")
-                verdicts.append(self._check_path("read_file", read_tools, str(resolved), False, base))
+                verdicts.append(self._check_path(resolved, False, base))
             # The trees it walks: its file operands, or the working directory when
             # none of them exists.
             named = [resolved_reads[_user_path(p)] for p in check.walks]
-            tops = [p for p in named if os.path.lexists(p)]
+            tops = [p for p in named if self._exists(p)]
             if not tops and check.reads_cwd:
                 tops = [resolved_reads[str(base)]]
             if check.descends != "none":
-                verdicts.extend(self._check_walk(read_tools, top, one_level=check.descends == "one")
-                                for top in tops if top.is_dir())
+                verdicts.extend(self._check_walk(top, one_level=check.descends == "one")
+                                for top in tops if self._folder(top))
             if check.follows:
                 outward = outward_symlink(tops, self._host.workspace.contains)
                 if outward:
@@ -315,8 +328,14 @@ class CommandCheck:
     def _program_doubt(self, cmd: SimpleCommand, words: Sequence[Word], cwd: Path) -> str:
         """Why a command word of this read-only command (or of a wrapper in front of it)
         may run a program from the workspace rather than the system's, or ''."""
-        names = [w.text for w in cmd.words[:len(cmd.words) - len(words)]
-                 if w.text in _PATH_WRAPPERS] + [words[0].text]
+        wrappers = [w.text for w in cmd.words[:len(cmd.words) - len(words)] if w.text in _PATH_WRAPPERS]
+        names = (*wrappers, words[0].text)
+        key = (names, str(cwd))
+        if key not in self._program_doubts:
+            self._program_doubts[key] = self._programs_doubt(names, cwd)
+        return self._program_doubts[key]
+
+    def _programs_doubt(self, names: tuple[str, ...], cwd: Path) -> str:
         for name in names:
             if name in _SHELL_BUILTINS:
                 continue
@@ -344,19 +363,34 @@ class CommandCheck:
             self._git_doubts[key] = repository_doubt(str(git), folder, self._host.workspace.contains)
         return self._git_doubts[key]
 
-    def _check_path(self, tool: str, rule_tools: set[str], raw: str, write: bool, base: Path) -> Verdict:
-        """The host's check of one path, asked once per check for each distinct question."""
-        key = (tool, frozenset(rule_tools), raw, write, str(base))
+    def _check_path(self, resolved: Path, write: bool, base: Path) -> Verdict:
+        """The host's check of one path the command reads or writes, resolved the way the
+        shell will open it (:func:`physical`), by every file tool's rules; asked once
+        per check for each distinct question."""
+        key = (str(resolved), write, str(base))
         if key not in self._paths:
-            self._paths[key] = self._host.check_path(tool, rule_tools, raw, write, base)
+            self._paths[key] = self._host.check_resolved("write_file" if write else "read_file",
+                                                         self._rule_tools[write], resolved, write, base)
         return self._paths[key]
+
+    def _exists(self, path: Path) -> bool:
+        """``os.path.lexists``, asked once per check for each path."""
+        if path not in self._lexists:
+            self._lexists[path] = os.path.lexists(path)
+        return self._lexists[path]
+
+    def _folder(self, path: Path) -> bool:
+        """``Path.is_dir``, asked once per check for each path."""
+        if path not in self._is_dir:
+            self._is_dir[path] = path.is_dir()
+        return self._is_dir[path]
 
     def _physical(self, raw: str, base: Path) -> Path:
         """:func:`physical`, resolved once per check for each path and folder."""
         key = (raw, str(base))
         if key not in self._resolved:
             try:
-                self._resolved[key] = physical(raw, base)
+                self._resolved[key] = self._folders.physical(raw, base)
             except Unknowable as exc:
                 self._resolved[key] = exc
         answer = self._resolved[key]
@@ -364,10 +398,12 @@ class CommandCheck:
             raise Unknowable(str(answer))
         return answer
 
-    def _check_walk(self, rule_tools: set[str], folder: Path, *, one_level: bool) -> Verdict:
-        key = (frozenset(rule_tools), str(folder), one_level)
+    def _check_walk(self, folder: Path, *, one_level: bool) -> Verdict:
+        """The host's check of a folder the command reads through (by every file tool's
+        rules for reading), asked once per check for each folder."""
+        key = (str(folder), one_level)
         if key not in self._walks:
-            self._walks[key] = self._host.check_walk(rule_tools, folder, one_level=one_level)
+            self._walks[key] = self._host.check_walk(self._rule_tools[False], folder, one_level=one_level)
         return self._walks[key]
 
     def _cd_verdict(self, cmd: SimpleCommand, cwds: list[Path], cwd_known: bool) -> Verdict | None:
@@ -447,17 +483,15 @@ class CommandCheck:
                                         f"redirection {redirect.op}{target.raw} after a change of "
                                         "directory this check cannot follow"))
             else:
-                tools = set(self._host.tool_facts.rule_tools(write=write))
-                tool = "write_file" if write else "read_file"
                 for base in cwds:
                     try:  # as bash opens it: `~-` and /proc/self/cwd are the shell's
-                        where = str(physical(expand_tilde(target.raw, target.text, base), base))
+                        where = physical(expand_tilde(target.raw, target.text, base), base)
                     except Unknowable as exc:
                         unknown = self._unknown_redirect(redirect.op + target.raw, write)
                         verdicts.append(replace(unknown, reason=f"{unknown.reason}: {exc}")
                                         if unknown.behavior != "allow" else unknown)
                         continue
-                    v = self._check_path(tool, tools, where, write, base)
+                    v = self._check_path(where, write, base)
                     if self._everything and not v.from_rule and v.behavior != "allow" and \
                             self._host.mode != "plan":
                         v = Verdict("allow", self._everything)

@@ -195,7 +195,8 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
     if reader is None:
         return None
     parsed = reader.parse(seen)
-    if parsed.doubt or parsed.keys() & reader.refused:
+    keys = parsed.keys()
+    if parsed.doubt or keys & reader.refused:
         return None
     keep = [not w.procsub for w in args]
     operands = [(k, t) for k, t in parsed.operands if keep[k]]
@@ -204,14 +205,14 @@ def read_only_command(words: Sequence[Word]) -> ReadOnlyCheck | None:
     # Every word that may name a file, in the order written.
     paths = [t for _, t in sorted(operands + values + late, key=lambda kt: kt[0]) if t]
     trees = [t for _, t in operands]
-    if reader.first_operand_pattern and not parsed.keys() & reader.pattern_options:
+    if reader.first_operand_pattern and not keys & reader.pattern_options:
         trees = trees[1:]
     trees += [g.value for g in parsed.given if g.key in reader.tree_options and g.value]
     walks = tuple(t for t in trees if t)
     descends: Literal["none", "one", "all"] = \
-        "all" if reader.always or parsed.keys() & reader.descends else "one" if reader.lists else "none"
+        "all" if reader.always or keys & reader.descends else "one" if reader.lists else "none"
     return ReadOnlyCheck(tuple(paths), reads_cwd=True,
-                         follows=bool(parsed.keys() & reader.follows), walks=walks, descends=descends)
+                         follows=bool(keys & reader.follows), walks=walks, descends=descends)
 
 
 def _git_read_only(words: Sequence[Word]) -> ReadOnlyCheck | None:

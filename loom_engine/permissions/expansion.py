@@ -30,6 +30,7 @@ MAX_WALK_ENTRIES = 20_000
 _MAX_SYMLINK_HOPS = 40
 # Paths whose meaning depends on the process that opens them.
 _MAGIC_ROOTS = ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+_MAGIC_PREFIXES = tuple(root + "/" for root in _MAGIC_ROOTS)
 
 
 class Unknowable(Exception):
@@ -201,10 +202,57 @@ def _bracket(part: str, start: int) -> tuple[int, str]:
 def physical(path: str, cwd: Path) -> Path:
     """``path`` (relative to ``cwd``) with every symlink followed, as the kernel would for
     the shell; raises :class:`Unknowable` for paths through ``/proc`` or ``/dev/fd``."""
+    return Path(walk_physical(path, cwd).path)
+
+
+@dataclass(frozen=True)
+class Walked:
+    """Where :func:`physical` got to: the path so far, and the symlinks it followed to
+    get there (they count towards the limit on the rest of the way)."""
+
+    path: str
+    hops: int = 0
+
+
+def walk_physical(path: str, cwd: Path) -> Walked:
+    """:func:`physical`, with the symlinks followed on the way."""
     joined = path if path.startswith("/") else os.path.join(cwd, path)
-    todo: deque[str] = deque(joined.split("/"))
-    resolved = "/"
-    hops = 0
+    return _walk(deque(joined.split("/")), Walked("/"), path)
+
+
+class FolderWalks:
+    """:func:`physical` for one check, where each folder's own symlinks are followed
+    once for all the paths below it (the working directory for every file a command
+    line names, a PATH folder for every program looked up in it). Like the check's
+    other answers, a walk is kept only while nothing runs."""
+
+    def __init__(self) -> None:
+        self._walked: dict[str, Walked | None] = {}
+
+    def physical(self, path: str, cwd: Path) -> Path:
+        """``physical(path, cwd)``."""
+        if path.startswith("/"):
+            return physical(path, cwd)
+        return self.physical_in(str(cwd), path, path, cwd)
+
+    def physical_in(self, folder: str, rest: str, path: str, cwd: Path) -> Path:
+        """``physical(path, cwd)`` for a ``path`` that, taken from ``cwd``, is ``rest``
+        inside ``folder`` (``folder`` as taken from '/'): the folder is walked once, and
+        only ``rest`` each time. Raises Unknowable as :func:`physical` would, naming
+        ``path``."""
+        if folder not in self._walked:
+            try:
+                self._walked[folder] = walk_physical(folder, Path("/"))
+            except Unknowable:
+                self._walked[folder] = None
+        walked = self._walked[folder]
+        if walked is None:  # the whole walk says why, as it would have
+            return physical(path, cwd)
+        return Path(_walk(deque(rest.split("/")), walked, path).path)
+
+
+def _walk(todo: deque[str], start: Walked, path: str) -> Walked:
+    resolved, hops = start.path, start.hops
     while todo:
         name = todo.popleft()
         if name in ("", "."):
@@ -231,11 +279,11 @@ def physical(path: str, cwd: Path) -> Path:
         if target.startswith("/"):
             resolved = "/"
         todo.extendleft(reversed(target.split("/")))
-    return Path(resolved)
+    return Walked(resolved, hops)
 
 
 def _magic(path: str) -> bool:
-    return any(path == root or path.startswith(root + "/") for root in _MAGIC_ROOTS)
+    return path in _MAGIC_ROOTS or path.startswith(_MAGIC_PREFIXES)
 
 
 def logical_cd(current: Path, target: str) -> Path:

@@ -10,7 +10,7 @@ a git hook.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +92,10 @@ class RuleStore:
         # Relative path patterns are anchored at the workspace root.
         self._root = root
         self._compiled: list[CompiledRule] = []
+        # for_tool's answers for the rules as they are now: a check asks the same few
+        # questions hundreds of times. Emptied whenever a rule is added or removed.
+        self._by_tool: dict[tuple[str, Behavior, bool | None], tuple[CompiledRule, ...]] = {}
+        self._by_tools: dict[tuple[tuple[str, ...], Behavior, bool | None], tuple[CompiledRule, ...]] = {}
 
     def __iter__(self) -> Iterator[CompiledRule]:
         return iter(self._compiled)
@@ -113,20 +117,42 @@ class RuleStore:
         compiled = [self.compile(behavior, text, layer.source)
                     for behavior, texts in by_behavior for text in texts]
         self._compiled.extend(compiled)
+        self._forget_answers()
+
+    def _forget_answers(self) -> None:
+        self._by_tool.clear()
+        self._by_tools.clear()
 
     def remove(self, behavior: Behavior, text: str, source: str) -> bool:
         """Drop one rule of that source (the first equal one); whether there was one."""
         for index, c in enumerate(self._compiled):
             if c.behavior == behavior and c.rule.text == text and c.source == source:
                 del self._compiled[index]
+                self._forget_answers()
                 return True
         return False
 
-    def for_tool(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> list[CompiledRule]:
+    def for_tool(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> Sequence[CompiledRule]:
         """The rules of this behaviour that name ``tool`` (``write``: for a file write or
         read, so that the ``edit``/``read`` groups apply)."""
-        return [c for c in self._compiled
-                if c.behavior == behavior and c.rule.names_tool(tool, write=write)]
+        key = (tool, behavior, write)
+        found = self._by_tool.get(key)
+        if found is None:
+            found = self._by_tool[key] = tuple(
+                c for c in self._compiled if c.behavior == behavior and c.rule.names_tool(tool, write=write))
+        return found
+
+    def for_tools(self, tools: Iterable[str], behavior: Behavior, *,
+                  write: bool | None = None) -> Sequence[CompiledRule]:
+        """:meth:`for_tool` for each of ``tools`` in turn, each rule once (where it first
+        comes): a rule of the ``read`` group names every tool that reads."""
+        names = tuple(tools)
+        key = (names, behavior, write)
+        found = self._by_tools.get(key)
+        if found is None:
+            found = self._by_tools[key] = tuple({
+                id(c): c for name in names for c in self.for_tool(name, behavior, write=write)}.values())
+        return found
 
     def bare(self, tool: str, behavior: Behavior, *, write: bool | None = None) -> CompiledRule | None:
         """The first rule of this behaviour naming the whole tool (``bash``, not

@@ -305,33 +305,42 @@ class PermissionManager:
                    base: Path) -> Verdict:
         """One path read or written by ``tool``; ``rule_tools`` are the tool names whose
         rules apply (a bash redirection is checked against every file tool's rules)."""
-        ws = self.workspace
         try:
-            resolved = ws.resolve(raw, base)
+            resolved = self.workspace.resolve(raw, base)
         except (OSError, ValueError) as exc:
             return Verdict("ask", f"cannot resolve path {raw!r}: {exc}")
+        return self.check_resolved(tool, rule_tools, resolved, write, base)
+
+    def check_resolved(self, tool: str, rule_tools: set[str], resolved: Path, write: bool,
+                       base: Path) -> Verdict:
+        """:meth:`check_path` for a path already resolved (absolute, every symlink
+        followed), such as a bash command's paths (resolved as the shell will open them);
+        ``base`` is still the folder relative PATH entries are taken from."""
+        ws = self.workspace
         root = ws.root
         inside = ws.contains(resolved)
-        shown = ws.relative(resolved)
         action = "writing" if write else "reading"
+
+        def shown() -> str:  # for the messages (most paths are simply allowed)
+            return ws.relative(resolved)
 
         def hits(behavior: Behavior) -> CompiledRule | None:
             return self._path_rule_hit(behavior, rule_tools, resolved, inside, write)
 
         deny = hits("deny")
         if deny:
-            return Verdict("deny", f"{action} {shown} is denied by {deny.label}", True,
+            return Verdict("deny", f"{action} {shown()} is denied by {deny.label}", True,
                            hint=deny.remove_hint)
         if write and self.mode == "plan":
-            return Verdict("deny", f"plan mode: {action} {shown} is not allowed while planning "
+            return Verdict("deny", f"plan mode: {action} {shown()} is not allowed while planning "
                            "(read-only); present the plan instead", hint="--permission-mode default")
         ask = hits("ask")
         if ask:
-            return Verdict("ask", f"{action} {shown} needs approval ({ask.label})", True,
+            return Verdict("ask", f"{action} {shown()} needs approval ({ask.label})", True,
                            hint=f"{ask.label} always asks; a headless run cannot allow it")
         if write and self.mode != "bypass" and resolved.parent in _path_folders(base):
             # A program put there would run in place of a system one (`ls`, `git`...).
-            return Verdict("ask", f"{action} {shown} puts a file in {resolved.parent}, a "
+            return Verdict("ask", f"{action} {shown()} puts a file in {resolved.parent}, a "
                            "folder on PATH; it needs approval", firm=True,
                            hint="only --permission-mode bypass writes into a folder on PATH "
                            "without asking")
@@ -347,7 +356,7 @@ class PermissionManager:
         if inside:
             if self.mode in ("accept-edits", "bypass"):
                 return Verdict("allow", f"{self.mode} mode: edits inside the workspace are allowed")
-            return Verdict("ask", f"default mode: {action} {shown} needs approval",
+            return Verdict("ask", f"default mode: {action} {shown()} needs approval",
                            suggestions=suggestions, hint=allow_flag,
                            alt="--permission-mode accept-edits")
         folder = resolved if _is_dir(resolved) else resolved.parent
@@ -355,9 +364,9 @@ class PermissionManager:
         if not write:
             if self.mode == "bypass":
                 return Verdict("allow", "bypass mode: reads outside the workspace are allowed")
-            return Verdict("ask", f"{shown} is outside the workspace: reading it needs approval",
+            return Verdict("ask", f"{shown()} is outside the workspace: reading it needs approval",
                            suggestions=suggestions, hint=allow_flag, alt=add_dir)
-        return Verdict("deny", f"{shown} is outside the workspace: writing there is not permitted "
+        return Verdict("deny", f"{shown()} is outside the workspace: writing there is not permitted "
                        "(no rule or --add-dir allows it)", hint=f"{add_dir} or {allow_flag}")
 
     # -- reads a search makes -------------------------------------------------------------
@@ -387,25 +396,21 @@ class PermissionManager:
         leave those files out the way a search does, and bypass keeps a rule's deny)."""
         behavior: Behavior
         for behavior in ("deny", "ask"):
-            for name in rule_tools:
-                for c in self._store.for_tool(name, behavior, write=False):
-                    if c.rule.specifier is None or (c.path is not None and
-                                                    c.path.could_match_below(folder, one_level=one_level)):
-                        what = "the entries of" if one_level else "every file below"
-                        return Verdict("ask", f"it reads {what} {self.workspace.relative(folder)}, where "
-                                       f"{c.label} may cover some; it needs approval", True,
-                                       hint=f"name the files to read instead; {c.label} "
-                                       "keeps a run without a user from allowing this")
+            for c in self._store.for_tools(rule_tools, behavior, write=False):
+                if c.rule.specifier is None or (c.path is not None and
+                                                c.path.could_match_below(folder, one_level=one_level)):
+                    what = "the entries of" if one_level else "every file below"
+                    return Verdict("ask", f"it reads {what} {self.workspace.relative(folder)}, where "
+                                   f"{c.label} may cover some; it needs approval", True,
+                                   hint=f"name the files to read instead; {c.label} "
+                                   "keeps a run without a user from allowing this")
         return Verdict("allow", "no rule for reading covers what it walks")
 
     def _path_rule_hit(self, behavior: Behavior, rule_tools: set[str], resolved: Path, inside: bool,
                        write: bool) -> CompiledRule | None:
         """The first rule of ``behavior`` for one of ``rule_tools`` that covers the path."""
-        for name in rule_tools:
-            for c in self._store.for_tool(name, behavior, write=write):
-                if self._path_rule_matches(c, resolved, inside):
-                    return c
-        return None
+        return next((c for c in self._store.for_tools(rule_tools, behavior, write=write)
+                     if self._path_rule_matches(c, resolved, inside)), None)
 
     def _path_rule_matches(self, c: CompiledRule, resolved: Path, inside: bool) -> bool:
         if c.rule.specifier is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .expansion import Unknowable, physical
+from .expansion import FolderWalks, Unknowable
 
 __all__ = ["ProgramLookups", "find_program"]
 
@@ -21,35 +21,42 @@ __all__ = ["ProgramLookups", "find_program"]
 def find_program(name: str, cwd: Path) -> Path | None:
     """The file bash would run for the command word ``name`` in ``cwd`` (resolved), or
     None when there is none. Raises Unknowable for a lookup through /proc."""
-    return _find(name, cwd, os.environ.get("PATH", os.defpath))
-
-
-def _find(name: str, cwd: Path, search_path: str) -> Path | None:
-    candidates = [name] if "/" in name else [os.path.join(entry or ".", name)
-                                              for entry in search_path.split(os.pathsep)]
-    for candidate in candidates:
-        full = physical(candidate, cwd)
-        if full.is_file() and os.access(full, os.X_OK):
-            return full
-    return None
+    return ProgramLookups().find(name, cwd)
 
 
 class ProgramLookups:
     """:func:`find_program` for one check: each (word, folder, PATH) is looked up once,
-    and an Unknowable answer is raised again each time it is asked."""
+    and an Unknowable answer is raised again each time it is asked. ``walks`` (the
+    check's) follows each PATH folder's own symlinks once for every name."""
 
-    def __init__(self) -> None:
+    def __init__(self, walks: FolderWalks | None = None) -> None:
         self._found: dict[tuple[str, str, str], Path | Unknowable | None] = {}
+        self._walks = walks or FolderWalks()
 
     def find(self, name: str, cwd: Path) -> Path | None:
         search_path = os.environ.get("PATH", os.defpath)
         key = (name, str(cwd), search_path)
         if key not in self._found:
             try:
-                self._found[key] = _find(name, cwd, search_path)
+                self._found[key] = self._find(name, cwd, search_path)
             except Unknowable as exc:
                 self._found[key] = exc
         answer = self._found[key]
         if isinstance(answer, Unknowable):
             raise Unknowable(str(answer))
         return answer
+
+    def _find(self, name: str, cwd: Path, search_path: str) -> Path | None:
+        if "/" in name:
+            full = self._walks.physical(name, cwd)
+            return full if _runnable(full) else None
+        for entry in search_path.split(os.pathsep):
+            candidate = os.path.join(entry or ".", name)
+            folder = os.path.join(cwd, entry or ".")  # as physical() takes it from cwd
+            if _runnable(full := self._walks.physical_in(folder, name, candidate, cwd)):
+                return full
+        return None
+
+
+def _runnable(full: Path) -> bool:
+    return full.is_file() and os.access(full, os.X_OK)
