@@ -43,7 +43,7 @@ from .tools.base import ToolOutput, ToolSessionState, subagent_tool_names
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .tools.tool_block import ToolBlock
-from .transcript import SessionLog, Transcript
+from .transcript import REFUSED_BY_USER, SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
 from .user_command import run_user_command
@@ -199,8 +199,14 @@ class Agent:
 
         return self.tool_source.manager if isinstance(self.tool_source, McpToolset) else None
 
-    def abort(self, reason: str = "interrupted by user") -> None:
-        self.bus.abort(reason)
+    def abort(self, reason: str = "interrupted by user", refused: tuple[str, ...] = ()) -> None:
+        self.bus.abort(reason, refused)
+
+    def refuse_and_stop(self, request_id: str, call_id: str) -> None:
+        """The user said no to a permission question and stopped the turn ("n", Esc):
+        the call is refused, not interrupted, and the model is told it was not applied."""
+        self.bus.respond(request_id, PermissionAnswer("deny"))
+        self.abort(REFUSED_BY_USER, refused=(call_id,))
 
     def pause(self) -> None:
         """Hold the run before its next turn (a call in progress finishes); abort still works."""
