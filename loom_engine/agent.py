@@ -287,9 +287,9 @@ class Agent:
             watcher.cancel()
 
     async def run_user_command(self, command: str) -> AsyncIterator[AgentEvent]:
-        """Run a shell command the user typed (``!command``) through the permission
-        check the model's bash call would get; yields the call's events. Its output is
-        added to the conversation for the next request; no model turn starts."""
+        """Run a shell command the user typed (``!command``) at once, as their shell
+        would (no permission question, outside the sandbox); yields the call's events.
+        Its output is added to the conversation for the next request; no model turn starts."""
         if self._running:
             raise RuntimeError("this agent is already running; wait for the run to end or abort it")
         self._running = True
@@ -301,7 +301,7 @@ class Agent:
             try:
                 # An abort reaches the command through the cancel token: bash stops it
                 # and returns what it printed, which is kept.
-                await run_user_command(run, command, self.permissions)
+                await run_user_command(run, command)
             except Exception as error:
                 run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
                                **run.stamp()))
