@@ -232,6 +232,12 @@ class Agent:
     def set_model(self, model: str) -> None:
         self.client.set_model(model)
 
+    def choose_model(self, model: str) -> None:
+        """The user's choice (/model): used from now on and saved with the session, so
+        ``--continue`` and ``--resume`` go on with it."""
+        self.set_model(model)
+        self.transcript.save_model(model)
+
     def context_usage(self) -> tuple[int, int]:
         """(tokens the next request would use, the model's context window)."""
         return self.client.context_usage(self.transcript.messages)

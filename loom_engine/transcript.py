@@ -30,6 +30,10 @@ class SessionLog(Protocol):
     def append_rewind(self, prompt_id: str, messages: Sequence[Message], *, mode: str = "both",
                       undo_snapshot: int | None = None) -> None: ...
 
+    def append_model(self, model: str) -> None:
+        """The user switched the model (/model): a resume goes on with it."""
+        ...
+
     def close(self) -> None:
         """The session ended: flush and release the file (the application calls it)."""
         ...
@@ -59,6 +63,10 @@ class Transcript:
         self._messages = list(messages)
         if self.session is not None:
             self.session.append_compaction(self._messages)
+
+    def save_model(self, model: str) -> None:
+        if self.session is not None:
+            self.session.append_model(model)
 
     def save_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
         if self.session is not None:

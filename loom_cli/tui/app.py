@@ -255,7 +255,7 @@ class LoomApp(SafeTextApp[int]):
     def switch_model(self, model: str) -> None:
         if self.agent is None:
             return
-        self.agent.set_model(model)
+        self.agent.choose_model(model)  # saved with the session: a resume keeps it
         self.status_bar.change(model=self.model)
         self.refresh_context()
 

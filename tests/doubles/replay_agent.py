@@ -200,6 +200,9 @@ class ReplayAgent:
     def set_model(self, model: str) -> None:
         self._config = dataclasses.replace(self._config, model=model)
 
+    def choose_model(self, model: str) -> None:
+        self.set_model(model)
+
     async def session_started(self, source: str) -> tuple[AgentEvent, ...]:
         return ()
 
