@@ -271,9 +271,8 @@ class ToolPipeline:
     def _warn_denied(self, tool: Tool, call: ToolUsePart, denied: Authorization) -> None:
         """A headless run tells its user what it denied and how to allow it."""
         hint = (denied.question.hint if denied.question else "") or "a --allow rule"
-        self.emit(Notice(level="warning",
-                         message=f"refused {tool.name} {_summary(call)} (not run): {denied.reason}; allow it with {hint}",
-                         **self.stamp()))
+        message = f"refused {tool.name} {_summary(call)} (not run): {denied.reason}; allow it with {hint}"
+        self.emit(Notice(level="warning", message=message, **self.stamp()))
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
                           is_error: bool, display: Mapping[str, Any] | None) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from loom_cli.tui.markdown_stream import MarkdownStream
-from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.permission_prompt import STOPPED_NOTE
+from loom_cli.tui.tool_block import ToolBlock
 from loom_cli.tui.transcript import Notice, UserMessage, entries_from_messages
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 from tests.doubles.processes import alive
