@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 SHELL_TOOL = "bash"
+# ``/skill:name`` runs the skill ``name`` even when a custom command of that name hides
+# it from ``/name`` (a project's /review and the built-in review skill: both reachable).
+SKILL_PREFIX = "skill:"
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,16 @@ def split_line(text: str) -> tuple[str, str] | None:
 def resolve(text: str, commands: CommandCatalog | None, skills: SkillCatalog | None,
             reserved: Iterable[str] = ()) -> Invocation | None:
     """The custom command or user-invocable skill ``text`` names, or None. A built-in
-    command (``reserved``) wins over both; a custom command wins over a skill.
-    CommandError when the file cannot be read now."""
+    command (``reserved``) wins over both; a custom command wins over a skill, which
+    ``/skill:name`` still reaches. CommandError when the file cannot be read now."""
     parts = split_line(text)
     if parts is None:
         return None
     name, arguments = parts
     if name.lower() in {r.lower() for r in reserved}:
         return None
+    if name.lower().startswith(SKILL_PREFIX):
+        name, commands = name[len(SKILL_PREFIX):], None  # the skill, never a command
     command = commands.get(name) if commands is not None else None
     skill = skills.get(name.lower()) if skills is not None else None
     try:

@@ -77,15 +77,21 @@ class CustomCommandMenu:
 
 
 def custom_entries(agent: ChatAgent | None, commands: CommandCatalog) -> list[tuple[str, str]]:
-    """(name, help) of each custom command, then of each skill the user may run that no
-    command shadows: the description, and the argument hint in brackets."""
+    """(name, help) of each custom command, then of each skill the user may run: the
+    description, and the argument hint in brackets. A skill a command of the same name
+    hides from ``/name`` is listed as ``/skill:name``, which runs it."""
+    from loom_engine.commands.invoke import SKILL_PREFIX
+
     out = [(c.name, f"{c.description}  {c.argument_hint}".rstrip()) for c in commands]
     skills = agent.skills if agent is not None else None
     for skill in skills if skills is not None else ():
-        if not skill.name or skill.name in commands or not skill.user_invocable:
+        if not skill.name or not skill.user_invocable:
             continue
         description = " ".join(skill.description.split())
         if len(description) > SKILL_HELP_CHARS:
             description = description[:SKILL_HELP_CHARS - 1].rstrip() + "…"
-        out.append((skill.name, f"{description}  (skill)"))
+        if skill.name in commands:
+            out.append((SKILL_PREFIX + skill.name, f"{description}  (skill; /{skill.name} is a command)"))
+        else:
+            out.append((skill.name, f"{description}  (skill)"))
     return out
