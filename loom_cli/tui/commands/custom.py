@@ -90,8 +90,6 @@ def custom_entries(agent: ChatAgent | None, commands: CommandCatalog) -> list[tu
         description = " ".join(skill.description.split())
         if len(description) > SKILL_HELP_CHARS:
             description = description[:SKILL_HELP_CHARS - 1].rstrip() + "…"
-        if skill.name in commands:
-            out.append((SKILL_PREFIX + skill.name, f"{description}  (skill; /{skill.name} is a command)"))
-        else:
-            out.append((skill.name, f"{description}  (skill)"))
+        # /skill:name when a command has the name (listed above it): the prefix says it all.
+        out.append((SKILL_PREFIX + skill.name if skill.name in commands else skill.name, f"{description}  (skill)"))
     return out

@@ -216,7 +216,7 @@ async def test_a_project_command_and_the_skill_of_the_same_name_are_both_reached
         await wait_for(pilot, lambda: "Your commands and skills" in screen_text(app))
         [help_text] = [n.text for n in app.transcript.query(Notice) if "Your commands and skills" in n.text]
         assert "  /review  Review as this team does" in help_text
-        assert "  /skill:review  " in help_text and "(skill; /review is a command)" in help_text
+        assert "  /skill:review  Review the uncommitted changes" in help_text
         for typed in ("/review", "/skill:review src"):
             app.prompt.set_text(typed)
             await pilot.press("enter")
