@@ -36,6 +36,19 @@ def test_n_refuses_the_edit_and_the_model_reads_a_refusal(tmp_path: Path, worksp
         sent = json.dumps(fake_llm.requests[2].messages)
         assert "Refused by the user: this call was not run" in sent and "did not finish" not in sent
         assert 'return f"hello {name}"' in (workspace / "src" / "app.py").read_text()
+        term.keys("C-d")
+        term.wait_for(lambda s: "Ask Loom" not in s, "loom to quit")
+    finally:
+        term.close()
+    # --continue draws the refusal as it was shown, not as an interruption.
+    env = terminal_env(tmp_path, fake_llm)
+    term = open_loom(workspace, env, args=("--continue",), width=width, height=40)
+    try:
+        screen = term.wait_for(lambda s: all(t in s for t in ("Understood, I will leave it.", "⊘ edit_file",
+                                                                "refused, not run", "refused, not applied")),
+                               "the resumed chat with the refused block")
+        print(f"--- resumed at {width} columns ---\n{screen}")
+        assert "interrupted" not in screen
     finally:
         term.close()
 
