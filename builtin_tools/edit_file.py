@@ -203,6 +203,21 @@ def _not_found_message(work: str, old: str, shown: str) -> str:
                       "otherwise call read_file to see the file's current content.")
 
 
+def edit_of_own_text(edits: Sequence[Edit]) -> tuple[int, int] | None:
+    """(later, earlier), 1-based: the first edit whose old_string lies inside an earlier
+    edit's new_string; None when there is none. Such an edit would change what the call
+    itself wrote, not the file the model read, as Claude Code also refuses."""
+    for later, edit in enumerate(edits, start=1):
+        if not edit.old_string:
+            continue
+        for earlier, before in enumerate(edits[:later - 1], start=1):
+            # A first edit with an empty old_string creates the file: all of it is the
+            # call's text, and the edits after it are meant to shape it.
+            if before.old_string and edit.old_string in before.new_string:
+                return later, earlier
+    return None
+
+
 def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdit:
     """Check the read record, load the file and apply ``edits`` in order, in memory.
 
@@ -212,6 +227,13 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
     resolved = resolve_path(ctx, path)
     shown = ctx.workspace.relative(resolved)
     several = len(edits) > 1
+    overlap = edit_of_own_text(edits)
+    if overlap is not None:
+        later, earlier = overlap
+        raise EditError(f"Edit {later} of {len(edits)} failed: its old_string lies inside the new_string of edit "
+                        f"{earlier}, so it would edit text this call itself writes. Each edit must change "
+                        f"text the file has now: fold that change into edit {earlier}'s new_string. No edits "
+                        "were applied; fix the list and send it again.")
     if not resolved.exists() and not resolved.is_symlink():
         if edits and edits[0].old_string == "":
             # An empty old_string on a missing file creates it, as its first edit.

@@ -39,7 +39,8 @@ class MultiEditTool(BaseTool[MultiEditInput]):
         "order, each to the text the previous ones produced, and either all succeed or the file is "
         "left untouched (the error names the edit that failed). Same rules as edit_file for each edit: "
         "the file must have been read with read_file and not changed since; old_string must match "
-        "exactly and be unique unless replace_all is true.")
+        "exactly and be unique unless replace_all is true. An edit may not change text an earlier "
+        "edit in the same call wrote (its old_string inside an earlier new_string): fold it into that edit.")
     input_model = MultiEditInput
     guidance = (
         "multi_edit applies several edits to one file in order, all or nothing; each "

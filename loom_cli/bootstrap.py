@@ -203,6 +203,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                 why = f" ({'; '.join(skipped)})" if skipped else ""
                 raise ConfigError(f"no earlier session in {workspace.root} to continue{why}")
             loaded = latest
+        if not options.model and loaded.info.model and loaded.info.provider == provider_name:
+            model = loaded.info.model  # the session's model (its last /model) unless --model says another
         if options.fork_session:
             session = store.fork(loaded, workspace.root, provider=provider_name, model=model,
                                  redactor=session_redactor)

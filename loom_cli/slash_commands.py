@@ -14,6 +14,8 @@ Kept free of Textual: `loom run` and bootstrap use it too.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,41 @@ def parse_command(text: str) -> ParsedCommand | None:
     if "/" in head:
         return None
     return ParsedCommand(head.lower(), rest.strip(), stripped)
+
+
+# What a command's name looks like; a first word of another shape (``/.env``, ``/42``)
+# is text for the model.
+COMMAND_NAME = re.compile(r"[a-z][\w:.-]*")
+
+
+def nearest_names(name: str, known: Iterable[str], most: int = 3) -> list[str]:
+    """The known names ``name`` may be a typo of, closest first: those it starts or ends
+    (``/rev`` → ``/review``), then the similar ones."""
+    names = sorted(set(known))
+    starts = [k for k in names if k.startswith(name) or name.startswith(k)]
+    similar = difflib.get_close_matches(name, names, n=most, cutoff=0.7)
+    return list(dict.fromkeys([*similar, *starts]))[:most]
+
+
+def unknown_command_line(parsed: ParsedCommand, known: Iterable[str]) -> str | None:
+    """The one-line notice for ``/name`` when no command, skill or prompt has that name;
+    None when the text is a prompt after all. The rule: a first word shaped like a
+    command name (a letter, then letters, digits or ``_:.-``) that is not a path on this machine is a command
+    the user meant — ``/reviw``, ``/frobnicate now`` get the notice and are not sent —
+    while ``/usr/bin/foo is broken``, ``/tmp is full`` and ``/.env leaks`` are prompts."""
+    head = parsed.text[1:].split(maxsplit=1)[0] if parsed.text.startswith("/") else parsed.name
+    if not COMMAND_NAME.fullmatch(parsed.name) or _is_path("/" + head):
+        return None
+    near = nearest_names(parsed.name, known)
+    hint = f" (did you mean {' or '.join('/' + n for n in near)}?)" if near else ""
+    return f"unknown command /{parsed.name}{hint} — /help lists them"
+
+
+def _is_path(text: str) -> bool:
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL
+        return False
 
 
 # What carries a command out: given the chat and the command as typed. A coroutine is

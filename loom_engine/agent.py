@@ -43,7 +43,7 @@ from .tools.base import ToolOutput, ToolSessionState, subagent_tool_names
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .tools.tool_block import ToolBlock
-from .transcript import SessionLog, Transcript
+from .transcript import REFUSED_BY_USER, SessionLog, Transcript
 from .turn import drive
 from .turn_state import TurnState
 from .user_command import run_user_command
@@ -199,8 +199,14 @@ class Agent:
 
         return self.tool_source.manager if isinstance(self.tool_source, McpToolset) else None
 
-    def abort(self, reason: str = "interrupted by user") -> None:
-        self.bus.abort(reason)
+    def abort(self, reason: str = "interrupted by user", refused: tuple[str, ...] = ()) -> None:
+        self.bus.abort(reason, refused)
+
+    def refuse_and_stop(self, request_id: str, call_id: str) -> None:
+        """The user said no to a permission question and stopped the turn ("n", Esc):
+        the call is refused, not interrupted, and the model is told it was not applied."""
+        self.bus.respond(request_id, PermissionAnswer("deny"))
+        self.abort(REFUSED_BY_USER, refused=(call_id,))
 
     def pause(self) -> None:
         """Hold the run before its next turn (a call in progress finishes); abort still works."""
@@ -225,6 +231,12 @@ class Agent:
 
     def set_model(self, model: str) -> None:
         self.client.set_model(model)
+
+    def choose_model(self, model: str) -> None:
+        """The user's choice (/model): used from now on and saved with the session, so
+        ``--continue`` and ``--resume`` go on with it."""
+        self.set_model(model)
+        self.transcript.save_model(model)
 
     def context_usage(self) -> tuple[int, int]:
         """(tokens the next request would use, the model's context window)."""
@@ -281,9 +293,9 @@ class Agent:
             watcher.cancel()
 
     async def run_user_command(self, command: str) -> AsyncIterator[AgentEvent]:
-        """Run a shell command the user typed (``!command``) through the permission
-        check the model's bash call would get; yields the call's events. Its output is
-        added to the conversation for the next request; no model turn starts."""
+        """Run a shell command the user typed (``!command``) at once, as their shell
+        would (no permission question, outside the sandbox); yields the call's events.
+        Its output is added to the conversation for the next request; no model turn starts."""
         if self._running:
             raise RuntimeError("this agent is already running; wait for the run to end or abort it")
         self._running = True
@@ -295,7 +307,7 @@ class Agent:
             try:
                 # An abort reaches the command through the cancel token: bash stops it
                 # and returns what it printed, which is kept.
-                await run_user_command(run, command, self.permissions)
+                await run_user_command(run, command)
             except Exception as error:
                 run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
                                **run.stamp()))

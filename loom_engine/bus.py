@@ -28,9 +28,10 @@ class EventBus:
     def cancel_token(self) -> CancelToken:
         return self._cancel
 
-    def abort(self, reason: str = "interrupted by user") -> None:
-        """Stop the current run at its next await point."""
-        self._cancel.cancel(reason)
+    def abort(self, reason: str = "interrupted by user", refused: tuple[str, ...] = ()) -> None:
+        """Stop the current run at its next await point; ``refused``: the ids of the tool
+        calls the user said no to in stopping it (they did not run)."""
+        self._cancel.cancel(reason, refused)
         for future in self._pending.values():
             if not future.done():
                 future.cancel()

@@ -15,23 +15,27 @@ class CancelToken:
     def __init__(self, parent: CancelToken | None = None) -> None:
         self._event = asyncio.Event()
         self.reason = ""
+        # The tool calls the user refused when stopping the run (the "n" of a permission
+        # question): they did not run, which the closed turn must say, not "interrupted".
+        self.refused: tuple[str, ...] = ()
         self._children: list[CancelToken] = []
         if parent is not None:
             parent._children.append(self)
             if parent.cancelled:
-                self.cancel(parent.reason)
+                self.cancel(parent.reason, parent.refused)
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
-    def cancel(self, reason: str = "interrupted by user") -> None:
+    def cancel(self, reason: str = "interrupted by user", refused: tuple[str, ...] = ()) -> None:
         if self._event.is_set():
             return
         self.reason = reason
+        self.refused = refused
         self._event.set()
         for child in self._children:
-            child.cancel(reason)
+            child.cancel(reason, refused)
 
     async def wait(self) -> None:
         await self._event.wait()

@@ -208,5 +208,5 @@ class Run:
         partial = "".join(inflight.text) if inflight.streaming else ""
         what = self.deps.transcript.close_interrupted_turn(
             partial_text=partial, completed=inflight.completed_results,
-            running=dict(inflight.running_tools), reason=reason)
+            running=dict(inflight.running_tools), reason=reason, refused=self.cancel.refused)
         return partial, what

@@ -9,7 +9,7 @@ words, what was cut off instead of meeting a silent gap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from .messages import Message, TextPart, ToolResultPart, scrub_message
@@ -29,6 +29,10 @@ class SessionLog(Protocol):
 
     def append_rewind(self, prompt_id: str, messages: Sequence[Message], *, mode: str = "both",
                       undo_snapshot: int | None = None) -> None: ...
+
+    def append_model(self, model: str) -> None:
+        """The user switched the model (/model): a resume goes on with it."""
+        ...
 
     def close(self) -> None:
         """The session ended: flush and release the file (the application calls it)."""
@@ -59,6 +63,10 @@ class Transcript:
         self._messages = list(messages)
         if self.session is not None:
             self.session.append_compaction(self._messages)
+
+    def save_model(self, model: str) -> None:
+        if self.session is not None:
+            self.session.append_model(model)
 
     def save_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
         if self.session is not None:
@@ -106,10 +114,10 @@ class Transcript:
         return True
 
     def close_interrupted_turn(self, *, partial_text: str, completed: Mapping[str, ToolResultPart],
-                               running: Mapping[str, str], reason: str) -> str:
+                               running: Mapping[str, str], reason: str, refused: Collection[str] = ()) -> str:
         """Append what makes a cut-off turn valid; returns what was cut off, in words."""
-        added, what = close_interrupted_turn(self._messages, partial_text=partial_text,
-                                             completed=completed, running=running, reason=reason)
+        added, what = close_interrupted_turn(self._messages, partial_text=partial_text, completed=completed,
+                                             running=running, reason=reason, refused=refused)
         for message in added:
             self.append(message)
         return what
@@ -121,10 +129,28 @@ def interrupted_result_text(note: str = "interrupted by user") -> str:
     return f"{note[0].upper()}{note[1:]}: the tool did not run or did not finish."
 
 
+# The reason of an abort in which the user refused a tool call ("n" to its question).
+REFUSED_BY_USER = "refused by user"
+
+
+# The display of a refused call's result (saved with the session): a resumed transcript
+# draws the call as refused, not failed.
+REFUSED_KIND = "refused"
+
+
+def refused_result_text(note: str | None = None) -> str:
+    """What the model reads of a call the user said no to: it did not run at all, so
+    nothing it would have changed was applied (unlike an interrupted call, which may
+    have done part of its work)."""
+    text = "Refused by the user: this call was not run, so nothing it would have done was applied."
+    return f"{text} Their note: {note}" if note else text
+
+
 def close_interrupted_turn(messages: Sequence[Message], *, partial_text: str,
                            completed: Mapping[str, ToolResultPart], running: Mapping[str, str],
-                           reason: str) -> tuple[list[Message], str]:
-    """Messages to append after ``messages`` and a short description of what was cut off."""
+                           reason: str, refused: Collection[str] = ()) -> tuple[list[Message], str]:
+    """Messages to append after ``messages`` and a short description of what was cut off.
+    ``refused``: the calls the user said no to in stopping the turn."""
     added: list[Message] = []
     what: str
     last = messages[-1] if messages else None
@@ -132,16 +158,28 @@ def close_interrupted_turn(messages: Sequence[Message], *, partial_text: str,
         added.append(Message.assistant(TextPart(partial_text), interrupted=True))
         what = "while streaming an answer"
     elif last is not None and last.role == "assistant" and last.tool_uses:
-        missing = interrupted_result_text()
-        results = [completed.get(call.id) or ToolResultPart(call.id, missing, is_error=True)
+        missing, no = interrupted_result_text(), refused_result_text()
+        results = [completed.get(call.id) or ToolResultPart(call.id, no if call.id in refused else missing,
+                                                            is_error=True)
                    for call in last.tool_uses]
-        added.append(Message.tool_results(results))
-        cut = [c.name for c in last.tool_uses if c.id not in completed]
+        displays = {c.id: {"kind": REFUSED_KIND} for c in last.tool_uses if c.id in refused and c.id not in completed}
+        added.append(Message.tool_results(results, **({"displays": displays} if displays else {})))
+        cut = [c.name for c in last.tool_uses if c.id not in completed and c.id not in refused]
         what = f"while running {', '.join(cut)}" if cut else "after the tools finished"
     elif running:
         what = f"while running {', '.join(running.values())}"
     else:
         what = "while waiting for the model"
+    if refused:
+        # The refused call's result may already be in (the answer arrived before the
+        # stop): either way the turn ended on the user's "no", not on an interruption.
+        names = [c.name for m in (*messages, *added) for c in m.tool_uses if c.id in refused]
+        what = f"{', '.join(names) or 'a tool call'} not run"
+        note = (f"[The user refused a tool call and stopped the previous turn ({what}). The refused call "
+                "did not run: nothing it would have done was applied. Anything else cut off above is "
+                "incomplete. Wait for the user's next instruction.]")
+        added.append(Message.user(note, interruption=True, refused=True))
+        return added, what
     note = (f"[The user interrupted the previous turn {what} ({reason}). Anything cut off above is "
             "incomplete; do not assume it finished. Wait for the user's next instruction.]")
     added.append(Message.user(note, interruption=True))

@@ -255,7 +255,7 @@ class LoomApp(SafeTextApp[int]):
     def switch_model(self, model: str) -> None:
         if self.agent is None:
             return
-        self.agent.set_model(model)
+        self.agent.choose_model(model)  # saved with the session: a resume keeps it
         self.status_bar.change(model=self.model)
         self.refresh_context()
 
@@ -442,16 +442,21 @@ class LoomApp(SafeTextApp[int]):
         if reply.accept_edits:
             self.set_mode("accept-edits")
         if reply.stop_turn:
-            # Esc / n: no, and stop; the user says what to do instead.
-            self.interrupt(reason=STOPPED_NOTE)
+            # Esc / n: no, and stop; the user says what to do instead. The engine tells
+            # the model the call was refused (not interrupted: nothing of it ran).
+            self.interrupt(reason=STOPPED_NOTE, refused=request)
 
     # --- keys -------------------------------------------------------------------------
 
-    def interrupt(self, reason: str | None = None) -> bool:
-        """Abort the running turn; the prompt is usable again at once."""
+    def interrupt(self, reason: str | None = None, refused: PermissionRequested | None = None) -> bool:
+        """Abort the running turn (``refused``: in saying no to this question); the
+        prompt is usable again at once."""
         if not self.running or self.agent is None:
             return False
-        self.agent.abort()
+        if refused is not None:
+            self.agent.refuse_and_stop(refused.request_id, refused.call_id)
+        else:
+            self.agent.abort()
         self.runs.aborted()
         self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
         self.end_run()

@@ -39,7 +39,8 @@ from loom_engine.permissions.answer import Decision, PermissionAnswer
 
 from .diff_view import DiffView
 
-STOPPED_NOTE = "denied — turn stopped; tell Loom what to do instead"
+# After "n" (or Esc) in the question: the call did not run, and the turn ended.
+STOPPED_NOTE = "refused, not applied — tell Loom what to do instead"
 # Every key a choice may use: swallowed while the question is open, even when this
 # question does not offer it, so a stray letter never lands anywhere else.
 ANSWER_KEYS = frozenset("yapend")

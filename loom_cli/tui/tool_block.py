@@ -198,7 +198,7 @@ class ToolView(StripView):
         if self.steps_shown and data.status == "done":
             return ""
         if data.status == "denied":
-            return "denied" + (f": {data.note}" if data.note else "")
+            return "refused, not run" + (f": {data.note}" if data.note else "")
         if data.status == "interrupted":
             return "interrupted"
         if data.status == "error":

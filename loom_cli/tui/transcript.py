@@ -24,9 +24,11 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from loom_engine.transcript import REFUSED_KIND
 
 from ..wording import plural
 from .markdown_stream import MarkdownStream
+from .permission_prompt import STOPPED_NOTE
 from .tool_block import ToolBlock, ToolCallData
 
 
@@ -178,7 +180,8 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
             if isinstance(command, Mapping):
                 entries.extend(user_command_entries(message.id, command))
             elif message.meta.get("interruption"):
-                entries.append(Entry("notice", "⏹ interrupted by user", level="warning"))
+                said = STOPPED_NOTE if message.meta.get("refused") else "interrupted by user"
+                entries.append(Entry("notice", f"⏹ {said}", level="warning"))
             elif text.strip():
                 # A prompt with @-attachments shows what was typed and a line per file.
                 entries.append(Entry("user", str(message.meta.get("prompt", text))))
@@ -193,14 +196,17 @@ def entries_from_messages(messages: Sequence[Message]) -> list[Entry]:
                 elif isinstance(part, ToolUsePart):
                     result = results.get(part.id)
                     status = "done"
+                    display = displays.get(part.id)
+                    note = ""
                     if result is None:
                         status = "interrupted"
+                    elif isinstance(display, Mapping) and display.get("kind") == REFUSED_KIND:
+                        status, note = "denied", str(display.get("note") or "")  # the user said no
                     elif result.is_error:
                         status = "error"
-                    display = displays.get(part.id)
                     entries.append(Entry("tool", tool=ToolCallData(
                         call_id=part.id, name=part.name, input=dict(part.input), status=status,
-                        content=result.content if result else "",
+                        content=result.content if result else "", note=note,
                         display=display if isinstance(display, Mapping) else None)))
         elif message.role == "system" and message.meta.get("summary"):
             entries.append(Entry("notice", "earlier conversation compacted into a summary"))

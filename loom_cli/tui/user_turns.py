@@ -3,8 +3,8 @@
 `/mcp__server__prompt args` sends the MCP server's prompt text instead of what was typed;
 `/name args` naming a custom command or a skill sends its expansion
 (loom_engine.commands), the transcript showing what was typed.
-`!command` runs the command as the user's own (`Agent.run_user_command`): through
-the permission check, drawn as a bash block, its output kept as context for the
+`!command` runs the command as the user's own (`Agent.run_user_command`): at once, as
+their shell would (no permission question), drawn as a bash block, its output kept as context for the
 next request, and no model turn. Any other prompt runs the model with the files and
 folders it `@`-mentions attached (`Agent.attach`), and the MCP resources it names as
 `@server:uri`; the run's notices list them. What `loom run` does alike (a command's

@@ -32,8 +32,10 @@ from ..permissions.layers import RuleLayer
 from ..relay import DONE, relay
 from ..tools.base import ToolContext, ToolSessionState
 from ..tools.pipeline import ToolPipeline
+from ..transcript import refused_result_text
 from .catalog import CommandCatalog, CommandError, CustomCommand
 from .template import shell_snippets, splice, substitute
+from .withheld import withheld_note
 
 if TYPE_CHECKING:
     from ..bus import EventBus
@@ -48,6 +50,10 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 SHELL_TOOL = "bash"
+REFUSED_BY_USER_TEXT = refused_result_text().split(":")[0]  # "Refused by the user"
+# ``/skill:name`` runs the skill ``name`` even when a custom command of that name hides
+# it from ``/name`` (a project's /review and the built-in review skill: both reachable).
+SKILL_PREFIX = "skill:"
 
 
 @dataclass(frozen=True)
@@ -86,14 +92,16 @@ def split_line(text: str) -> tuple[str, str] | None:
 def resolve(text: str, commands: CommandCatalog | None, skills: SkillCatalog | None,
             reserved: Iterable[str] = ()) -> Invocation | None:
     """The custom command or user-invocable skill ``text`` names, or None. A built-in
-    command (``reserved``) wins over both; a custom command wins over a skill.
-    CommandError when the file cannot be read now."""
+    command (``reserved``) wins over both; a custom command wins over a skill, which
+    ``/skill:name`` still reaches. CommandError when the file cannot be read now."""
     parts = split_line(text)
     if parts is None:
         return None
     name, arguments = parts
     if name.lower() in {r.lower() for r in reserved}:
         return None
+    if name.lower().startswith(SKILL_PREFIX):
+        name, commands = name[len(SKILL_PREFIX):], None  # the skill, never a command
     command = commands.get(name) if commands is not None else None
     skill = skills.get(name.lower()) if skills is not None else None
     try:
@@ -155,6 +163,8 @@ class CommandAgent(Protocol):
         ...
     @property
     def registry(self) -> ToolRegistry: ...
+    @property
+    def messages(self) -> tuple[Message, ...]: ...
     @property
     def bus(self) -> EventBus: ...
     @property
@@ -222,11 +232,11 @@ async def run_invocation(agent: CommandAgent, invocation: Invocation) -> AsyncGe
         for problem in grant.apply():
             yield Notice(level="warning", message=f"/{invocation.name}: allowed-tools left out: {problem}",
                          **stamp())
-        if invocation.withheld_tools:
-            yield Notice(level="info", message=f"/{invocation.name}: its allowed-tools "
-                         f"({', '.join(invocation.withheld_tools)}) are not granted: the command comes from the "
-                         "project, whose files cannot widen permissions (put it in your own commands folder to "
-                         "allow them); each action asks as usual", **stamp())
+        # Said once a conversation, and only for rules that would have spared a question.
+        withheld = withheld_note(invocation.name, invocation.withheld_tools, agent.permissions,
+                                 agent.workspace.root, agent.messages)
+        if withheld is not None:
+            yield Notice(level="info", message=withheld, **stamp())
         if grant.granted:  # the user sees what the command's file allows without asking
             yield Notice(level="info", message=f"/{invocation.name} allows for this turn: "
                          f"{', '.join(grant.granted)}", **stamp())
@@ -330,7 +340,10 @@ async def _one(pipeline: ToolPipeline, command: str, cancelled: bool) -> str:
     except asyncio.CancelledError:
         return f"[`{command}` was not run: interrupted]"
     content = outcome.result.content
-    if outcome.result.is_error and content.startswith(("Permission denied", "The user denied")):
-        reason = content.splitlines()[0].split(" Do not retry")[0].rstrip(".")
-        return f"[`{command}` was not run: {reason}]"
+    if outcome.result.is_error and content.startswith(REFUSED_BY_USER_TEXT):
+        return f"[`{command}` was not run: the user refused it]"
+    if outcome.result.is_error and content.startswith(("Permission denied", "Refused")):
+        # The denial's reason, without its advice to the model (it is for a tool call).
+        reason = content.splitlines()[0].split(" Do not retry")[0].split("; the user has not allowed")[0]
+        return f"[`{command}` was not run: {reason.rstrip('.')}]"
     return content.removesuffix("\nExit code: 0")

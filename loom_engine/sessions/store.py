@@ -4,6 +4,7 @@ Records, one JSON object per line, each with a ``type``:
   session     first line: id, workspace, created, provider, model
   message     one conversation message (Message.to_dict())
   turn_state  the TurnState at a turn boundary (+ ``run_end`` when a run stopped)
+  model       the model the user switched to (/model); the last one is the session's
   compaction  the whole history after a compaction replaced it
   rewind      the whole history after a rewind to just before prompt ``to``; the
               records before it keep the abandoned branch, so nothing is lost
@@ -135,6 +136,9 @@ class SessionWriter:
         self._write(record)
         if run_end:
             os.fsync(self._file.fileno())  # the end of a run must survive a crash
+
+    def append_model(self, model: str) -> None:
+        self._write({"type": "model", "model": model, "time": time.time()})
 
     def append_compaction(self, messages: Sequence[Message]) -> None:
         self._write({"type": "compaction", "messages": [scrub_message(m).to_dict() for m in messages]})
@@ -346,6 +350,7 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
     state = TurnState.initial()
     first_prompt = ""
     last_rewind: LastRewind | None = None
+    model = ""  # the last /model switch; the header's model when none
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -364,6 +369,8 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
                 # A prompt with @-attachments names what was typed in its meta.
                 if not first_prompt and message.role == "user" and (not message.meta or "prompt" in message.meta):
                     first_prompt = str(message.meta.get("prompt", message.text))
+            elif kind == "model":
+                model = str(record.get("model") or "") or model
             elif kind == "turn_state":
                 state = TurnState.from_dict(_mapping(record.get("state"), "the turn state"))
             elif kind in ("compaction", "rewind"):
@@ -402,7 +409,7 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
     info = SessionInfo(id=str(header.get("id") or path.stem), path=path, workspace=str(header.get("workspace", "")),
                        created=created, updated=path.stat().st_mtime,
                        first_prompt=first_prompt, turns=state.turn, provider=str(header.get("provider", "")),
-                       model=str(header.get("model", "")))
+                       model=model or str(header.get("model", "")))
     return LoadedSession(info=info, messages=history, turn_state=state.__class__(
         turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired,
         size=len(data), last_rewind=last_rewind)

@@ -128,7 +128,7 @@ def denial_text(denied: Authorization) -> str:
     if denied.by == "PermissionRequest hook":
         return f"Permission denied by a hook: {denied.reason}"
     if denied.by == "headless run":
-        return (f"Permission denied: this is a non-interactive run and {denied.reason}; the user has not "
-                "allowed this action. Do not retry it; finish what you can without it and say what was "
-                "not permitted.")
+        return (f"Refused: this is a non-interactive run and {denied.reason}; the user has not allowed this "
+                "action, so it was not run and nothing it would have done was applied. Do not retry it; "
+                "finish what you can without it and say what was not permitted.")
     return f"Permission denied: {denied.reason}. Do not retry this call unchanged."

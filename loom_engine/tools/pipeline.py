@@ -38,6 +38,7 @@ from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
 from ..permissions.decision import PermissionDecision
 from ..redact import Redactor
+from ..transcript import REFUSED_KIND, refused_result_text
 from .authorize import Authorization, Facts, authorize, denial_text
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .registry import ToolRegistry
@@ -280,9 +281,8 @@ class ToolPipeline:
     def _warn_denied(self, tool: Tool, call: ToolUsePart, denied: Authorization) -> None:
         """A headless run tells its user what it denied and how to allow it."""
         hint = (denied.question.hint if denied.question else "") or "a --allow rule"
-        self.emit(Notice(level="warning",
-                         message=f"denied {tool.name} {_summary(call)}: {denied.reason}; allow it with {hint}",
-                         **self.stamp()))
+        message = f"refused {tool.name} {_summary(call)} (not run): {denied.reason}; allow it with {hint}"
+        self.emit(Notice(level="warning", message=message, **self.stamp()))
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
                           is_error: bool, display: Mapping[str, Any] | None) -> str:
@@ -328,10 +328,8 @@ class ToolPipeline:
                 self.emit(Notice(level="warning", message=f"could not save the rule: {error}", **self.stamp()))
         if answer.allowed:
             return None
-        message = "The user denied this tool call."
-        if answer.note:
-            message += f" Their note: {answer.note}"
-        return _Denied(ToolOutput(message, is_error=True))
+        return _Denied(ToolOutput(refused_result_text(answer.note), is_error=True,
+                                  display={"kind": REFUSED_KIND, **({"note": answer.note} if answer.note else {})}))
 
 
 def _validate(tool: Tool, name: str, arguments: Mapping[str, Any]) -> BaseModel | ToolOutput:

@@ -110,4 +110,22 @@ async def test_edits_that_cancel_out_write_nothing(ctx: ToolContext, call_tool: 
     (tmp_path / "m.txt").write_text("a\n")
     await call_tool(READ, ctx, path="m.txt")
     out = await call_tool(TOOL, ctx, path="m.txt", edits=[op("a", "b"), op("b", "a")])
-    assert out.is_error and "exactly as it is" in out.content
+    # Edit 2 undoes edit 1 by editing the text edit 1 wrote: refused as such.
+    assert out.is_error and "Edit 2 of 2 failed: its old_string lies inside the new_string of edit 1" in out.content
+    assert (tmp_path / "m.txt").read_text() == "a\n"
+
+
+async def test_an_edit_of_text_an_earlier_edit_wrote_is_refused(ctx: ToolContext, call_tool: CallTool,
+                                                                tmp_path: Path) -> None:
+    # Edit 3 changes "retries = 5", which only edit 1 writes: it edits the call's own text.
+    path = tmp_path / "m.py"
+    path.write_text("retries = 3\ntimeout = 10\n")
+    await call_tool(READ, ctx, path="m.py")
+    out = await call_tool(TOOL, ctx, path="m.py", edits=[op("retries = 3", "retries = 5"),
+                                                         op("timeout = 10", "timeout = 20"),
+                                                         op("retries = 5", "retries = 7")])
+    assert out.is_error
+    assert out.content.startswith("Edit 3 of 3 failed: its old_string lies inside the new_string of edit 1, so "
+                                  "it would edit text this call itself writes.")
+    assert "No edits were applied" in out.content
+    assert path.read_text() == "retries = 3\ntimeout = 10\n"

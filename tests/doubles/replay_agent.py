@@ -185,6 +185,9 @@ class ReplayAgent:
     def abort(self, reason: str = "interrupted by user") -> None:
         self.aborted = reason
 
+    def refuse_and_stop(self, request_id: str, call_id: str) -> None:
+        self.abort("refused by user")
+
     def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
         self.answers.append((request_id, answer))
         if self._answered is not None and not self._answered.done():
@@ -196,6 +199,9 @@ class ReplayAgent:
 
     def set_model(self, model: str) -> None:
         self._config = dataclasses.replace(self._config, model=model)
+
+    def choose_model(self, model: str) -> None:
+        self.set_model(model)
 
     async def session_started(self, source: str) -> tuple[AgentEvent, ...]:
         return ()

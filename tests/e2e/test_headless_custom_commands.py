@@ -58,7 +58,7 @@ def test_a_headless_shell_line_that_would_ask_is_denied(workspace: Path, tmp_pat
     done = loom(["run", "/mk"], workspace, loom_env(tmp_path, fake_llm))
     assert done.returncode == 0, done.stderr
     assert not (workspace / "made.txt").exists()
-    assert "denied bash" in done.stderr and "--allow" in done.stderr
+    assert "refused bash" in done.stderr and "--allow" in done.stderr
     [text] = _first_user_texts(fake_llm)
     assert text.startswith("Result: [`touch made.txt` was not run:")
 

@@ -52,7 +52,7 @@ def test_esc_denies_and_ends_the_turn(tmp_path: Path, workspace: Path, fake_llm:
         term.wait_ready()
         ask(term, "change the greeting")
         term.keys("Escape")
-        screen = term.wait_for(lambda s: "denied — turn stopped; tell Loom what to do instead" in s,
+        screen = term.wait_for(lambda s: "refused, not applied — tell Loom what to do instead" in s,
                                "the note that the turn stopped")
         term.wait_for(lambda s: "Ask Loom" in s and "esc to interrupt" not in s, "the prompt back")
         assert "allow once" not in screen

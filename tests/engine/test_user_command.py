@@ -1,4 +1,4 @@
-"""``!command``: the user's own shell command, its permission, and the context it leaves."""
+"""``!command``: the user's own shell command, run at once, and the context it leaves."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ from loom_engine.permissions.answer import PermissionAnswer
 from loom_engine.permissions.layers import RuleLayer
 from loom_engine.permissions.manager import PermissionManager
 from loom_engine.providers.factory import create_provider
+from loom_engine.sandbox import Machine, SandboxConfig, open_sandbox
 from loom_engine.sessions.store import SessionStore
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.sandbox import failing_bwrap, sysctl_tree
 
 
 def _agent(root: Path, server: FakeLLMServer, *, deny: tuple[str, ...] = (), session: Any = None,
@@ -60,50 +62,45 @@ async def test_an_allowed_command_runs_without_a_model_turn_and_its_output_reach
     assert sent.rstrip().endswith("what did it print?")
 
 
-async def test_a_command_that_asks_runs_once_allowed(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+async def test_the_users_own_command_runs_at_once_without_a_question(tmp_path: Path,
+                                                                     fake_llm: FakeLLMServer) -> None:
+    # `touch` writes: the model's bash call would be asked about; the user's own is not.
     agent = _agent(tmp_path, fake_llm)
-    asked: list[PermissionRequested] = []
-    async for event in agent.run_user_command("touch made.txt"):
-        if isinstance(event, PermissionRequested):
-            asked.append(event)
-            agent.answer_permission(event.request_id, PermissionAnswer("allow_once"))
-    assert [e.tool for e in asked] == ["bash"]
+    events = [e async for e in agent.run_user_command("touch made.txt")]
+    assert not any(isinstance(e, PermissionRequested) for e in events)
     assert (tmp_path / "made.txt").exists()
     assert agent.messages[-1].meta["user_command"]["command"] == "touch made.txt"
 
 
-async def test_a_denied_answer_runs_nothing_and_adds_nothing(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    agent = _agent(tmp_path, fake_llm)
-    async for event in agent.run_user_command("touch made.txt"):
-        if isinstance(event, PermissionRequested):
-            agent.answer_permission(event.request_id, PermissionAnswer("deny"))
-    assert not (tmp_path / "made.txt").exists()
-    assert agent.messages == ()
-
-
-async def test_a_deny_rule_refuses_the_command_as_it_would_the_models(tmp_path: Path,
-                                                                    fake_llm: FakeLLMServer) -> None:
-    (tmp_path / "keep.txt").write_text("x")
+async def test_rules_and_hooks_for_the_models_calls_do_not_stand_in_the_users_way(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    (tmp_path / "drop.txt").write_text("x")
     agent = _agent(tmp_path, fake_llm, deny=("bash(rm:*)",))
-    events = [e async for e in agent.run_user_command("rm keep.txt")]
+    events = [e async for e in agent.run_user_command("rm drop.txt")]
     assert not any(isinstance(e, PermissionRequested) for e in events)
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
-    assert finished.is_error and "Permission denied" in finished.content
-    assert (tmp_path / "keep.txt").exists()
-    assert agent.messages == ()
+    assert not finished.is_error
+    assert not (tmp_path / "drop.txt").exists()  # as their own shell would have done
 
 
-async def test_an_abort_while_asking_runs_nothing_and_frees_the_agent(tmp_path: Path,
-                                                                     fake_llm: FakeLLMServer) -> None:
-    agent = _agent(tmp_path, fake_llm)
-    events = []
-    async for event in agent.run_user_command("touch made.txt"):
-        events.append(event)
-        if isinstance(event, PermissionRequested):
-            agent.abort()
-    assert isinstance(events[-1], ToolFinished) and events[-1].is_error
-    assert not (tmp_path / "made.txt").exists() and agent.messages == ()
-    assert not agent.is_running
+async def test_the_users_own_command_runs_outside_the_sandbox(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    # Sandbox mode "on" where no sandbox can start: the model's commands are refused,
+    # the user's own runs as their shell would run it.
+    machine = Machine(backends=("bubblewrap",), bwrap=failing_bwrap(tmp_path / "bin"),
+                      sysctl_root=sysctl_tree(tmp_path / "sys", {"kernel/apparmor_restrict_unprivileged_userns": "1"}))
+    root = tmp_path / "ws"
+    root.mkdir()
+    sandbox = open_sandbox(SandboxConfig(mode="on"), Workspace.at(root), machine=machine)
+    assert sandbox.status.refuses_commands
+    provider = create_provider("anthropic", api_key="k", base_url=fake_llm.anthropic_base_url)
+    agent = Agent(AgentConfig(model="claude-haiku-4-5"),
+                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(root),
+                             permissions=PermissionManager(Workspace.at(root)), sandbox=sandbox),
+                  system_prompt="test")
+    events = [e async for e in agent.run_user_command("echo mine > mine.txt")]
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert not finished.is_error, finished.content
+    assert (root / "mine.txt").read_text() == "mine\n"
 
 
 async def test_an_abort_stops_the_command_and_keeps_what_it_printed(tmp_path: Path,

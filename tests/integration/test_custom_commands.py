@@ -110,7 +110,7 @@ async def test_a_denied_shell_command_says_so_in_the_expansion(workspace: Path, 
     agent = _agent(workspace, fake_llm)  # headless: a question is a denial
     await _run(agent, "/mk")
     [text] = _user_texts(fake_llm.last_request.messages[0])
-    assert text.startswith("Made: [`touch made.txt` was not run: Permission denied")
+    assert text.startswith("Made: [`touch made.txt` was not run: Refused: this is a non-interactive run")
     assert not (workspace / "made.txt").exists()
 
 
@@ -126,7 +126,7 @@ async def test_allowed_tools_hold_for_the_commands_turn_only(workspace: Path, fa
     assert isinstance(events[-1], Finished)
     assert not (workspace / "made.txt").exists()
     results = json.dumps(fake_llm.requests[3].body["messages"][-1])
-    assert "Permission denied" in results
+    assert "Refused: this is a non-interactive run" in results
 
 
 async def test_in_the_chat_a_second_prompt_asks_again(workspace: Path, fake_llm: FakeLLMServer) -> None:
@@ -207,7 +207,26 @@ async def test_a_project_commands_allowed_tools_are_not_granted(workspace: Path,
     rules = agent.permissions.effective_rules()
     events = await _run(agent, "/mk")
     assert not (workspace / "made.txt").exists()
-    assert "Permission denied" in json.dumps(fake_llm.requests[1].body["messages"][-1])
+    assert "Refused: this is a non-interactive run" in json.dumps(fake_llm.requests[1].body["messages"][-1])
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("bash(touch made.txt)) are not granted: the command comes from the project" in n for n in notices)
     assert agent.permissions.effective_rules() == rules
+    # Said once a conversation, not on every use.
+    fake_llm.enqueue(Reply.text("again"))
+    again = [e.message for e in await _run(agent, "/mk") if isinstance(e, Notice)]
+    assert not any("are not granted" in n for n in again)
+
+
+async def test_withheld_allowed_tools_that_never_ask_are_not_mentioned(workspace: Path,
+                                                                       fake_llm: FakeLLMServer) -> None:
+    from loom_engine.events import Notice
+
+    _command(workspace, "look.md", "---\nallowed-tools: Bash(git status:*), Read, Grep(src/**)\n---\nLook.\n")
+    _command(workspace, "mixed.md", "---\nallowed-tools: Bash(git status:*), Edit(src/**)\n---\nChange.\n")
+    fake_llm.enqueue(Reply.text("looked"), Reply.text("changed"))
+    agent = _agent(workspace, fake_llm)
+    looked = [e.message for e in await _run(agent, "/look") if isinstance(e, Notice)]
+    assert not any("allowed-tools" in n for n in looked)  # none of them is ever asked about
+    mixed = [e.message for e in await _run(agent, "/mixed") if isinstance(e, Notice)]
+    # Only the rule that would have spared a question is named.
+    assert any(n.startswith("/mixed: its allowed-tools (edit_file(src/**)) are not granted") for n in mixed), mixed

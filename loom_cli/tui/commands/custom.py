@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...slash_commands import ParsedCommand, discover_commands, invocation_for
+from ...slash_commands import ParsedCommand, discover_commands, invocation_for, unknown_command_line
 
 if TYPE_CHECKING:
     from loom_engine.commands.catalog import CommandCatalog
@@ -29,11 +29,12 @@ def custom_command(host: ChatHost, command: ParsedCommand, reserved: frozenset[s
     built-ins' names, which no custom command takes."""
     from loom_engine.commands.catalog import CommandError
 
+    from ..mcp_chat import prompt_commands
     from ..paste import Draft
 
+    commands = discover_commands(Path(host.workspace_root), reserved)
     try:
-        invocation = invocation_for(host.agent, command.text, reserved,
-                                    discover_commands(Path(host.workspace_root), reserved))
+        invocation = invocation_for(host.agent, command.text, reserved, commands)
     except CommandError as error:
         host.output(f"{error} · not run")
         return
@@ -41,8 +42,13 @@ def custom_command(host: ChatHost, command: ParsedCommand, reserved: frozenset[s
         host.output(not_ready(host))  # it may be a skill: the agent knows them
         return
     if invocation is None:
-        host.output(f"unknown command /{command.name} · /help lists the commands")
-        return
+        known = [*reserved, *(name for name, _ in custom_entries(host.agent, commands)),
+                 *(name for name, _ in prompt_commands(host.agent))]
+        unknown = unknown_command_line(command, known)
+        if unknown is not None:
+            host.output(unknown)  # not sent: a mistyped command is no question for the model
+            return
+        # A path or other text that only starts with "/": a prompt for the model.
     host.prompt_queue.add(Draft(command.text))
     host.send_queued()
 
@@ -74,15 +80,19 @@ class CustomCommandMenu:
 
 
 def custom_entries(agent: ChatAgent | None, commands: CommandCatalog) -> list[tuple[str, str]]:
-    """(name, help) of each custom command, then of each skill the user may run that no
-    command shadows: the description, and the argument hint in brackets."""
+    """(name, help) of each custom command, then of each skill the user may run: the
+    description, and the argument hint in brackets. A skill a command of the same name
+    hides from ``/name`` is listed as ``/skill:name``, which runs it."""
+    from loom_engine.commands.invoke import SKILL_PREFIX
+
     out = [(c.name, f"{c.description}  {c.argument_hint}".rstrip()) for c in commands]
     skills = agent.skills if agent is not None else None
     for skill in skills if skills is not None else ():
-        if not skill.name or skill.name in commands or not skill.user_invocable:
+        if not skill.name or not skill.user_invocable:
             continue
         description = " ".join(skill.description.split())
         if len(description) > SKILL_HELP_CHARS:
             description = description[:SKILL_HELP_CHARS - 1].rstrip() + "…"
-        out.append((skill.name, f"{description}  (skill)"))
+        # /skill:name when a command has the name (listed above it): the prefix says it all.
+        out.append((SKILL_PREFIX + skill.name if skill.name in commands else skill.name, f"{description}  (skill)"))
     return out

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from loom_cli.tui.markdown_stream import MarkdownStream
+from loom_cli.tui.permission_prompt import STOPPED_NOTE
 from loom_cli.tui.tool_block import ToolBlock
-from loom_cli.tui.transcript import Notice, UserMessage
+from loom_cli.tui.transcript import Notice, UserMessage, entries_from_messages
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 from tests.doubles.processes import alive
 
@@ -145,10 +146,24 @@ async def test_permission_prompt_answers(harness: Harness, repo: Path, keys, dec
         results = [p for m in agent.messages for p in m.tool_results_parts]
         edit_result = results[-1]
         if decision == "deny":
-            assert edit_result.is_error and "denied" in edit_result.content
+            # A refusal, never an interruption: the model reads that the edit was not applied.
+            assert edit_result.is_error
+            assert edit_result.content.startswith("Refused by the user: this call was not run, so nothing it "
+                                                  "would have done was applied.")
+            assert "nterrupted" not in edit_result.content
             if note:
                 assert note in edit_result.content
             assert edit_block.data.status == "denied"
+            assert "refused, not run" in screen_text(app)
+            if stopped:
+                last = agent.messages[-1]
+                assert last.meta.get("refused") and "refused a tool call" in last.text
+            # Resumed (--continue), the call is drawn refused, not failed nor interrupted.
+            [resumed] = [e.tool for e in entries_from_messages(agent.messages)
+                         if e.tool is not None and e.tool.name == "edit_file"]
+            assert resumed.status == "denied" and resumed.note == (note or "")
+            notices = [e.text for e in entries_from_messages(agent.messages) if e.kind == "notice"]
+            assert notices == ([f"⏹ {STOPPED_NOTE}"] if stopped else [])
         else:
             assert not edit_result.is_error
             assert edit_block.data.status == "done"
@@ -156,7 +171,7 @@ async def test_permission_prompt_answers(harness: Harness, repo: Path, keys, dec
         finished = any(isinstance(w, MarkdownStream) and w.source == "Finished." for w in app.transcript.widgets())
         assert finished is not stopped
         notices = [n.text for n in app.transcript.query(Notice)]
-        assert any("denied — turn stopped; tell Loom what to do instead" in n for n in notices) is stopped
+        assert any("refused, not applied — tell Loom what to do instead" in n for n in notices) is stopped
 
 
 async def test_permission_prompt_ignores_answer_keys_right_after_opening(harness: Harness, repo: Path) -> None:

@@ -255,7 +255,25 @@ async def test_unknown_command(harness: Harness) -> None:
         app.prompt.load_text("/frobnicate now")
         await pilot.press("enter")
         await pilot.pause()
-        assert outputs(app)[-1] == "unknown command /frobnicate · /help lists the commands"
+        assert outputs(app)[-1] == "unknown command /frobnicate — /help lists them"
+        app.prompt.load_text("/modle")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert outputs(app)[-1] == "unknown command /modle (did you mean /mode or /model?) — /help lists them"
+        assert app.agent.messages == ()  # none of them went to the model
+
+
+async def test_a_path_at_the_start_of_a_prompt_is_sent_to_the_model(harness: Harness) -> None:
+    harness.script = [{"text": "Reinstall it."}, {"text": "Clean it."}]
+    app = harness.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot, app)
+        for text in ("/usr/bin/foo is broken", "/tmp is full"):
+            app.prompt.load_text(text)
+            await pilot.press("enter")
+            await wait_idle(pilot, app)
+        assert [m.text for m in app.agent.messages if m.role == "user"] == ["/usr/bin/foo is broken", "/tmp is full"]
+        assert not any("unknown command" in line for line in outputs(app))
 
 
 # --- completion ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from loom_cli.tui.transcript import UserMessage
+from loom_cli.tui.transcript import Notice, UserMessage
 from loom_engine.paths import builtin_skills_dir
 from loom_engine.skills.catalog import SkillCatalog
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
@@ -202,3 +202,26 @@ async def test_a_resumed_session_shows_the_command_as_typed(harness: Harness) ->
         await wait_for(pilot, lambda: app.agent is not None and "Fixed it." in screen_text(app))
         assert [u.text for u in app.transcript.query(UserMessage)] == ["/fix 123"]
         assert "EXPANDED INSTRUCTIONS" not in screen_text(app)
+
+
+async def test_a_project_command_and_the_skill_of_the_same_name_are_both_reached(harness: Harness) -> None:
+    # The project's /review hides the shipped review skill from /review; /skill:review runs it.
+    _command(harness.workspace, "review.md", "---\ndescription: Review as this team does\n---\nTeam review.\n")
+    harness.script = [{"text": "Reviewed by the team's rules."}, {"text": "Reviewed by the skill."}]
+    app = harness.app(agent_factory=_with_skills(harness))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        app.prompt.set_text("/help")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Your commands and skills" in screen_text(app))
+        [help_text] = [n.text for n in app.transcript.query(Notice) if "Your commands and skills" in n.text]
+        assert "  /review  Review as this team does" in help_text
+        assert "  /skill:review  Review the uncommitted changes" in help_text
+        for typed in ("/review", "/skill:review src"):
+            app.prompt.set_text(typed)
+            await pilot.press("enter")
+            await wait_idle(pilot, app)
+        first, second = (m for m in app.agent.messages if m.role == "user")
+        assert first.parts[0].text == "Team review."
+        assert "skills/review" in second.parts[0].text and second.parts[0].text.endswith("ARGUMENTS: src")
+        assert [u.text for u in app.transcript.query(UserMessage)] == ["/review", "/skill:review src"]

@@ -68,15 +68,18 @@ async def test_a_resumed_session_shows_commands_and_attachments_as_they_were_sho
         assert "SECRET CONTENT" not in screen_text(app)
 
 
-async def test_a_bang_command_that_needs_approval_asks_first(harness: Harness, repo: Path) -> None:
+async def test_a_bang_command_is_the_users_own_and_runs_without_a_question(harness: Harness, repo: Path) -> None:
+    # `touch` writes: the model's bash call would be asked about, the user's own is not.
     app = harness.app()
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "!touch made.txt")
-        await wait_for(pilot, lambda: app.permission_queue.asking)
-        await pilot.press("y")
         await wait_idle(pilot, app)
         assert (repo / "made.txt").exists()
+        assert not app.permission_queue.asking and app.answers == []
+        [block] = list(app.transcript.query(ToolBlock))
+        assert block.data.status == "done"
+        assert "tell Loom why" not in screen_text(app)
 
 
 async def test_esc_stops_a_bang_command_and_keeps_what_it_printed(harness: Harness) -> None:
@@ -84,8 +87,6 @@ async def test_esc_stops_a_bang_command_and_keeps_what_it_printed(harness: Harne
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "!echo started; sleep 30")
-        await wait_for(pilot, lambda: app.permission_queue.asking)
-        await pilot.press("y")
         await wait_for(pilot, lambda: any("started" in b.data.live or "started" in b.data.content
                                           for b in app.transcript.query(ToolBlock)))
         await pilot.press("escape")

@@ -61,3 +61,8 @@ def test_a_custom_command_of_the_same_name_wins_over_a_skill(tmp_path: Path) -> 
     commands = CommandCatalog.discover(tmp_path, user_config_dir=tmp_path / "none")
     invocation = resolve("/review a.py", commands, _catalog(tmp_path))
     assert invocation is not None and invocation.kind == "command" and invocation.body == "Review my way: $ARGUMENTS"
+    # The skill it hides is still reached, by /skill:name.
+    hidden = resolve("/skill:review a.py", commands, _catalog(tmp_path))
+    assert hidden is not None and hidden.kind == "skill" and hidden.name == "review" and hidden.arguments == "a.py"
+    assert "Do review." in hidden.body
+    assert resolve("/skill:nosuch", commands, _catalog(tmp_path)) is None

@@ -150,8 +150,9 @@ def test_a_hooks_ask_over_an_allow_rule_tells_a_headless_user_what_to_change() -
     (Authorization("deny", "rules", "denied by Bash(rm:*)"),
      "Permission denied: denied by Bash(rm:*). Do not retry this call unchanged."),
     (Authorization("deny", "headless run", "writes calc.py"),
-     "Permission denied: this is a non-interactive run and writes calc.py; the user has not allowed this "
-     "action. Do not retry it; finish what you can without it and say what was not permitted."),
+     "Refused: this is a non-interactive run and writes calc.py; the user has not allowed this action, so it "
+     "was not run and nothing it would have done was applied. Do not retry it; finish what you can without "
+     "it and say what was not permitted."),
 ])
 def test_what_the_model_reads_for_each_denial(denied: Authorization, text: str) -> None:
     assert denial_text(denied) == text

@@ -36,9 +36,9 @@ async def test_a_headless_run_denies_an_ask_and_says_how_to_allow_it(tmp_path: P
         elif isinstance(event, ToolFinished):
             finished.append(event)
     assert len(finished) == 1 and finished[0].is_error and finished[0].denied  # loom run's permission_denials
-    assert finished[0].content.startswith("Permission denied: this is a non-interactive run and ")
+    assert finished[0].content.startswith("Refused: this is a non-interactive run and ")
     assert finished[0].content.endswith("say what was not permitted.")
-    assert ('denied write_file ("notes.txt"): default mode: writing notes.txt needs approval; allow it with '
+    assert ('refused write_file ("notes.txt") (not run): default mode: writing notes.txt needs approval; allow it with '
             "--permission-mode accept-edits or --allow 'write_file(./notes.txt)'") in notices
     assert not (tmp_path / "notes.txt").exists()
 

@@ -36,7 +36,8 @@ async def test_an_ask_puts_the_question_to_the_user_and_notifies(workspace: Path
         if isinstance(event, PermissionRequested):
             assert event.reason == "network commands need a look"
             loom.answer_permission(event.request_id, PermissionAnswer("deny", note="not today"))
-    assert "The user denied this tool call. Their note: not today" in result_text(
+    assert ("Refused by the user: this call was not run, so nothing it would have done was applied. "
+            "Their note: not today") in result_text(
         tool_results(fake_llm.requests[1])[0])
     notification = json.loads((workspace / "notification.json").read_text())
     assert notification["notification_type"] == "permission_prompt" and "bash" in notification["message"]
