@@ -20,7 +20,7 @@ def agents_lines(workspace_root: Path, config_dir: Path, known_tools: Collection
         from builtin_tools import default_tools
 
         known_tools = [tool.name for tool in default_tools()]
-    from .claude_home import user_claude_home
+    from .claude_folder import user_claude_home
 
     catalog = AgentCatalog.discover(workspace_root, user_config_dir=config_dir,
                                     claude_home=user_claude_home()).with_trusted_models(

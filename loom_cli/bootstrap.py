@@ -131,7 +131,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
             raise UsageError(f"--add-dir {extra}: not a directory")
     privacy_problems = _make_private()
     records = WorkspaceRecords(data_dir())
-    from .claude_home import apply_claude_env, find_claude_home
+    from .claude_folder import find_claude_home
+    from .claude_home import apply_claude_env
 
     claude_home = find_claude_home(user_config_file())
     # Claude Code's user env first: it may name the endpoint or model the settings read.

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_engine.catalog import SOURCE_CLAUDE_HOME
-from loom_engine.paths import READ_CLAUDE_HOME_VARIABLE, claude_home
+from loom_engine.paths import READ_CLAUDE_HOME_VARIABLE
 
 from .claude_settings import ClaudeFile, read_json, translate_permissions
 
@@ -36,25 +36,6 @@ def enabled_in(user_config: Mapping[str, Any]) -> bool:
     """The switch as the user's config.toml (already read) sets it; on by default."""
     table = user_config.get(CLAUDE_TABLE, {})
     return not isinstance(table, Mapping) or table.get(SWITCH_KEY, True) is not False
-
-
-def find_claude_home(user_config_file: Path, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The folder to read, or None when it is turned off. A user config that cannot be
-    read leaves the switch on here; the settings loader reports that file's problem."""
-    from .settings import ConfigError, read_user_toml
-
-    try:
-        data = read_user_toml(user_config_file)
-    except ConfigError:
-        data = {}
-    return claude_home(enabled_in(data), environ)
-
-
-def user_claude_home() -> Path | None:
-    """:func:`find_claude_home` for this process's user config and environment."""
-    from loom_engine.paths import user_config_file
-
-    return find_claude_home(user_config_file())
 
 
 def home_label(home: Path, name: str = "") -> str:

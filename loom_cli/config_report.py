@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .claude_home import SETTINGS_NAME, claude_home_line, find_claude_home
+from .claude_folder import find_claude_home
+from .claude_home import SETTINGS_NAME, claude_home_line
 from .project_trust import ADD_DIRS_KEY
 from .settings import DEFAULT_SOURCE, LoadedSettings, choose_provider, load_settings, settings_files
 from .window_setup import window_line

@@ -325,7 +325,7 @@ def skills() -> None:
     from loom_engine.skills.catalog import SkillCatalog
     from loom_engine.workspace import find_workspace_root
 
-    from .claude_home import user_claude_home
+    from .claude_folder import user_claude_home
 
     catalog = SkillCatalog.discover(find_workspace_root(Path.cwd()), user_config_dir=config_dir(),
                                     builtin_dir=builtin_skills_dir(), claude_home=user_claude_home())

@@ -142,7 +142,7 @@ def discover_commands(workspace_root: Path, reserved: frozenset[str]) -> Command
     from loom_engine.commands.catalog import CommandCatalog
     from loom_engine.paths import config_dir
 
-    from .claude_home import user_claude_home
+    from .claude_folder import user_claude_home
 
     return CommandCatalog.discover(workspace_root, user_config_dir=config_dir(), reserved=reserved,
                                    claude_home=user_claude_home())

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_cli.claude_home import apply_claude_env, find_claude_home
+from loom_cli.claude_folder import find_claude_home
+from loom_cli.claude_home import apply_claude_env
 from loom_cli.hook_setup import plan_hooks
 from loom_cli.settings import load_settings, read_settings_files
 from loom_engine.commands.catalog import CommandCatalog

@@ -62,7 +62,7 @@ class CustomCommandMenu:
         self._reserved = reserved
         self._seen: tuple[tuple[str, int], ...] | None = None
         self._commands: CommandCatalog | None = None
-        from ...claude_home import user_claude_home
+        from ...claude_folder import user_claude_home
 
         self._claude_home = user_claude_home()
 
