@@ -51,6 +51,7 @@ from .sdk_stream import (
     sendable_tool_input,
     status_error,
     status_place,
+    tool_output_text,
     transport_error,
     unreadable_request,
 )
@@ -107,10 +108,7 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
         # Tool results must directly follow the assistant's tool_calls, before any text.
         for part in msg.parts:
             if isinstance(part, ToolResultPart):
-                content = part.content
-                if part.is_error and not content.lower().startswith("error"):
-                    content = f"Error: {content}"
-                wire.append({"role": "tool", "tool_call_id": part.tool_use_id, "content": content})
+                wire.append({"role": "tool", "tool_call_id": part.tool_use_id, "content": tool_output_text(part)})
         rest = [p for p in msg.parts if not isinstance(p, (ToolResultPart, ThinkingPart, ToolUsePart))]
         user_content = _user_content(rest)
         if user_content is None:

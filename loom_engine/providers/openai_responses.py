@@ -23,7 +23,7 @@ from typing import Any
 from ..messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 from .base import ProviderError, ProviderRequest
 from .names import ReasoningEffort, WireApi
-from .sdk_stream import sendable_tool_input
+from .sdk_stream import sendable_tool_input, tool_output_text
 
 # The tag on what a part keeps for this wire (``provider_data["wire"]``).
 WIRE = "openai-responses"
@@ -110,10 +110,8 @@ def to_input_items(messages: Sequence[Message], endpoint: str) -> list[dict[str,
         # Tool outputs follow their calls, before any text of the same message.
         for part in msg.parts:
             if isinstance(part, ToolResultPart):
-                output = part.content
-                if part.is_error and not output.lower().startswith("error"):
-                    output = f"Error: {output}"
-                items.append({"type": "function_call_output", "call_id": part.tool_use_id, "output": output})
+                items.append({"type": "function_call_output", "call_id": part.tool_use_id,
+                              "output": tool_output_text(part)})
         content = _user_content([p for p in msg.parts if isinstance(p, (TextPart, ImagePart))])
         if content:
             # Notes the engine adds mid-conversation (role "system") go as user text, as on

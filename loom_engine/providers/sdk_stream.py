@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..messages import ToolUsePart, scrub_message, scrub_text
+from ..messages import ToolResultPart, ToolUsePart, scrub_message, scrub_text
 from .base import (
     ProviderError,
     ProviderErrorKind,
@@ -185,6 +185,14 @@ def parse_tool_input(raw: str, start_input: Any = None) -> tuple[dict[str, Any],
 # How much of a malformed call's arguments goes back to the model, which has the whole
 # of them in the tool result's error already.
 _INVALID_ARGUMENTS_KEPT = 2000
+
+
+def tool_output_text(part: ToolResultPart) -> str:
+    """A tool result as OpenAI's wires (Chat Completions and Responses) carry it: they
+    have no error flag, so a failed call says so in its text."""
+    if part.is_error and not part.content.lower().startswith("error"):
+        return f"Error: {part.content}"
+    return part.content
 
 
 def sendable_tool_input(call: ToolUsePart) -> dict[str, Any]:
