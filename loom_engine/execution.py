@@ -46,3 +46,15 @@ class CancelToken:
 
     def child(self) -> CancelToken:
         return CancelToken(self)
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or raise :class:`Cancelled` the moment the token is set
+        (at once when it already is)."""
+        self.raise_if_cancelled()
+        if seconds <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout=seconds)
+        except TimeoutError:
+            return
+        raise Cancelled(self.reason)

@@ -12,12 +12,11 @@ wait for real time.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from .execution import Cancelled, CancelToken
+from .execution import CancelToken
 
 # What `loom run --max-wait` defaults to: a subscription's shortest window.
 DEFAULT_MAX_WAIT_S = 5 * 3600.0
@@ -58,15 +57,8 @@ Sleep = Callable[[float, CancelToken], Awaitable[None]]
 
 
 async def cancellable_sleep(seconds: float, cancel: CancelToken) -> None:
-    """Sleep ``seconds``; raise :class:`Cancelled` the moment ``cancel`` fires."""
-    cancel.raise_if_cancelled()
-    if seconds <= 0:
-        return
-    try:
-        await asyncio.wait_for(cancel.wait(), timeout=seconds)
-    except TimeoutError:
-        return
-    raise Cancelled(cancel.reason)
+    """The default :data:`Sleep`: ``seconds``, cut short (Cancelled) by ``cancel``."""
+    await cancel.sleep(seconds)
 
 
 class UsageLimitWaiter:

@@ -64,13 +64,18 @@ def user_config_file(environ: os._Environ[str] | dict[str, str]) -> str | None:
     override = environ.get("LOOM_CONFIG_DIR")
     if override:
         return os.path.join(override, "config.toml")
-    base = environ.get("XDG_CONFIG_HOME", "")
-    if not os.path.isabs(base):
-        home = environ.get("HOME", "")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".config")
-    return os.path.join(base, "loom", "config.toml")
+    base = _xdg_folder(environ, "XDG_CONFIG_HOME", ".config")
+    return None if base is None else os.path.join(base, "loom", "config.toml")
+
+
+def _xdg_folder(environ: os._Environ[str] | dict[str, str], variable: str, under_home: str) -> str | None:
+    """An XDG base folder: the variable when it holds an absolute path, else HOME's
+    default (None without an absolute HOME)."""
+    value = environ.get(variable, "")
+    if os.path.isabs(value):
+        return value
+    home = environ.get("HOME", "")
+    return os.path.join(home, under_home) if os.path.isabs(home) else None
 
 
 def _user_setting(path: str | None) -> WarmChoice:
@@ -102,13 +107,8 @@ def socket_folder(environ: os._Environ[str] | dict[str, str], create: bool) -> s
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime) and private_folder(runtime):
         return _private_child(os.path.join(runtime, "loom"), create)
-    cache = environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(cache):
-        home = environ.get("HOME", "")
-        if not os.path.isabs(home):
-            return None
-        cache = os.path.join(home, ".cache")
-    return _private_child(os.path.join(cache, "loom", "warm"), create)
+    cache = _xdg_folder(environ, "XDG_CACHE_HOME", ".cache")
+    return None if cache is None else _private_child(os.path.join(cache, "loom", "warm"), create)
 
 
 def _private_child(folder: str, create: bool) -> str | None:

@@ -163,24 +163,13 @@ async def stream_with_retries(
         yield RetryNotice(attempt=attempt, delay_s=delay, reason=failure.message,
                           discard_partial=streamed or failure.partial_output, kind=failure.kind,
                           max_attempts=policy.retries_for(failure.kind) + 1)
-        await _sleep(delay, cancel)
+        await cancel.sleep(delay)
 
 
 async def _close(stream: AsyncIterator[ProviderEvent]) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
-
-
-async def _sleep(delay: float, cancel: CancelToken) -> None:
-    if delay <= 0:
-        cancel.raise_if_cancelled()
-        return
-    try:
-        await asyncio.wait_for(cancel.wait(), timeout=delay)
-    except TimeoutError:
-        return
-    raise Cancelled(cancel.reason)
 
 
 class _End:
