@@ -61,4 +61,4 @@ def test_default_mode_refuses_the_edit(buggy_repo: Path, tmp_path: Path, fake_ll
     assert (buggy_repo / "calc.py").read_text() == BUGGY
     assert "--permission-mode accept-edits" in done.stderr or "--allow 'edit_file" in done.stderr
     results = _tool_results(fake_llm)
-    assert "Permission denied" in results[2]
+    assert "Refused: this is a non-interactive run" in results[2]

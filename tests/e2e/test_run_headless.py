@@ -87,7 +87,7 @@ def test_web_fetch_is_denied_headless_until_the_host_is_allowed(repo: Path, tmp_
         done = loom(["run", "what is new?"], repo, loom_env(tmp_path, fake_llm))
         assert done.returncode == 0
         assert "--allow 'web_fetch(domain:127.0.0.1)'" in done.stderr
-        assert "Permission denied" in json.dumps(fake_llm.requests[-1].body["messages"][-1])
+        assert "Refused: this is a non-interactive run" in json.dumps(fake_llm.requests[-1].body["messages"][-1])
 
         fake_llm.enqueue(Reply.tool("web_fetch", {"url": url}), Reply.text("Version 2 is out."))
         done = loom(["run", "what is new?", "--allow", "web_fetch(domain:127.0.0.1)"], repo,

@@ -149,7 +149,7 @@ def test_bash_still_asks_and_is_denied_headless(repo: Path, tmp_path: Path, fake
     done = _loom(["run", "make a file"], repo, _env(tmp_path, ANTHROPIC_BASE_URL=fake_llm.anthropic_base_url))
     assert done.returncode == 0, done.stderr
     assert not (repo / "pwned").exists()
-    assert "Permission denied" in json.dumps(fake_llm.requests[-1].body["messages"][-1])
+    assert "Refused: this is a non-interactive run" in json.dumps(fake_llm.requests[-1].body["messages"][-1])
     lines = [x for x in done.stderr.splitlines() if x.startswith("loom: ignored")]
     shown = 'permission_mode = "bypass"' if name == "bypass" else 'allow rule "bash"'
     assert lines == [IGNORED_PREFIX + f".loom/{file}: {shown}"]

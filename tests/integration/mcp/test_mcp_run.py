@@ -161,7 +161,7 @@ def test_permissions_headless(tmp_path: Path, workspace: Path, fake_llm: FakeLLM
     done = run_loom(tmp_path, workspace, fake_llm, ["go"], user_servers=servers)
     assert done.returncode == 0, done.stderr
     poke, peek = fake_llm.requests[1], fake_llm.requests[2]
-    assert tool_results(poke)[0]["is_error"] and "Permission denied" in result_text(poke)
+    assert tool_results(poke)[0]["is_error"] and "Refused: this is a non-interactive run" in result_text(poke)
     assert "--allow mcp__bad__poke" in done.stderr  # the flag that would allow it
     assert "peeked" in result_text(peek)  # readOnlyHint: runs in default mode
     fake_llm.enqueue(Reply.tool("mcp__bad__poke", {"value": "x"}), Reply.text("done"))
