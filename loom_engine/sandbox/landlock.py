@@ -82,14 +82,21 @@ def _interpreter() -> Path:
     return Path(os.path.realpath(sys.executable))
 
 
+# Characters of the plan per argument (its JSON is ASCII), well under the kernel's limit.
+_PLAN_PART = 64 * 1024
+
+
 def launcher_argv(layout: Layout, *, abi: int, temp_dir: Path, network: bool, argv: Sequence[str]) -> list[str]:
     """The command line that confines itself to ``layout`` and then runs ``argv``."""
     plan = {"rules": [[os.fspath(p), r] for p, r in rules(layout, temp_dir, abi)],
             "handled": launch.handled_rights(abi),
             "scoped": launch.SCOPE_ABSTRACT_UNIX_SOCKET | launch.SCOPE_SIGNAL if abi >= 6 else 0,
             "seccomp": base64.b64encode(seccomp.socket_filter(block_inet=not network)).decode("ascii")}
-    return [os.fspath(_interpreter()), "-I", "-S", os.fspath(_launcher()), json.dumps(plan, separators=(",", ":")),
-            *argv]
+    text = json.dumps(plan, separators=(",", ":"))
+    # One argument may hold at most 128 KiB (MAX_ARG_STRLEN), and hiding a path in a
+    # crowded folder grants each of its neighbours by name: the plan goes in pieces.
+    parts = [text[i:i + _PLAN_PART] for i in range(0, len(text), _PLAN_PART)] or [""]
+    return [os.fspath(_interpreter()), "-I", "-S", os.fspath(_launcher()), str(len(parts)), *parts, *argv]
 
 
 def rules(layout: Layout, temp_dir: Path, abi: int) -> list[tuple[Path, int]]:

@@ -129,17 +129,20 @@ def install_seccomp(program: bytes) -> None:
 
 
 def main(args: Sequence[str]) -> int:
-    """``args``: the plan as JSON, then the command to exec."""
-    if len(args) < 2:
-        print("loom sandbox launcher: usage: <plan> <program> [args...]", file=sys.stderr)
+    """``args``: how many pieces the plan's JSON comes in, the pieces, then the command
+    to exec."""
+    count = int(args[0]) if args and args[0].isdigit() else 0
+    if count < 1 or len(args) < count + 2:
+        print("loom sandbox launcher: usage: <pieces> <plan piece>... <program> [args...]", file=sys.stderr)
         return FAILED
+    command = list(args[count + 1:])
     try:
-        plan = json.loads(args[0])
+        plan = json.loads("".join(args[1:count + 1]))
         restrict([(str(p), int(r)) for p, r in plan["rules"]], handled=int(plan["handled"]),
                  scoped=int(plan.get("scoped", 0)))
         if plan.get("seccomp"):
             install_seccomp(base64.b64decode(plan["seccomp"]))
-        os.execvp(args[1], list(args[1:]))
+        os.execvp(command[0], command)
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"loom sandbox launcher: cannot confine the command: {error}", file=sys.stderr)
     return FAILED

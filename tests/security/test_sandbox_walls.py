@@ -146,6 +146,21 @@ def listener() -> Iterator[_Listener]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_path_hidden_in_a_crowded_folder(lab: tuple[Path, Path], backend: Backend) -> None:
+    # Landlock grants each neighbour of a hidden path by name: 1,500 long names make a
+    # plan far over the kernel's 128 KiB limit for one argument.
+    root, outside = lab
+    for n in range(1500):
+        (outside / f"neighbour-{n:04d}-{'x' * 100}").touch()
+    (outside / "token").write_text("TOKEN-MATERIAL\n")
+    ctx = tool_context(Workspace.at(root), _sandbox(root, backend, deny_read=(outside / "token",)))
+    out = await bash(ctx, f"ls {outside} | wc -l; cat {outside}/token")
+    assert "TOKEN-MATERIAL" not in out.content and "Could not start" not in out.content, out.content
+    if backend == "landlock":  # bubblewrap's /tmp is private: the folder is not there at all
+        assert "1501" in out.content, out.content
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_network_off_cannot_reach_a_listener_on_the_hosts_loopback(lab: tuple[Path, Path], backend: Backend,
                                                                           listener: _Listener) -> None:
     root, _ = lab
