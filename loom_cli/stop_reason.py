@@ -67,6 +67,9 @@ CONTINUE_PROMPT = ("Your last answer was cut off at the output limit. Continue e
 def cut_off(event: Finished) -> str:
     """What to say of an answer the model's output limit cut off (the reader decides how
     to go on: the chat offers /continue, `loom run` names --continue)."""
+    if event.output_limited_by_window:
+        return (f"the answer was cut off at the output limit ({event.max_output_tokens:,} tokens, "
+                "all the context window had room for)")
     limit = f"{event.max_output_tokens:,} tokens, " if event.max_output_tokens else ""
     return f"the answer was cut off at the output limit ({limit}max_tokens in config.toml)"
 

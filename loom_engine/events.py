@@ -224,8 +224,10 @@ class Finished(AgentEvent):
     # Why the last answer ended, in the providers' common words: end_turn, or max_tokens
     # when the model's output limit cut it off (``result`` is then incomplete), refusal...
     stop_reason: str = "end_turn"
-    # The output limit the last request asked for, in tokens (0: not known).
+    # The output limit the last request asked for, in tokens (0: not known), and whether
+    # the context window's room lowered it below the max_tokens setting.
     max_output_tokens: int = 0
+    output_limited_by_window: bool = False
 
     @property
     def cut_off(self) -> bool:

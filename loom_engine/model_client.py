@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # loaded on first use: they are not needed to start
     from .providers.retry import RetryNotice, RetryPolicy
     from .providers.server_window import ServerWindows, WindowFact
 
+# The least ``max_tokens`` a request asks for, however full the window looks.
+_MIN_OUTPUT_TOKENS = 1024
+
 
 class ModelClient:
     def __init__(self, provider: Provider, config: AgentConfig, *, system: str,
@@ -79,9 +82,19 @@ class ModelClient:
 
     def build_request(self, messages: Sequence[Message]) -> ProviderRequest:
         return ProviderRequest(model=self.config.model, system=self.system, messages=tuple(messages),
-                               tools=self.tools, max_tokens=self.config.max_tokens,
+                               tools=self.tools, max_tokens=self.output_budget(messages),
                                thinking_budget=self.config.thinking_budget,
                                cache_key=self._cache_key() if self._cache_key is not None else None)
+
+    def output_budget(self, messages: Sequence[Message]) -> int:
+        """The request's ``max_tokens``: the setting, lowered to the room the window leaves
+        after the prompt. A server with a small window (a local model's 8k) refuses a request
+        whose prompt plus ``max_tokens`` exceeds it (vLLM, Anthropic) or cuts the answer at
+        the window (llama.cpp). The prompt is an estimate, so a tenth is kept spare; below
+        the floor the request goes anyway and an overflow error starts a compaction."""
+        wanted = self.config.max_tokens
+        room = self.context_window - self._tracker.tokens_in_use(messages) * 11 // 10
+        return min(wanted, max(room, _MIN_OUTPUT_TOKENS))
 
     def stream(self, request: ProviderRequest, cancel: CancelToken
                ) -> AsyncIterator[ProviderEvent | RetryNotice]:

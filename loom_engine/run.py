@@ -71,6 +71,10 @@ class InFlight:
     images: dict[str, tuple[ImagePart, ...]] = field(default_factory=dict)
     last_call_signature: str = ""
     repeat_count: int = 0
+    # The request being answered: its output limit, and whether the window lowered it
+    # below the max_tokens setting (what a cut-off answer is then blamed on).
+    output_limit: int = 0
+    output_limited_by_window: bool = False
 
     def start_stream(self) -> None:
         self.text.clear()

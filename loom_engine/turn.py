@@ -87,7 +87,8 @@ async def tt(state: TurnState, run: Run) -> TurnState:
             return state.next_turn()
         run.emit(Finished(result=message.text, num_turns=state.turn + 1 - run.state.first_turn,
                           usage=run.deps.metrics.usage, cost_usd=run.deps.metrics.cost_usd,
-                          stop_reason=completed.stop_reason, max_output_tokens=config.max_tokens, **stamp()))
+                          stop_reason=completed.stop_reason, max_output_tokens=run.state.inflight.output_limit,
+                          output_limited_by_window=run.state.inflight.output_limited_by_window, **stamp()))
         return state.next_turn().finish("end_turn")
 
     results = await run.scheduler.run(calls, run.run_tool, run.pipeline.is_concurrency_safe)
@@ -140,6 +141,8 @@ async def _call_model(run: Run) -> StreamCompleted | None:
     while True:
         request = run.deps.client.build_request(run.deps.transcript.messages)
         scratch.start_stream()
+        scratch.output_limit = request.max_tokens
+        scratch.output_limited_by_window = request.max_tokens < run.deps.client.config.max_tokens
         thought: list[str] = []  # this attempt's thinking, for the usage of an abort
         try:
             async for item in run.deps.client.stream(request, run.cancel):

@@ -50,3 +50,10 @@ def test_a_cut_off_answer_names_the_limit_when_it_is_known() -> None:
     unknown = Finished(result="half", num_turns=1, stop_reason="max_tokens")
     assert cut_off(unknown) == "the answer was cut off at the output limit (max_tokens in config.toml)"
     assert not Finished(result="all", num_turns=1).cut_off
+
+
+def test_a_cut_off_answer_blames_the_window_when_it_lowered_the_limit() -> None:
+    lowered = Finished(result="half", num_turns=1, stop_reason="max_tokens", max_output_tokens=1500,
+                       output_limited_by_window=True)
+    assert cut_off(lowered) == ("the answer was cut off at the output limit "
+                                "(1,500 tokens, all the context window had room for)")

@@ -341,3 +341,16 @@ async def test_a_path_rule_reaches_the_model_with_the_first_read_of_a_matching_f
     assert "<system-reminder>" in results[1] and "PY-RULE: type every def." in results[1]
     assert "PY-RULE" not in results[2]  # given once
     assert all(request.system == system for request in provider.requests)  # the cached prefix is kept
+
+
+async def test_an_answer_cut_off_in_a_small_window_names_the_window(tmp_path: Path) -> None:
+    """A small local window leaves less room than max_tokens: the request asks for what is
+    left, and an answer cut off there says the window, not the setting, stopped it."""
+    provider = replay([{"text": "half an answer", "stop_reason": "max_tokens"}])
+    agent = make_agent(tmp_path, provider, context_window=8192, max_tokens=8192)
+    events = await collect(agent, "word " * 3000)
+    (request,) = provider.requests or []
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.cut_off
+    assert finished.max_output_tokens == request.max_tokens < 8192
+    assert finished.output_limited_by_window
