@@ -39,6 +39,7 @@ from .expansion import (
     logical_cd,
     outward_symlink,
     physical,
+    remembered,
 )
 from .git_config import repository_doubt
 from .layers import CompiledRule, RuleStore
@@ -387,16 +388,7 @@ class CommandCheck:
 
     def _physical(self, raw: str, base: Path) -> Path:
         """:func:`physical`, resolved once per check for each path and folder."""
-        key = (raw, str(base))
-        if key not in self._resolved:
-            try:
-                self._resolved[key] = self._folders.physical(raw, base)
-            except Unknowable as exc:
-                self._resolved[key] = exc
-        answer = self._resolved[key]
-        if isinstance(answer, Unknowable):
-            raise Unknowable(str(answer))
-        return answer
+        return remembered(self._resolved, (raw, str(base)), lambda: self._folders.physical(raw, base))
 
     def _check_walk(self, folder: Path, *, one_level: bool) -> Verdict:
         """The host's check of a folder the command reads through (by every file tool's

@@ -24,6 +24,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+Key = TypeVar("Key")
+Answer = TypeVar("Answer")
 
 MAX_GLOB_ENTRIES = 20_000
 MAX_WALK_ENTRIES = 20_000
@@ -35,6 +39,20 @@ _MAGIC_PREFIXES = tuple(root + "/" for root in _MAGIC_ROOTS)
 
 class Unknowable(Exception):
     """What a word or path will be at run time cannot be known with certainty."""
+
+
+def remembered(answers: dict[Key, Answer | Unknowable], key: Key, work: Callable[[], Answer]) -> Answer:
+    """``work()``'s answer, found once per ``key`` in ``answers`` (one check's memo); an
+    Unknowable answer is raised again each time it is asked."""
+    if key not in answers:
+        try:
+            answers[key] = work()
+        except Unknowable as exc:
+            answers[key] = exc
+    answer = answers[key]
+    if isinstance(answer, Unknowable):
+        raise Unknowable(str(answer))
+    return answer
 
 
 # -- tilde -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .expansion import FolderWalks, Unknowable
+from .expansion import FolderWalks, Unknowable, remembered
 
 __all__ = ["ProgramLookups", "find_program"]
 
@@ -35,16 +35,8 @@ class ProgramLookups:
 
     def find(self, name: str, cwd: Path) -> Path | None:
         search_path = os.environ.get("PATH", os.defpath)
-        key = (name, str(cwd), search_path)
-        if key not in self._found:
-            try:
-                self._found[key] = self._find(name, cwd, search_path)
-            except Unknowable as exc:
-                self._found[key] = exc
-        answer = self._found[key]
-        if isinstance(answer, Unknowable):
-            raise Unknowable(str(answer))
-        return answer
+        return remembered(self._found, (name, str(cwd), search_path),
+                          lambda: self._find(name, cwd, search_path))
 
     def _find(self, name: str, cwd: Path, search_path: str) -> Path | None:
         if "/" in name:
