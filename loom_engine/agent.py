@@ -415,7 +415,10 @@ class Agent:
         then neither sent nor kept, and the run ends)."""
         typed = prompt.text if isinstance(prompt, UserPrompt) else prompt
         try:
-            verdict = await run.fire_hooks("UserPromptSubmit", {"prompt": typed})
+            # The user's prompts only, as in Claude Code: a sub-agent's task is the model's
+            # words, and a hook guarding what the user types must not stop it.
+            verdict = (await run.fire_hooks("UserPromptSubmit", {"prompt": typed}) if self.identity.depth == 0
+                       else HookVerdict())
         except (Cancelled, asyncio.CancelledError):
             run.emit(Aborted(reason=run.cancel.reason or "interrupted by user", **run.stamp()))
             return None

@@ -1,0 +1,37 @@
+"""Hooks as scripts written for Claude Code expect them: UserPromptSubmit for the user's
+prompts only, a formatter run by PostToolUse that the next edit does not trip over, and
+a ``transcript_path`` in Claude Code's format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loom_engine.events import Finished, HookRan
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.integration.hooks.helpers import agent, collect, hooks, on, result_text, script, tool_results
+
+GUARD = r'''#!/usr/bin/env python3
+import json, sys
+prompt = json.load(sys.stdin)["prompt"]
+with open("prompts.log", "a") as log:
+    log.write(prompt + "\n")
+if "README" in prompt:
+    print("no README work today", file=sys.stderr)
+    sys.exit(2)
+'''
+
+
+async def test_user_prompt_submit_fires_for_the_users_prompt_not_a_sub_agents_task(
+        workspace: Path, fake_llm: FakeLLMServer) -> None:
+    """A blocking UserPromptSubmit hook guards what the user types; the task the model
+    gives a sub-agent is not a user prompt, so the hook neither sees nor stops it."""
+    guard = script(workspace, "guard.py", GUARD)
+    fake_llm.enqueue(Reply.tool("task", {"description": "read docs", "prompt": "What does README.md say?"}),
+                     Reply.text("It says hello."), Reply.text("The readme says hello."))
+    events = await collect(agent(workspace, fake_llm, hooks(on("UserPromptSubmit", str(guard)))), "summarise the docs")
+    assert (workspace / "prompts.log").read_text() == "summarise the docs\n"
+    assert len(fake_llm.requests) == 3  # the sub-agent's request was sent
+    assert result_text(tool_results(fake_llm.requests[2])[0]).startswith("It says hello.")
+    assert [(e.event, e.outcome) for e in events if isinstance(e, HookRan)] == [("UserPromptSubmit", "ok")]
+    assert isinstance(events[-1], Finished) and events[-1].result == "The readme says hello."
