@@ -4,7 +4,6 @@ a ``transcript_path`` in Claude Code's format."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from loom_engine.events import Finished, HookRan
@@ -35,3 +34,36 @@ async def test_user_prompt_submit_fires_for_the_users_prompt_not_a_sub_agents_ta
     assert result_text(tool_results(fake_llm.requests[2])[0]).startswith("It says hello.")
     assert [(e.event, e.outcome) for e in events if isinstance(e, HookRan)] == [("UserPromptSubmit", "ok")]
     assert isinstance(events[-1], Finished) and events[-1].result == "The readme says hello."
+
+
+FORMATTER = r'''#!/usr/bin/env python3
+import json, re, sys
+path = json.load(sys.stdin)["tool_input"]["file_path"]
+with open(path) as file:
+    text = file.read()
+with open(path, "w") as file:
+    file.write(re.sub(r" *= *", " = ", text))
+'''
+
+
+async def test_the_next_edit_goes_against_what_a_formatter_hook_made_of_the_file(
+        workspace: Path, fake_llm: FakeLLMServer) -> None:
+    """edit -> a PostToolUse formatter rewrites the file -> the model reads the file as
+    it now is, and its next edit, made against that text, is applied (not refused as
+    "changed on disk")."""
+    (workspace / "app.py").write_text("x = 1\n")
+    formatter = script(workspace, "fmt.py", FORMATTER)
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "app.py"}),
+                     Reply.tool("edit_file", {"path": "app.py", "old_string": "x = 1", "new_string": "x=1\ny=2"}),
+                     Reply.tool("edit_file", {"path": "app.py", "old_string": "y = 2", "new_string": "y = 3"}),
+                     Reply.text("done"))
+    events = await collect(agent(workspace, fake_llm, hooks(on("PostToolUse", str(formatter), "Edit|Write"))),
+                           "set y")
+    [formatted] = tool_results(fake_llm.requests[2])
+    told = result_text(formatted)
+    assert "A PostToolUse hook changed app.py after this call wrote it" in told
+    assert "     1\tx = 1\n     2\ty = 2\n]" in told
+    [second] = tool_results(fake_llm.requests[3])
+    assert not second.get("is_error"), result_text(second)
+    assert (workspace / "app.py").read_text() == "x = 1\ny = 3\n"
+    assert isinstance(events[-1], Finished) and events[-1].result == "done"
