@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
@@ -25,6 +26,7 @@ from .checkpoints import Checkpoints
 from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Finished, Notice
 from .execution import Cancelled, CancelToken
+from .hooks.claude_transcript import ClaudeTranscript, claude_transcript_file
 from .hooks.config import HookEventName, HookSet
 from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
 from .hooks.outcome import HookVerdict
@@ -107,6 +109,8 @@ class Agent:
                                        sandbox=parts.sandbox)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
+        # The conversation in Claude Code's format for hook scripts (made at the first hook).
+        self._claude_transcript: ClaudeTranscript | None = None
 
     @property
     def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
@@ -383,7 +387,18 @@ class Agent:
         return await self._hook_engine.fire_alone(event, fields, name, stamp)
 
     def _hook_session(self) -> HookSession:
-        return session_facts(self.session, self.permissions.mode if self.permissions is not None else "bypass")
+        """Read as each hook fires: the Claude Code-format transcript is brought up to
+        the conversation as it is then."""
+        facts = session_facts(self.session, self.permissions.mode if self.permissions is not None else "bypass")
+        if not facts.loom_transcript_path:
+            return facts
+        where = claude_transcript_file(Path(facts.loom_transcript_path))
+        mirror = self._claude_transcript
+        if mirror is None or mirror.path != where:  # the first hook, or a new session (/clear)
+            mirror = self._claude_transcript = ClaudeTranscript(
+                where, session_id=facts.session_id, root=self.workspace.root,
+                redact=self.config.redactor.redact if self.config.redact_secrets else None)
+        return replace(facts, transcript_path=mirror.sync(self.transcript.messages, model=self.config.model))
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,

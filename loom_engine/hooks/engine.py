@@ -37,16 +37,20 @@ class HookSession:
     """What every payload says about where the hook runs."""
 
     session_id: str = ""
+    # The conversation in Claude Code's transcript format (see claude_transcript), which
+    # hook scripts read; "" when there is no session file.
     transcript_path: str = ""
     permission_mode: str = "default"
+    loom_transcript_path: str = ""  # Loom's own session file
 
 
 def session_facts(session: object, mode: PermissionMode) -> HookSession:
-    """What the payloads say of the session: its id, its file, and the permission mode in
-    Claude Code's words (which hook scripts compare against)."""
+    """What the payloads say of the session: its id, its Loom file, and the permission
+    mode in Claude Code's words (which hook scripts compare against). The caller adds
+    the Claude Code-format transcript."""
     path = getattr(session, "path", None)
     return HookSession(session_id=str(getattr(session, "id", "") or ""),
-                       transcript_path=str(path) if path is not None else "",
+                       loom_transcript_path=str(path) if path is not None else "",
                        permission_mode=CLAUDE_MODE_NAMES[mode])
 
 
@@ -91,7 +95,8 @@ class HookEngine:
         session = self.session()
         payload: dict[str, Any] = {
             "session_id": session.session_id, "transcript_path": session.transcript_path, "cwd": str(self.root),
-            "permission_mode": session.permission_mode, "hook_event_name": event}
+            "permission_mode": session.permission_mode, "hook_event_name": event,
+            "loom_transcript_path": session.loom_transcript_path}
         if self.agent_id is not None:
             payload["agent_id"] = self.agent_id
             payload["agent_type"] = self.agent_type or ""

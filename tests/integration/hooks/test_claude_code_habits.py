@@ -4,9 +4,13 @@ a ``transcript_path`` in Claude Code's format."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from loom_engine.events import Finished, HookRan
+from loom_engine.redact import Redactor
+from loom_engine.sessions.store import SessionStore
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.integration.hooks.helpers import agent, collect, hooks, on, result_text, script, tool_results
 
@@ -67,3 +71,44 @@ async def test_the_next_edit_goes_against_what_a_formatter_hook_made_of_the_file
     assert not second.get("is_error"), result_text(second)
     assert (workspace / "app.py").read_text() == "x = 1\ny = 3\n"
     assert isinstance(events[-1], Finished) and events[-1].result == "done"
+
+
+# A Stop hook as Claude Code users write it: the last line of the transcript is the
+# assistant's answer.
+LAST_ANSWER = r"""#!/usr/bin/env bash
+transcript=$(jq -r .transcript_path)
+tail -1 "$transcript" | jq -r '.message.content[] | select(.type == "text") | .text' > last-answer.txt
+cp "$transcript" transcript-at-stop.jsonl
+"""
+
+
+async def test_transcript_path_is_a_claude_code_transcript_a_stop_hook_can_read(
+        workspace: Path, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    key = "sk-ant-api03-" + "K" * 40
+    (workspace / "hello.py").write_text(f"print('hello')  # {key}\n")
+    writer = SessionStore(tmp_path / "sessions").create(workspace, provider="anthropic", model="claude-haiku-4-5",
+                                                        redactor=Redactor())
+    stop = script(workspace, "last.sh", LAST_ANSWER)
+    fake_llm.enqueue(Reply.tool("read_file", {"path": "hello.py"}), Reply.text("It prints hello."))
+    loom = agent(workspace, fake_llm, hooks(on("Stop", str(stop))), session=writer)
+    await collect(loom, "what does hello.py do?")
+    writer.close()
+    assert (workspace / "last-answer.txt").read_text() == "It prints hello.\n"
+    lines = [json.loads(line) for line in (workspace / "transcript-at-stop.jsonl").read_text().splitlines()]
+    assert [(line["type"], line["message"]["role"]) for line in lines] == [
+        ("user", "user"), ("assistant", "assistant"), ("user", "user"), ("assistant", "assistant")]
+    prompt, call, result, answer = lines
+    assert prompt["message"]["content"] == "what does hello.py do?" and prompt["parentUuid"] is None
+    assert [line["parentUuid"] for line in lines[1:]] == [line["uuid"] for line in lines[:-1]]
+    assert {line["sessionId"] for line in lines} == {writer.id}
+    assert {line["cwd"] for line in lines} == {str(workspace)}
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line["timestamp"]) for line in lines)
+    [use] = call["message"]["content"]
+    assert use["type"] == "tool_use" and use["name"] == "Read"
+    assert use["input"] == {"file_path": str(workspace / "hello.py")}
+    [block] = result["message"]["content"]
+    assert block["type"] == "tool_result" and block["tool_use_id"] == use["id"] and "print('hello')" in block["content"]
+    assert answer["message"]["model"] == "claude-haiku-4-5"
+    transcript = (tmp_path / "sessions" / "claude-code" / f"{writer.id}.jsonl").read_text()
+    assert key not in transcript and "[REDACTED" in transcript  # the file was read with a key in it
+    assert (tmp_path / "sessions" / "claude-code" / f"{writer.id}.jsonl").stat().st_mode & 0o777 == 0o600
