@@ -35,6 +35,7 @@ from .metrics import RunMetrics
 from .model_client import ModelClient
 from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
+from .permissions.modes import CLAUDE_MODE_NAMES
 from .providers.base import Provider
 from .relay import DONE, relay
 from .run import AgentIdentity, Run, RunDeps
@@ -111,6 +112,8 @@ class Agent:
         self._hook_context: list[str] = []
         # The conversation in Claude Code's format for hook scripts (made at the first hook).
         self._claude_transcript: ClaudeTranscript | None = None
+        # Set in a sub-agent: its hooks name the user's session and transcript, as in Claude Code.
+        self._parent_hook_session: Callable[[], HookSession] | None = None
 
     @property
     def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
@@ -389,7 +392,10 @@ class Agent:
     def _hook_session(self) -> HookSession:
         """Read as each hook fires: the Claude Code-format transcript is brought up to
         the conversation as it is then."""
-        facts = session_facts(self.session, self.permissions.mode if self.permissions is not None else "bypass")
+        mode = self.permissions.mode if self.permissions is not None else "bypass"
+        if self._parent_hook_session is not None:  # a sub-agent: the session it works for, in its own mode
+            return replace(self._parent_hook_session(), permission_mode=CLAUDE_MODE_NAMES[mode])
+        facts = session_facts(self.session, mode)
         if not facts.loom_transcript_path:
             return facts
         where = claude_transcript_file(Path(facts.loom_transcript_path))
@@ -536,6 +542,8 @@ class Agent:
         from .context.prompts import SUBAGENT_INSTRUCTIONS
 
         parts = self.parts.for_child(config, definition, vendor=self.config.provider)
-        return type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                          system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
-                          identity=AgentIdentity.new(config.depth, parent_call_id))
+        child = type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+                           system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
+                           identity=AgentIdentity.new(config.depth, parent_call_id))
+        child._parent_hook_session = self._hook_session
+        return child

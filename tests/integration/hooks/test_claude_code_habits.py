@@ -26,18 +26,28 @@ if "README" in prompt:
 
 
 async def test_user_prompt_submit_fires_for_the_users_prompt_not_a_sub_agents_task(
-        workspace: Path, fake_llm: FakeLLMServer) -> None:
+        workspace: Path, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     """A blocking UserPromptSubmit hook guards what the user types; the task the model
-    gives a sub-agent is not a user prompt, so the hook neither sees nor stops it."""
+    gives a sub-agent is not a user prompt, so the hook neither sees nor stops it. The
+    sub-agent's hooks name the user's session and its transcript, as in Claude Code."""
     guard = script(workspace, "guard.py", GUARD)
+    writer = SessionStore(tmp_path / "sessions").create(workspace, provider="anthropic", model="claude-haiku-4-5")
+    table = {**on("UserPromptSubmit", str(guard)), **on("SubagentStop", "cat > subagent-stop.json")}
     fake_llm.enqueue(Reply.tool("task", {"description": "read docs", "prompt": "What does README.md say?"}),
                      Reply.text("It says hello."), Reply.text("The readme says hello."))
-    events = await collect(agent(workspace, fake_llm, hooks(on("UserPromptSubmit", str(guard)))), "summarise the docs")
+    events = await collect(agent(workspace, fake_llm, hooks(table), session=writer), "summarise the docs")
+    writer.close()
     assert (workspace / "prompts.log").read_text() == "summarise the docs\n"
     assert len(fake_llm.requests) == 3  # the sub-agent's request was sent
     assert result_text(tool_results(fake_llm.requests[2])[0]).startswith("It says hello.")
-    assert [(e.event, e.outcome) for e in events if isinstance(e, HookRan)] == [("UserPromptSubmit", "ok")]
+    assert [(e.event, e.outcome) for e in events if isinstance(e, HookRan)] == [
+        ("UserPromptSubmit", "ok"), ("SubagentStop", "ok")]
     assert isinstance(events[-1], Finished) and events[-1].result == "The readme says hello."
+    payload = json.loads((workspace / "subagent-stop.json").read_text())
+    assert payload["session_id"] == writer.id and payload["agent_type"] == "general-purpose"
+    [prompt, call] = [json.loads(line) for line in Path(payload["transcript_path"]).read_text().splitlines()]
+    assert prompt["message"]["content"] == "summarise the docs"
+    assert call["message"]["content"][0]["name"] == "Task"  # the user's conversation, in the call
 
 
 FORMATTER = r'''#!/usr/bin/env python3
