@@ -60,8 +60,9 @@ def test_redaction_applies_to_each_line(tmp_path: Path) -> None:
 
 
 def test_blocks_and_flags_as_claude_code_writes_them(tmp_path: Path) -> None:
+    edit = {"path": "a.py", "old_string": "x", "new_string": "y"}
     call = Message.assistant(ThinkingPart("hm", signature="sig"), ThinkingPart("", redacted_data="opaque"),
-                             ToolUsePart("toolu_1", "edit_file", {"path": "a.py", "old_string": "x", "new_string": "y"}))
+                             ToolUsePart("toolu_1", "edit_file", edit))
     assert claude_line(call, root=tmp_path, model="claude-x")["message"] == {
         "id": call.id, "type": "message", "role": "assistant", "model": "claude-x", "content": [
             {"type": "thinking", "thinking": "hm", "signature": "sig"},
