@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
@@ -25,6 +26,7 @@ from .checkpoints import Checkpoints
 from .config import AgentConfig
 from .events import Aborted, AgentEvent, Error, Finished, Notice
 from .execution import Cancelled, CancelToken
+from .hooks.claude_transcript import ClaudeTranscript, claude_transcript_file
 from .hooks.config import HookEventName, HookSet
 from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
 from .hooks.outcome import HookVerdict
@@ -33,6 +35,7 @@ from .metrics import RunMetrics
 from .model_client import ModelClient
 from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
+from .permissions.modes import CLAUDE_MODE_NAMES
 from .providers.base import Provider
 from .relay import DONE, relay
 from .run import AgentIdentity, Run, RunDeps
@@ -107,6 +110,10 @@ class Agent:
                                        sandbox=parts.sandbox)
         # What SessionStart hooks printed: context for the next request.
         self._hook_context: list[str] = []
+        # The conversation in Claude Code's format for hook scripts (made at the first hook).
+        self._claude_transcript: ClaudeTranscript | None = None
+        # Set in a sub-agent: its hooks name the user's session and transcript, as in Claude Code.
+        self._parent_hook_session: Callable[[], HookSession] | None = None
 
     @property
     def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
@@ -383,7 +390,21 @@ class Agent:
         return await self._hook_engine.fire_alone(event, fields, name, stamp)
 
     def _hook_session(self) -> HookSession:
-        return session_facts(self.session, self.permissions.mode if self.permissions is not None else "bypass")
+        """Read as each hook fires: the Claude Code-format transcript is brought up to
+        the conversation as it is then."""
+        mode = self.permissions.mode if self.permissions is not None else "bypass"
+        if self._parent_hook_session is not None:  # a sub-agent: the session it works for, in its own mode
+            return replace(self._parent_hook_session(), permission_mode=CLAUDE_MODE_NAMES[mode])
+        facts = session_facts(self.session, mode)
+        if not facts.loom_transcript_path:
+            return facts
+        where = claude_transcript_file(Path(facts.loom_transcript_path))
+        mirror = self._claude_transcript
+        if mirror is None or mirror.path != where:  # the first hook, or a new session (/clear)
+            mirror = self._claude_transcript = ClaudeTranscript(
+                where, session_id=facts.session_id, root=self.workspace.root,
+                redact=self.config.redactor.redact if self.config.redact_secrets else None)
+        return replace(facts, transcript_path=mirror.sync(self.transcript.messages, model=self.config.model))
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
@@ -415,7 +436,10 @@ class Agent:
         then neither sent nor kept, and the run ends)."""
         typed = prompt.text if isinstance(prompt, UserPrompt) else prompt
         try:
-            verdict = await run.fire_hooks("UserPromptSubmit", {"prompt": typed})
+            # The user's prompts only, as in Claude Code: a sub-agent's task is the model's
+            # words, and a hook guarding what the user types must not stop it.
+            verdict = (await run.fire_hooks("UserPromptSubmit", {"prompt": typed}) if self.identity.depth == 0
+                       else HookVerdict())
         except (Cancelled, asyncio.CancelledError):
             run.emit(Aborted(reason=run.cancel.reason or "interrupted by user", **run.stamp()))
             return None
@@ -518,6 +542,8 @@ class Agent:
         from .context.prompts import SUBAGENT_INSTRUCTIONS
 
         parts = self.parts.for_child(config, definition, vendor=self.config.provider)
-        return type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                          system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
-                          identity=AgentIdentity.new(config.depth, parent_call_id))
+        child = type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+                           system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
+                           identity=AgentIdentity.new(config.depth, parent_call_id))
+        child._parent_hook_session = self._hook_session
+        return child

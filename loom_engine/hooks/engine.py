@@ -4,8 +4,10 @@ parallel, reports each run as a :class:`HookRan` event and combines their answer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,9 +16,10 @@ from ..events import AgentEvent, HookRan, Notice
 from ..execution import CancelToken
 from ..messages import Message
 from ..permissions.modes import CLAUDE_MODE_NAMES, PermissionMode
+from ..private_files import open_private
 from .config import HookCommand, HookEventName, HookSet
 from .outcome import HookVerdict, combine, describe, interpret
-from .runner import command_line, hook_environment, run_hook
+from .runner import RawRun, command_line, confining, hook_environment, run_hook
 
 if TYPE_CHECKING:
     from ..sandbox.sandbox import Sandbox
@@ -37,16 +40,20 @@ class HookSession:
     """What every payload says about where the hook runs."""
 
     session_id: str = ""
+    # The conversation in Claude Code's transcript format (see claude_transcript), which
+    # hook scripts read; "" when there is no session file.
     transcript_path: str = ""
     permission_mode: str = "default"
+    loom_transcript_path: str = ""  # Loom's own session file
 
 
 def session_facts(session: object, mode: PermissionMode) -> HookSession:
-    """What the payloads say of the session: its id, its file, and the permission mode in
-    Claude Code's words (which hook scripts compare against)."""
+    """What the payloads say of the session: its id, its Loom file, and the permission
+    mode in Claude Code's words (which hook scripts compare against). The caller adds
+    the Claude Code-format transcript."""
     path = getattr(session, "path", None)
     return HookSession(session_id=str(getattr(session, "id", "") or ""),
-                       transcript_path=str(path) if path is not None else "",
+                       loom_transcript_path=str(path) if path is not None else "",
                        permission_mode=CLAUDE_MODE_NAMES[mode])
 
 
@@ -91,15 +98,13 @@ class HookEngine:
         session = self.session()
         payload: dict[str, Any] = {
             "session_id": session.session_id, "transcript_path": session.transcript_path, "cwd": str(self.root),
-            "permission_mode": session.permission_mode, "hook_event_name": event}
+            "permission_mode": session.permission_mode, "hook_event_name": event,
+            "loom_transcript_path": session.loom_transcript_path}
         if self.agent_id is not None:
             payload["agent_id"] = self.agent_id
             payload["agent_type"] = self.agent_type or ""
         payload.update(fields)
-        data = json.dumps(payload, default=str).encode("utf-8")
-        # Each hook its own environment: a project's hooks do not get Loom's credentials.
-        raws = await asyncio.gather(*(run_hook(h, data, cwd=self.root, env=hook_environment(self.root, h),
-                                               cancel=cancel, sandbox=self.sandbox) for h in matching))
+        raws = await asyncio.gather(*(self._run(h, payload, cancel) for h in matching))
         if self.redact is not None:
             redact = self.redact
             raws = [replace(raw, stdout=redact(raw.stdout), stderr=redact(raw.stderr)) for raw in raws]
@@ -112,6 +117,35 @@ class HookEngine:
                 emit(Notice(level="info", message=f"hook {describe(result.hook)}: {result.system_message}",
                             **stamp()))
         return combine(results)
+
+    async def _run(self, hook: HookCommand, payload: Mapping[str, Any], cancel: CancelToken | None) -> RawRun:
+        with self._as_seen_by(hook, payload) as data:
+            # Each hook its own environment: a project's hooks do not get Loom's credentials.
+            return await run_hook(hook, data, cwd=self.root, env=hook_environment(self.root, hook), cancel=cancel,
+                                  sandbox=self.sandbox)
+
+    @contextlib.contextmanager
+    def _as_seen_by(self, hook: HookCommand, payload: Mapping[str, Any]) -> Iterator[bytes]:
+        """The payload for ``hook``. A project's hook runs in the sandbox, which hides Loom's
+        folders (every session is there): it gets a copy of this session's transcript in
+        the sandbox's temp folder, removed when the hook ends."""
+        sandbox = confining(hook, self.sandbox)
+        source = str(payload.get("transcript_path") or "")
+        if sandbox is None or not source:
+            yield json.dumps(payload, default=str).encode("utf-8")
+            return
+        copy = sandbox.temp_dir / f"loom-transcript-{uuid.uuid4().hex}.jsonl"
+        try:
+            with open(source, "rb") as original, open_private(copy, "w") as target:
+                target.write(original.read().decode("utf-8"))
+            seen = sandbox.inside(copy)
+        except (OSError, UnicodeDecodeError):
+            seen = ""
+        try:
+            yield json.dumps({**payload, "transcript_path": seen, "loom_transcript_path": ""},
+                             default=str).encode("utf-8")
+        finally:
+            copy.unlink(missing_ok=True)
 
     async def fire_alone(self, event: HookEventName, fields: Mapping[str, Any], name: str,
                          stamp: Mapping[str, Any]) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:

@@ -82,6 +82,11 @@ def changed_since_trusted(hook: HookCommand) -> str | None:
     return changed_pin(hook.pinned)
 
 
+def confining(hook: HookCommand, sandbox: Sandbox | None) -> Sandbox | None:
+    """The sandbox ``hook`` runs in: the session's for a project's hook, none for the user's own."""
+    return sandbox if hook.in_project and sandbox is not None and sandbox.active else None
+
+
 async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping[str, str],
                    cancel: CancelToken | None = None, sandbox: Sandbox | None = None) -> RawRun:
     """Run ``hook`` fed ``payload``. ``sandbox``: the session's, which a project hook runs in."""
@@ -94,7 +99,7 @@ async def run_hook(hook: HookCommand, payload: bytes, *, cwd: Path, env: Mapping
     if changed is not None:
         return RawRun(None, failure=f"not run: {changed} changed since you trusted this hook (Loom asks again at "
                                     "its next start)", duration_ms=elapsed())
-    confined = sandbox if hook.in_project and sandbox is not None and sandbox.active else None
+    confined = confining(hook, sandbox)
     if hook.in_project and sandbox is not None and sandbox.status.refuses_commands:
         return RawRun(None, failure=f"not run: the sandbox is required (mode on) but cannot start: "
                                     f"{sandbox.status.reason}", duration_ms=elapsed())

@@ -2,7 +2,8 @@
 
 1. discover -> 2. validate -> 3. PreToolUse hooks -> 4. authorize (the rules, the
 PermissionRequest hooks, the user's answer) -> 5. check cancel -> 6. execute ->
-7. format (redact, cap) -> 8. PostToolUse hooks (their notes join the result).
+7. format (redact, cap) -> 8. PostToolUse hooks (their notes join the result, and so
+does what a hook rewrote of the files the tool wrote).
 
 Every failure becomes an error result the model reads; nothing here ends the run
 except an abort (and a hook's ``"continue": false``, which the turn honours after the
@@ -17,6 +18,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -32,7 +34,7 @@ from ..events import (
 )
 from ..execution import Cancelled
 from ..hooks.engine import HookEngine
-from ..hooks.payload import loom_tool_input
+from ..hooks.payload import claude_tool_name, loom_tool_input
 from ..messages import ImagePart, ToolResultPart, ToolUsePart, scrub_text
 from ..metrics import RunMetrics
 from ..permissions.answer import PermissionAnswer
@@ -41,6 +43,7 @@ from ..redact import Redactor
 from ..transcript import REFUSED_KIND, refused_result_text
 from .authorize import Authorization, Facts, authorize, denial_text
 from .base import Tool, ToolContext, ToolError, ToolOutput
+from .hook_rewrites import WrittenFiles, written_by_call
 from .registry import ToolRegistry
 from .tool_hooks import ToolHooks
 
@@ -100,6 +103,7 @@ class _Staged:
     executed: bool = False
     input: Mapping[str, Any] | None = None
     denied: bool = False  # the permission check said no
+    written: tuple[Path, ...] = ()  # the files the tool wrote
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,8 @@ class ToolPipeline:
         content = scrub_text(content)
         # 8. PostToolUse hooks
         if staged.executed and staged.input is not None:
-            content += await self._post_hooks(call, staged.input, content, output.is_error, display)
+            content += await self._post_hooks(call, staged.input, content, output.is_error, display,
+                                              staged.written)
         # The call's own time: a question to the user is not the tool being slow.
         duration_ms = (time.monotonic() - started - waited_s) * 1000
         self.metrics.record_tool(call.name, duration_ms, output.is_error)
@@ -229,8 +234,10 @@ class ToolPipeline:
         if ctx.cancel.cancelled:
             return _Staged(ToolOutput("Interrupted by user before the tool ran.", is_error=True), waited_s)
         # 6. execute
-        return _Staged(await self._execute(tool, args, ctx, call), waited_s, executed=True,
-                       input=arguments)
+        before = dict(ctx.state.read_files)
+        output = await self._execute(tool, args, ctx, call)
+        written = () if tool.is_read_only else written_by_call(before, ctx.state)
+        return _Staged(output, waited_s, executed=True, input=arguments, written=written)
 
     async def _execute(self, tool: Tool, args: BaseModel, ctx: ToolContext, call: ToolUsePart) -> ToolOutput:
         try:
@@ -285,11 +292,18 @@ class ToolPipeline:
         self.emit(Notice(level="warning", message=message, **self.stamp()))
 
     async def _post_hooks(self, call: ToolUsePart, arguments: Mapping[str, Any], content: str,
-                          is_error: bool, display: Mapping[str, Any] | None) -> str:
+                          is_error: bool, display: Mapping[str, Any] | None, written: tuple[Path, ...]) -> str:
         if self.hooks is None:
             return ""
-        text = await self._hooks.post_tool_use(call, arguments, self.make_context(call.id), content,
-                                               is_error, display)
+        ctx = self.make_context(call.id)
+        # A formatter hook may rewrite what the tool wrote: keep the files as the tool left them.
+        files = (WrittenFiles.capture(written)
+                 if written and not is_error and self.hooks.wants("PostToolUse", claude_tool_name(call.name), call.name)
+                 else None)
+        text = await self._hooks.post_tool_use(call, arguments, ctx, content, is_error, display)
+        rewritten = files.rewritten(ctx.state, self.hooks.root) if files is not None else ""
+        if rewritten:
+            text += "\n\n" + rewritten
         if not text:
             return ""
         return scrub_text(self.redactor.redact(text) if self.redact else text)

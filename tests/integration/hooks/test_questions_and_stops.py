@@ -87,7 +87,8 @@ async def test_the_payload_names_the_session_and_its_file(workspace: Path, fake_
     await collect(agent(workspace, fake_llm, hooks(table), session=writer,
                         permissions=PermissionManager(Workspace.at(workspace), mode="accept-edits")), "go")
     payload = json.loads((workspace / "stop.json").read_text())
-    assert payload["session_id"] == writer.id and payload["transcript_path"] == str(writer.path)
+    assert payload["session_id"] == writer.id and payload["loom_transcript_path"] == str(writer.path)
+    assert payload["transcript_path"] == str(writer.path.parent / "claude-code" / writer.path.name)
     assert payload["permission_mode"] == "acceptEdits" and payload["hook_event_name"] == "Stop"
     assert payload["stop_hook_active"] is False and payload["last_assistant_message"] == "done"
     assert "agent_id" not in payload  # only inside sub-agents
