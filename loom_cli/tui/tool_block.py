@@ -237,8 +237,8 @@ class ToolView(StripView):
             return strips
         if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
             if not self.expanded and "\n" not in data.content.strip() and (
-                    self._header_layout(width)[2] == " ".join(data.content.split())):
-                return strips  # the header already shows the whole one-line result
+                    data.status == "error" or self._summary() == data.content.strip()):
+                return strips  # the header already shows the one-line result (a click shows it whole)
             lines = data.content.rstrip("\n").splitlines()
             if data.name == "read_file" and not self.expanded:
                 return strips
