@@ -101,7 +101,7 @@ def fit_header(room: int, arg: str, summary: str) -> tuple[str, str]:
 def _cut(text: str, room: int) -> str:
     if len(text) <= room:
         return text
-    return text[:room - 1] + "…" if room >= 2 else ""
+    return text[:room - 1].rstrip() + "…" if room >= 2 else ""
 
 
 @dataclass(frozen=True)
