@@ -23,6 +23,7 @@ from textual.timer import Timer
 
 from ..wording import plural
 from .diff_view import diff_palette, parse_unified_diff, render_diff
+from .output_size import lines_above, output_size, real_line_count, shown_of_total, what_the_model_saw
 from .strip_view import StripView, render_rich
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -63,13 +64,9 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
+    # Runs of spaces (a test runner's padded progress line) would fill the header.
+    first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
-
-
-def _count(display: Mapping[str, Any], key: str) -> int | None:
-    value = display.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # Narrower than this, a cut output's header says only "cut" and the block's body says
@@ -78,29 +75,33 @@ CUT_NOTE_IN_HEADER_WIDTH = 100
 # A finished call's time shows from here on: sub-second timings are noise next to the
 # result, slow calls are worth knowing.
 SHOW_DURATION_FROM_MS = 1000
+# Output rows are indented under the header; a row too long for the line wraps to the
+# same indent.
+OUTPUT_INDENT = 4
 
 
-def output_size(display: Mapping[str, Any] | None, *, short: bool = False) -> str:
-    """The real size of a call's output as the tool reported it, and whether the model
-    saw only its head and tail: the result text is the cut copy, so its own line count
-    would understate a huge output."""
-    if not display:
-        return ""
-    total = _count(display, "output_lines")
-    if total is None:
-        return ""
-    if not display.get("truncated"):
-        return plural(total, "line")
-    if short:
-        return f"{plural(total, 'line')} · cut"
-    return f"{plural(total, 'line')} · {what_the_model_saw(display)}"
+def fit_header(room: int, arg: str, summary: str) -> tuple[str, str]:
+    """The argument and the result summary, cut (with an ellipsis) to share ``room``
+    cells of the header line: both whole when they fit, else each keeps what it needs up
+    to half the line and the other takes the rest."""
+    arg_need = len(arg) + 2 if arg else 0  # "  arg"
+    summary_need = len(summary) + 4 if summary else 0  # "  · summary"
+    if arg_need + summary_need <= room:
+        return arg, summary
+    half = room // 2
+    if arg_need <= half:
+        arg_room, summary_room = arg_need, room - arg_need
+    elif summary_need <= half:
+        arg_room, summary_room = room - summary_need, summary_need
+    else:
+        arg_room, summary_room = room - half, half
+    return _cut(arg, arg_room - 2), _cut(summary, summary_room - 4)
 
 
-def what_the_model_saw(display: Mapping[str, Any]) -> str:
-    head, tail = _count(display, "shown_head_lines"), _count(display, "shown_tail_lines")
-    if head is None or tail is None:
-        return "the model saw the start and the end"
-    return f"the model saw the first {head:,} and last {tail:,}"
+def _cut(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    return text[:room - 1].rstrip() + "…" if room >= 2 else ""
 
 
 @dataclass(frozen=True)
@@ -150,14 +151,28 @@ class ToolView(StripView):
     # --- drawing ----------------------------------------------------------------------
 
     def _header(self, width: int = 0) -> Text:
+        lead, arg, summary, times = self._header_layout(width)
+        text = lead
+        if arg:
+            text.append(f"  {arg}", style="dim")
+        if summary:
+            text.append(f"  · {summary}", style="red" if self.data.status == "error" else "dim")
+        text.append_text(times)
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        return text
+
+    def _header_layout(self, width: int) -> tuple[Text, str, str, Text]:
+        """Icon and name, the argument and the summary as they fit, and the times: the
+        first and the last always stay on the line."""
         data = self.data
         icons = {"running": (SPINNER[self.frame % len(SPINNER)], "cyan"), "waiting": ("?", "yellow"),
                  "done": ("✓", "green"), "error": ("✗", "red"), "denied": ("⊘", "yellow"),
                  "interrupted": ("⏹", "yellow")}
         icon, colour = icons.get(data.status, ("•", "white"))
-        text = Text()
-        text.append(f"{icon} ", style=f"bold {colour}")
-        text.append(data.name, style="bold")
+        lead = Text()
+        lead.append(f"{icon} ", style=f"bold {colour}")
+        lead.append(data.name, style="bold")
         times = Text()
         if data.status not in ("running", "waiting") and data.duration_ms >= SHOW_DURATION_FROM_MS:
             times.append(f"  {data.duration_ms / 1000:.1f}s", style="dim")
@@ -170,24 +185,10 @@ class ToolView(StripView):
         arg = key_argument(data.name, data.input)
         arg = arg.splitlines()[0] if arg.strip() else arg
         summary = self._summary(width)
-        if summary and data.hook_ms > 0 and width > 0:
-            # The hook's time stays on the line: a long summary gives way (the body shows it all).
-            room = width - text.cell_len - times.cell_len - min(len(arg) + 2, 14) - 5
-            if len(summary) > room >= 8:
-                summary = summary[:room - 1] + "…"
-        tail = Text()
-        if summary:
-            tail.append(f"  · {summary}", style="red" if data.status == "error" else "dim")
-        tail.append_text(times)
-        # The argument gives way first, so the result and the time stay on the line.
-        room = 200 if width <= 0 else max(12, width - text.cell_len - tail.cell_len - 2)
-        if arg:
-            shown = arg if len(arg) <= room else arg[:room - 1] + "…"
-            text.append(f"  {shown}", style="dim")
-        text.append_text(tail)
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        return text
+        if width <= 0:
+            return lead, _cut(arg, 200), summary, times
+        arg, summary = fit_header(width - lead.cell_len - times.cell_len, arg, summary)
+        return lead, arg, summary, times
 
     def _summary(self, width: int = 0) -> str:
         data = self.data
@@ -206,7 +207,7 @@ class ToolView(StripView):
         if data.display and data.display.get("kind") == "diff":
             parsed = parse_unified_diff(str(data.display.get("diff", "")))
             return f"+{parsed.added} -{parsed.removed}"
-        total = _count(data.display, "output_lines") if data.display else None
+        total = real_line_count(data.display)
         if total == 0:
             return "no output"
         if total == 1 and not (data.display or {}).get("truncated"):
@@ -221,8 +222,6 @@ class ToolView(StripView):
     def _body(self, width: int) -> list[Strip]:
         data = self.data
         strips: list[Strip] = []
-        indent = "  ⎿ "
-        cont = "    "
         if data.live and (data.status == "running" or (data.status == "interrupted" and not data.content)):
             strips.extend(render_rich(self, self._live_tail(), width))
         diff = data.display.get("diff") if data.display and data.display.get("kind") == "diff" else None
@@ -239,22 +238,35 @@ class ToolView(StripView):
         if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
             if not self.expanded and "\n" not in data.content.strip() and (
                     data.status == "error" or self._summary() == data.content.strip()):
-                return strips  # the header already shows the whole one-line result
+                return strips  # the header already shows the one-line result (a click shows it whole)
             lines = data.content.rstrip("\n").splitlines()
             if data.name == "read_file" and not self.expanded:
                 return strips
-            limit = EXPANDED_OUTPUT_LINES if self.expanded else COLLAPSED_OUTPUT_LINES
+            cut = bool(data.display and data.display.get("truncated"))
+            # Expanded, a cut output shows all of the copy the model saw (bounded by the
+            # cut), its note in the middle saying what is missing.
+            limit = (len(lines) if cut else EXPANDED_OUTPUT_LINES) if self.expanded else COLLAPSED_OUTPUT_LINES
             shown = lines[:limit]
-            text = Text(style="red" if data.status == "error" else "dim")
-            for i, line in enumerate(shown):
-                text.append(("\n" if i else "") + (indent if i == 0 else cont) + line)
-            hidden = len(lines) - len(shown)
-            if hidden > 0:
-                text.append(f"\n{cont}… {plural(hidden, 'more line')} (click to expand)", style="italic dim")
-            if data.display and data.display.get("truncated") and width < CUT_NOTE_IN_HEADER_WIDTH:
-                text.append(f"\n{cont}{what_the_model_saw(data.display)} lines", style="italic dim")
-            strips.extend(render_rich(self, text, width))
+            text = Text("\n".join(shown), style="red" if data.status == "error" else "dim")
+            if len(shown) < len(lines):
+                total = real_line_count(data.display)
+                if total is None or total <= len(shown):  # only the exit code and notes are hidden
+                    total = len(lines)
+                action = "click to collapse" if self.expanded else "click to expand"
+                text.append(f"\n{shown_of_total(len(shown), total)} ({action})", style="italic dim")
+            if cut and data.display and width < CUT_NOTE_IN_HEADER_WIDTH:
+                text.append(f"\n{what_the_model_saw(data.display)} lines", style="italic dim")
+            strips.extend(self._indented(text, width))
         return strips
+
+    def _indented(self, text: Text, width: int) -> list[Strip]:
+        """``text`` under the header: the first row after "⎿", every other row (a wrapped
+        one too) at the same indent."""
+        console = self.app.console
+        first = Strip(Text("  ⎿ ".ljust(OUTPUT_INDENT), style=text.style).render(console))
+        pad = Strip(Text(" " * OUTPUT_INDENT).render(console))
+        rows = render_rich(self, text, max(1, width - OUTPUT_INDENT))
+        return [Strip.join([first if i == 0 else pad, row]) for i, row in enumerate(rows)]
 
     def _live_tail(self) -> Text:
         """The last lines printed so far, one row each, under a count of those above."""
@@ -263,7 +275,7 @@ class ToolView(StripView):
         rows: list[tuple[str, str]] = []
         above = data.live_count - len(data.live)
         if above > 0:
-            rows.append((f"… {plural(above, 'line')} above", "italic dim"))
+            rows.append((lines_above(above), "italic dim"))
         rows.extend((line, "dim") for line in data.live)
         for i, (row, style) in enumerate(rows):
             # A row is one line of output: cut it rather than wrap, so the tail keeps its height.
@@ -344,6 +356,9 @@ class ToolBlock(Vertical):
         return self.children_box
 
     def set_status(self, status: str, **changes: Any) -> None:
+        if status == "running" and self.view.data.status == "waiting":
+            # Approved: the call starts now, whatever time the question stood open.
+            changes.setdefault("started", self.view.clock())
         self.view.update_data(replace(self.view.data, status=status, **changes))
 
     def add_live_output(self, line: str) -> None:

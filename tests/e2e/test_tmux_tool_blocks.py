@@ -40,15 +40,47 @@ def test_live_bash_output_keeps_its_lines_and_shows_only_the_tail(
     terminal.wait_for(lambda s: "All forty passed." in s, "the answer")
 
 
-def test_huge_output_shows_its_real_size_and_that_the_model_saw_head_and_tail(
-        terminal: Terminal, fake_llm: FakeLLMServer, workspace: Path) -> None:
+LONG_LINE = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho"
+FAILING = "printf 'F%72s\\n' '[100%]'; echo 'FAILED test_total - assert 3 == 4'; exit 1"
+
+
+@pytest.mark.parametrize("width", [120, 60])
+def test_finished_blocks_count_real_lines_keep_their_indent_and_show_the_command(
+        tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer, width: int) -> None:
     (workspace / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 20_001)))
-    fake_llm.enqueue(Reply.tool("bash", {"command": "cat big.txt"}), Reply.text("That is a big file."))
-    terminal.ask("run it")
-    screen = terminal.wait_for(lambda s: "That is a big file." in s, "the answer")
-    header = next(row for row in screen.splitlines() if "cat big.txt" in row)
+    (workspace / "notes.txt").write_text(f"first {LONG_LINE}\nsecond {LONG_LINE}\n")
+    fake_llm.enqueue(Reply.tools(("bash", {"command": "cat big.txt"}), ("bash", {"command": "cat notes.txt"}),
+                                 ("bash", {"command": FAILING})),
+                     Reply.text("Seen them all."))
+    with loom_in_tmux(workspace, terminal_env(tmp_path, fake_llm), args=["--permission-mode", "bypass"],
+                      width=width, height=50) as term:
+        term.ask("run them")
+        screen = term.wait_for(lambda s: "Seen them all." in s, "the answer")
+    print(f"--- at {width} columns ---\n{screen}")
+    rows = screen.splitlines()
+    # A huge output: every count is of its real lines, none of the cut copy the model saw.
+    header = next(row for row in rows if "cat big.txt" in row)
     assert "20,000 lines" in header
-    assert re.search(r"the model saw the first [\d,]+ and last [\d,]+", header)
+    assert "… showing 4 of 20,000 lines (click to expand)" in screen
+    assert "more line" not in screen
+    saw = re.compile(r"the model saw the first [\d,]+ and last [\d,]+")
+    assert saw.search(header if width >= 100 else screen)
+    # A line too long for the terminal wraps under its own indent.
+    first = next(i for i, row in enumerate(rows) if "⎿ first alpha" in row)
+    if width == 60:
+        assert rows[first + 1].startswith("     ") and rows[first + 1][5] != " ", rows[first:first + 3]
+        assert " ".join(row.strip() for row in rows[first:first + 2]) == f"⎿ first {LONG_LINE}"
+    else:
+        assert rows[first].strip() == f"⎿ first {LONG_LINE}"
+    # A failing command: the padded progress line does not take the command's room.
+    failed = next(row for row in rows if "✗ bash" in row)
+    assert "· F [100%]" in failed
+    shown = failed.split("✗ bash  ", 1)[1].split("  · ", 1)[0]
+    if width == 120:
+        assert shown == FAILING
+    else:
+        assert shown.endswith("…") and len(shown) > 30 and FAILING.startswith(shown[:-1])
+        assert len(failed.rstrip()) >= width - 4  # cut where the line ends, not before
 
 
 def test_esc_during_bash_keeps_the_output_printed_so_far(terminal: Terminal, fake_llm: FakeLLMServer) -> None:

@@ -179,7 +179,7 @@ async def test_tool_output_expands_on_click(harness: Harness) -> None:
         await pilot.pause()
         [block] = list(app.transcript.query(ToolBlock))
         collapsed = list(block.view.plain_lines())
-        assert any("more lines (click to expand)" in line for line in collapsed)
+        assert any("… showing 4 of 30 lines (click to expand)" in line for line in collapsed)
         assert not any(line.strip() == "30" for line in collapsed)
         await pilot.click(block.view)
         await pilot.pause()
