@@ -159,10 +159,12 @@ def run_one(which: str, scenario: Scenario, claude_bin: Path, servers: Reference
         done = subprocess.run(argv, cwd=repo, env=_env(home, server, tmp), capture_output=True, text=True,
                               timeout=240, **feed)
         log = tmp / "hooks.log"
+
         def clean(text: str) -> str:
             return text.replace(str(repo), "<repo>").replace(str(home), "<home>")
 
-        return Outcome(done.returncode, clean(done.stdout), clean(done.stderr), [r.body for r in server.requests if isinstance(r.body, dict)],
+        return Outcome(done.returncode, clean(done.stdout), clean(done.stderr),
+                       [r.body for r in server.requests if isinstance(r.body, dict)],
                        log.read_text().split() if log.exists() else [],
                        sorted(p.name for p in repo.iterdir() if p.name.startswith("made")))
 
