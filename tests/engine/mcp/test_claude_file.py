@@ -55,7 +55,7 @@ def test_local_wins_over_the_project_and_the_project_never_replaces_a_user_serve
 
 def test_not_read_when_turned_off_and_a_file_without_servers_is_fine(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
-    claude = _claude_json(tmp_path, workspace)
+    _claude_json(tmp_path, workspace)  # there, but the switch is off
     assert load_mcp_config(workspace, tmp_path / "cfg", env={}, claude_file=None).servers == ()
     assert claude_config_file(None) is None  # the switch off: no file to read
     plain = _write(tmp_path / "plain" / ".claude.json", {"numStartups": 1, "projects": {str(workspace): {}}})
