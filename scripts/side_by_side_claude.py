@@ -95,7 +95,7 @@ def build(tmp: Path, servers: ReferenceServers) -> tuple[Path, Path]:
         "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
                                                    "command": f"echo project-hook >> {log}"}]}]}}))
     _write(repo / ".claude" / "agents" / "auditor.md",
-           "---\nname: auditor\ndescription: Audits the code.\ntools: Read, Grep\n---\nAudit.\n")
+           "---\nname: auditor\ndescription: Audits the code.\ntools: Read, Grep\n---\nMARK-AUDITOR-BODY\n")
     _write(repo / ".claude" / "commands" / "review.md",
            "---\ndescription: Review a file\n---\nMARK-CMD-REVIEW review $ARGUMENTS\n")
     _write(repo / "src" / "app.py", "print('hi')\n")
@@ -140,6 +140,10 @@ SCENARIOS = (
     Scenario("allowed shell call (touch, ~/.claude allow rule)", "make the file",
              replies=lambda shell: [Reply.tool(shell, {"command": "touch made-by-tool.txt",
                                                        "description": "make a file"}), Reply.text("DONE")]),
+    Scenario("sub-agent (auditor)", "audit the code",
+             replies=lambda shell: [Reply.tool("Agent" if shell == "Bash" else "task", {
+                 "description": "audit", "prompt": "audit src/app.py", "subagent_type": "auditor"}),
+                 Reply.text("AUDITED"), Reply.text("DONE")]),
 )
 
 
@@ -209,6 +213,15 @@ def _tools_line(outcome: Outcome) -> str:
             f"from servers: {', '.join(servers) or 'none'}")
 
 
+def _subagent_line(outcome: Outcome) -> str:
+    child = next((r for r in outcome.requests if "MARK-AUDITOR-BODY" in json.dumps(r.get("system"))), None)
+    if child is None:
+        return f"no sub-agent request (exit {outcome.code})"
+    text = _flat(child)
+    carried = [label for label, marker in list(MARKERS.items())[:4] if marker in text]
+    return "its body, " + (", ".join(carried) if carried else "no instruction file")
+
+
 def _refusal_line(outcome: Outcome) -> str:
     last_err = outcome.stderr.strip().splitlines()[-1] if outcome.stderr.strip() else "(empty)"
     asked = sum(1 for r in outcome.requests if r.get("tools"))
@@ -236,7 +249,9 @@ def rows(results: dict[str, dict[str, Outcome]]) -> list[tuple[str, str, str]]:
     table.append(("user /hello (~/.claude/commands): expanded", *reaches("user /hello", "MARK-CMD-HELLO")))
     table.append(("unknown /nosuchcmd", *each("unknown /nosuchcmd", _refusal_line)))
     table.append(("shell call allowed by ~/.claude/settings.json ran without asking",
-                  *each(SCENARIOS[-1].name, lambda o: "yes" if o.files else f"no (exit {o.code})")))
+                  *each(SCENARIOS[-2].name, lambda o: "yes" if o.files else f"no (exit {o.code})")))
+    table.append(("sub-agent (project agent auditor): its request carries",
+                  *each("sub-agent (auditor)", _subagent_line)))
     return table
 
 
