@@ -237,7 +237,8 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
                          redact_secrets=settings.redact_secrets, redactor=redactor,
                          interactive=interactive)
-    mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions)
+    mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions,
+                                      claude_home)
     warnings += list(mcp_plan.notes)
     # A Claude Code file that cannot be read is named once, here (the settings' own line goes).
     warnings = [w for w in warnings if w not in hook_plan.problems]
@@ -341,15 +342,17 @@ def _provider_maker(name: str, provider: Any, sources: Any, settings: Settings, 
 
 
 def _mcp(options: RunOptions, workspace: Workspace, records: WorkspaceRecords, settings: Settings,
-         model: str, session: SessionWriter, permissions: PermissionManager
+         model: str, session: SessionWriter, permissions: PermissionManager, claude_home: Path | None
          ) -> tuple[McpPlan, McpManager | None, McpToolset | None]:
-    """The MCP servers to connect and the agent's tool source for them (None: none configured)."""
-    from loom_engine.paths import config_dir
+    """The MCP servers to connect and the agent's tool source for them (None: none
+    configured); ``claude_home``: Claude Code's user folder when it is read (its
+    ``~/.claude.json`` servers are the user's own)."""
+    from loom_engine.paths import claude_config_file, config_dir
 
     from .mcp_setup import make_manager, max_output_tokens, plan_servers, startup_wait_s
 
     plan = plan_servers(workspace.root, config_dir(), records, extra_files=options.mcp_config,
-                        trust_project=options.trust_project_mcp)
+                        trust_project=options.trust_project_mcp, claude_file=claude_config_file(claude_home))
     manager = make_manager(plan)
     if manager is None:
         return plan, None, None

@@ -6,7 +6,9 @@ context assembler reads it beside Loom's ``LOOM.md``), ``agents/``, ``commands/`
 name clash: :func:`loom_engine.catalog.user_places`), and ``settings.json``, whose
 ``permissions`` and ``hooks`` count as the user's own (no trust question: the user
 wrote them, outside any project) and are applied before Loom's ``config.toml``, and
-whose ``env`` is set in Loom's environment at start-up, as Claude Code does.
+whose ``env`` is set in Loom's environment at start-up, as Claude Code does. The MCP
+servers `claude mcp add` wrote to ``~/.claude.json`` (user and local scope) are read
+by :mod:`loom_engine.mcp.claude_file`, under the same switch.
 
 Reading it is on unless the user turns it off: ``[claude] read_user_folder = false`` in
 their ``config.toml``, or ``LOOM_READ_CLAUDE_HOME=0`` for one process (the variable wins
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_engine.catalog import SOURCE_CLAUDE_HOME
-from loom_engine.paths import READ_CLAUDE_HOME_VARIABLE
+from loom_engine.paths import READ_CLAUDE_HOME_VARIABLE, claude_config_file
 
 from .claude_settings import ClaudeFile, read_json, translate_permissions
 
@@ -52,8 +54,8 @@ def claude_home_line(home: Path | None) -> str:
         return (f"not read (turned off: [{CLAUDE_TABLE}] {SWITCH_KEY} = false in config.toml, "
                 f"or {READ_CLAUDE_HOME_VARIABLE})")
     state = "" if home.is_dir() else " (missing)"
-    return (f"{home}{state}: CLAUDE.md, agents/, commands/, skills/, settings.json read as yours; "
-            "Loom's own folder wins on a name clash")
+    return (f"{home}{state}: CLAUDE.md, agents/, commands/, skills/, settings.json and the MCP servers of "
+            f"{claude_config_file(home)} read as yours; Loom's own folder wins on a name clash")
 
 
 def read_user_claude_settings(home: Path | None) -> tuple[ClaudeFile | None, list[str]]:

@@ -105,16 +105,42 @@ async def _expand(agent: ChatAgent, prompt: str, err: TextIO) -> tuple[str, Invo
         prompt = expanded
     if not prompt.startswith("/"):
         return prompt, None
-    # A custom command or a skill; any other /text (a path: /etc/hosts) is the prompt.
+    # A custom command or a skill; a mistyped or chat-only name is refused before any
+    # request; any other /text (a path: /etc/hosts) is the prompt.
     from loom_engine.commands.catalog import CommandError
 
     from .slash_commands import invocation_for
     from .tui.commands.registry import BUILTIN_NAMES
     try:
-        return prompt, invocation_for(agent, prompt, BUILTIN_NAMES)
+        invocation = invocation_for(agent, prompt, BUILTIN_NAMES)
     except CommandError as error:
         err.write(f"loom: {error}\n")
         return None
+    if invocation is None:
+        refused = _not_a_prompt(agent, prompt, BUILTIN_NAMES)
+        if refused is not None:
+            err.write(f"loom: {refused}\n")
+            return None
+    return prompt, invocation
+
+
+def _not_a_prompt(agent: ChatAgent, prompt: str, builtins: frozenset[str]) -> str | None:
+    """Why ``/name …`` is not sent: a chat command (no chat here) or a name no command,
+    skill or server prompt has; None when the text is a prompt (``/usr/bin/foo is
+    broken``). The same rule as the chat's, so a typo never costs a request."""
+    from .slash_commands import discover_commands, parse_command, unknown_command_line
+    from .tui.commands.custom import custom_entries
+    from .tui.mcp_chat import prompt_commands
+
+    parsed = parse_command(prompt)
+    if parsed is None:
+        return None
+    if parsed.name in builtins:
+        return f"/{parsed.name} is a command of the chat (`loom`); `loom run` does not run it"
+    commands = discover_commands(agent.workspace.root, builtins)
+    known = [*builtins, *(name for name, _ in custom_entries(agent, commands)),
+             *(name for name, _ in prompt_commands(agent))]
+    return unknown_command_line(parsed, known, listed_by="`loom skills` and /help in the chat list them")
 
 
 def _snapshot_warnings(agent: ChatAgent, err: TextIO, said: set[str]) -> None:

@@ -386,12 +386,14 @@ def mcp_root(ctx: typer.Context) -> None:
 
 
 def _mcp_places() -> Places:
-    from loom_engine.paths import config_dir, data_dir
+    from loom_engine.paths import claude_config_file, config_dir, data_dir
     from loom_engine.workspace import find_workspace_root
 
+    from .claude_folder import user_claude_home
     from .mcp_commands import Places
 
-    return Places(find_workspace_root(Path.cwd()), config_dir(), data_dir())
+    return Places(find_workspace_root(Path.cwd()), config_dir(), data_dir(),
+                  claude_config_file(user_claude_home()))
 
 
 def _mcp_run(action: Callable[[], list[str] | str]) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from loom_engine.mcp.config import (
+    USER_SCOPES,
     McpConfig,
     ServerConfig,
     load_mcp_config,
@@ -45,17 +46,18 @@ class Places:
     workspace: Path
     config_dir: Path
     data_dir: Path
+    claude_file: Path | None = None  # Claude Code's ~/.claude.json (None: not read)
 
     def file(self, scope: FileScope) -> Path:
         return user_file(self.config_dir) if scope == "user" else project_file(self.workspace)
 
     def config(self) -> McpConfig:
-        return load_mcp_config(self.workspace, self.config_dir)
+        return load_mcp_config(self.workspace, self.config_dir, claude_file=self.claude_file)
 
 
 def approval(places: Places, server: ServerConfig) -> str:
     """Whether a server may run: user servers always; a project server once approved."""
-    if server.scope != "project":
+    if server.scope in USER_SCOPES:
         return ""
     decision = WorkspaceRecords(places.data_dir).mcp_decision(places.workspace, server.entry_hash)
     if decision is None:
@@ -70,7 +72,8 @@ def list_lines(places: Places) -> list[str]:
         lines.append("no MCP servers (add one with: loom mcp add NAME -- COMMAND ARGS…)")
     for server in config.servers:
         status = approval(places, server)
-        lines.append(f"{server.name}: {server.describe()}  [{server.scope}]" + (f"  {status}" if status else ""))
+        lines.append(f"{server.name}: {server.describe()}  [{server.origin}]"
+                     + (f"  {status}" if status else ""))
     lines += [f"problem: {p.line()}" for p in config.problems]
     return lines
 
@@ -103,8 +106,17 @@ def get_lines(places: Places, name: str) -> list[str]:
         lines.append(f"  enabled tools: {', '.join(server.enabled_tools) or '(none)'}")
     if server.disabled_tools:
         lines.append(f"  disabled tools: {', '.join(server.disabled_tools)}")
-    lines.append(f"remove it with: loom mcp remove {server.name} --scope {server.scope}")
+    lines.append(remove_hint(server))
     return lines
+
+
+def remove_hint(server: ServerConfig) -> str:
+    if server.scope in ("claude-user", "claude-local"):  # Claude Code's file: its own command edits it
+        scope = "user" if server.scope == "claude-user" else "local"
+        return f"it is Claude Code's: claude mcp remove {server.name} -s {scope}"
+    if server.scope == "cli":
+        return "it comes from --mcp-config for this run"
+    return f"remove it with: loom mcp remove {server.name} --scope {server.scope}"
 
 
 def _table(title: str, value: Any) -> list[str]:

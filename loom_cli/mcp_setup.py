@@ -4,7 +4,8 @@ A repository's ``.mcp.json`` names commands that would run on the user's machine
 project server runs only once the user approved that exact entry (recorded by its hash
 in :class:`~loom_cli.workspace_records.WorkspaceRecords`, outside the repository).
 ``--trust-project-mcp`` uses them for one run; ``--mcp-config FILE`` adds the servers of
-a file the user named. The user's own ``mcp.json`` needs no approval.
+a file the user named. The user's own ``mcp.json`` needs no approval, nor do the servers
+`claude mcp add` wrote to their ``~/.claude.json`` (user and local scope).
 
 Settings read from the environment, under Claude Code's names:
 ``MCP_TIMEOUT`` (ms the chat's first request waits for servers still connecting, default
@@ -52,8 +53,9 @@ class McpPlan:
 
 def plan_servers(workspace_root: Path, config_dir: Path, records: WorkspaceRecords, *,
                  extra_files: Sequence[Path] = (), trust_project: bool = False,
-                 env: Mapping[str, str] | None = None) -> McpPlan:
-    config = load_mcp_config(workspace_root, config_dir, extra_files, env)
+                 env: Mapping[str, str] | None = None, claude_file: Path | None = None) -> McpPlan:
+    """``claude_file``: Claude Code's ``~/.claude.json`` (None: not read)."""
+    config = load_mcp_config(workspace_root, config_dir, extra_files, env, claude_file=claude_file)
     use: list[ServerConfig] = []
     pending: list[ServerConfig] = []
     refused: list[ServerConfig] = []

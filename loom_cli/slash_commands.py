@@ -61,18 +61,21 @@ def nearest_names(name: str, known: Iterable[str], most: int = 3) -> list[str]:
     return list(dict.fromkeys([*similar, *starts]))[:most]
 
 
-def unknown_command_line(parsed: ParsedCommand, known: Iterable[str]) -> str | None:
+def unknown_command_line(parsed: ParsedCommand, known: Iterable[str],
+                         listed_by: str = "/help lists them") -> str | None:
     """The one-line notice for ``/name`` when no command, skill or prompt has that name;
     None when the text is a prompt after all. The rule: a first word shaped like a
     command name (a letter, then letters, digits or ``_:.-``) that is not a path on this machine is a command
     the user meant — ``/reviw``, ``/frobnicate now`` get the notice and are not sent —
-    while ``/usr/bin/foo is broken``, ``/tmp is full`` and ``/.env leaks`` are prompts."""
+    while ``/usr/bin/foo is broken``, ``/tmp is full`` and ``/.env leaks`` are prompts
+    (Claude Code draws the same line, in the chat and in ``claude -p``). ``listed_by``:
+    where the user finds the names."""
     head = parsed.text[1:].split(maxsplit=1)[0] if parsed.text.startswith("/") else parsed.name
     if not COMMAND_NAME.fullmatch(parsed.name) or _is_path("/" + head):
         return None
     near = nearest_names(parsed.name, known)
     hint = f" (did you mean {' or '.join('/' + n for n in near)}?)" if near else ""
-    return f"unknown command /{parsed.name}{hint} — /help lists them"
+    return f"unknown command /{parsed.name}{hint} — {listed_by}"
 
 
 def _is_path(text: str) -> bool:

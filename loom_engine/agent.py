@@ -54,6 +54,7 @@ from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .context.assembler import ContextAssembler
+    from .context.instructions import PathRules
     from .mcp.manager import McpManager
     from .permissions.manager import PermissionManager
     from .providers.server_window import WindowFact
@@ -73,7 +74,8 @@ class Agent:
     def __init__(self, config: AgentConfig, parts: AgentParts, *, session: SessionLog | None = None,
                  messages: Sequence[Message] = (), turn_state: TurnState | None = None,
                  system_prompt: str | None = None, identity: AgentIdentity | None = None,
-                 context: ContextAssembler | None = None) -> None:
+                 context: ContextAssembler | None = None, path_rules: PathRules | None = None,
+                 session_context: ContextAssembler | None = None) -> None:
         # A configuration that names its skills (a sub-agent's) sees only those.
         if parts.skills is not None and config.skill_names is not None:
             parts = replace(parts, skills=parts.skills.restricted(config.skill_names))
@@ -81,6 +83,12 @@ class Agent:
         # the tools' sandbox); the provider, tools and hooks are bound below.
         self.parts = parts
         self.context = context
+        # The ``paths:`` rules to give when a matching file is touched: the assembler's
+        # (it finds them as it builds the prompt), or a sub-agent's own, given here.
+        self._path_rules = path_rules
+        # Whose instruction files this agent's sub-agents get: the session's assembler
+        # (a sub-agent has no ``context`` of its own; its own sub-agents get them too).
+        self._session_context = context if context is not None else session_context
         self.metrics = RunMetrics()
         self.identity = identity or AgentIdentity.new(config.depth)
         self._tools = ToolBlock(parts.tools, parts.tool_source, config.tool_names)
@@ -427,7 +435,7 @@ class Agent:
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
-                       path_rules=self.context.path_rules if self.context is not None else None)
+                       path_rules=self.context.path_rules if self.context is not None else self._path_rules)
         return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
@@ -538,12 +546,18 @@ class Agent:
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
         """The child agent, of this agent's own kind, built from these parts narrowed
-        (see :meth:`AgentParts.for_child`); a custom agent's body is its system prompt."""
+        (see :meth:`AgentParts.for_child`); a custom agent's body is its system prompt,
+        followed by the session's instruction files (its ``paths:`` rules come as the
+        child touches their files), as Claude Code's sub-agents get CLAUDE.md."""
         from .context.prompts import SUBAGENT_INSTRUCTIONS
 
         parts = self.parts.for_child(config, definition, vendor=self.config.provider)
+        own = definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS
+        context = self._session_context
         child = type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
-                           system_prompt=definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS,
-                           identity=AgentIdentity.new(config.depth, parent_call_id))
+                           system_prompt=context.subagent_prompt(own) if context is not None else own,
+                           identity=AgentIdentity.new(config.depth, parent_call_id),
+                           path_rules=context.subagent_path_rules() if context is not None else None,
+                           session_context=context)
         child._parent_hook_session = self._hook_session
         return child

@@ -65,6 +65,16 @@ def claude_home(enabled: bool = True, environ: Mapping[str, str] | None = None) 
     return Path(os.path.expanduser(override)) if override else Path.home() / ".claude"
 
 
+def claude_config_file(home: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Claude Code's own config file, where `claude mcp add` keeps the user's MCP servers:
+    ``~/.claude.json``, or ``.claude.json`` inside ``$CLAUDE_CONFIG_DIR`` when that is set
+    (as Claude Code places it); None when ``home`` is (reading ``~/.claude`` is off)."""
+    if home is None:
+        return None
+    env = os.environ if environ is None else environ
+    return home / ".claude.json" if env.get("CLAUDE_CONFIG_DIR", "").strip() else Path.home() / ".claude.json"
+
+
 def sessions_dir() -> Path:
     return data_dir() / "sessions"
 

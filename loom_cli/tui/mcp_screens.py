@@ -91,7 +91,7 @@ def server_text(status: ServerStatus, *, selected: bool = False) -> Text:
         text.append(f": {status.reason}", style="red" if status.state == "failed" else "")
     if status.state == "needs_login":
         text.append("  (l logs in)", style="dim")
-    text.append(f"\n    {config.describe()}  [{config.scope}]", style="dim")
+    text.append(f"\n    {config.describe()}  [{config.origin}]", style="dim")
     if status.state == "connected":
         for title, names in (("tools", [t.name for t in status.tools]),
                              ("prompts", [p.name for p in status.prompts]),
@@ -113,7 +113,7 @@ def servers_text(statuses: Sequence[ServerStatus], selected: int,
         text.append("\n" if text.plain else "")
         text.append(f"  {config.name}  ", style="bold")
         text.append(why, style="dim")
-        text.append(f"\n    {config.describe()}  [{config.scope}]", style="dim")
+        text.append(f"\n    {config.describe()}  [{config.origin}]", style="dim")
     if not text.plain:
         text.append("No MCP servers. Add one with: loom mcp add NAME -- COMMAND ARGS…", style="dim")
     return text

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..workspace import Workspace
-from .instructions import RULES_DIR, PathRules, UserFolders, find_instructions, read_rules
+from .instructions import RULES_DIR, PathRules, Rule, UserFolders, find_instructions, read_rules
 from .prompts import BASE_INSTRUCTIONS, HasGuidance, tool_guidance
 from .tokens import TokenCounter
 
@@ -241,6 +241,8 @@ class ContextAssembler:
         self.cwd = cwd if cwd is not None else Path.cwd()
         self.warnings: list[str] = []
         self.path_rules = PathRules(self.workspace.root, ())
+        self._rules: tuple[Rule, ...] = ()
+        self._instructions: list[PromptComponent] | None = None
         self._now = now
         self._prompt: str | None = None
         self._report: AssemblyReport | None = None
@@ -265,14 +267,36 @@ class ContextAssembler:
             index = self.skills.index_text()
             if index:
                 parts.append(PromptComponent("skills index", index, PRIORITY_SKILLS))
-        parts.extend(self._instruction_components())
+        parts.extend(self.instruction_components())
         parts.extend(self.extra_components)
         parts.append(PromptComponent("environment", self.environment_text(), PRIORITY_ENVIRONMENT))
         return parts
 
     # --- instruction files ---------------------------------------------------------------
 
-    def _instruction_components(self) -> list[PromptComponent]:
+    def subagent_prompt(self, own: str) -> str:
+        """A sub-agent's system prompt: its ``own`` instructions (an agent file's body, or
+        the general sub-agent's), then the same instruction files and rules the session
+        reads — Claude Code gives its general-purpose and custom sub-agents the CLAUDE.md
+        context too, so a project's "never touch generated/" holds in a delegated task."""
+        parts = [PromptComponent("sub-agent instructions", own, 100, required=True),
+                 *self.instruction_components()]
+        text, _ = fit_components(parts, self.budget_tokens, self.counter)
+        return text
+
+    def subagent_path_rules(self) -> PathRules:
+        """The ``paths:`` rules for a sub-agent: all of them still to give, as its
+        conversation starts empty (what the parent was given, the child has not seen)."""
+        self.instruction_components()
+        return PathRules(self.workspace.root, self._rules)
+
+    def instruction_components(self) -> list[PromptComponent]:
+        """The instruction files and rules, found once (their warnings said once)."""
+        if self._instructions is None:
+            self._instructions = self._find_instruction_components()
+        return list(self._instructions)
+
+    def _find_instruction_components(self) -> list[PromptComponent]:
         folders = UserFolders(loom=self.user_config_dir, claude=self.claude_home)
         files, warnings = find_instructions(self.workspace.root, self.cwd, user_folders=folders,
                                             extra_roots=self.workspace.extra_dirs)
@@ -301,6 +325,7 @@ class ContextAssembler:
                 parts.append(PromptComponent(
                     f"project rule ({rule.path})", f"# Rule: {rule.path}\n\n{rule.text}", PRIORITY_RULES,
                     max_tokens=INSTRUCTION_FILE_MAX_TOKENS, source=str(rule.path)))
+        self._rules = tuple(rules)
         self.path_rules = PathRules(self.workspace.root, rules)
         self.warnings.extend(warnings)
         return parts

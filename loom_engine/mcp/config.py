@@ -1,14 +1,21 @@
 """MCP server configuration: Claude Code's ``.mcp.json`` format, read as is.
 
-Three places, later ones winning for a server of the same name:
+These places, later ones winning for a server of the same name:
 
-* the user's ``mcp.json`` in Loom's config dir (scope ``user``);
+* Claude Code's user-scope servers: ``mcpServers`` of ``~/.claude.json`` (scope
+  ``claude-user``; read by :mod:`.claude_file` when the user reads ``~/.claude``);
 * ``.mcp.json`` at the workspace root (scope ``project``: a repository ships it, so
   its servers run only once the user approved that exact entry, see ``entry_hash``);
-  it never replaces a server of the user's own: the user's rules for ``mcp__github__*``
-  are meant for their ``github``, so a project server named alike (as tool names spell
-  it: cleaned, any case) is ignored and named;
+  it never replaces a server of the user's own (in any of the user's files): the user's
+  rules for ``mcp__github__*`` are meant for their ``github``, so a project server named
+  alike (as tool names spell it: cleaned, any case) is ignored and named;
+* Claude Code's local-scope servers: ``projects["/abs/workspace"].mcpServers`` of
+  ``~/.claude.json`` (scope ``claude-local``: the user's, for this project only);
+* the user's ``mcp.json`` in Loom's config dir (scope ``user``: Loom's own wins);
 * files given with ``--mcp-config FILE`` (scope ``cli``: the user named them).
+
+So Claude Code's order holds among its own (local > project > user), and Loom's file
+wins a name clash with any of them.
 
 A file is data from anywhere (a cloned repository's ``.mcp.json``): one that is not
 UTF-8, not JSON, too big, nested too deep or lists too many servers is one
@@ -38,7 +45,9 @@ from typing import Any, Literal
 from .names import clean
 
 Transport = Literal["stdio", "http", "sse"]
-Scope = Literal["user", "project", "cli"]
+Scope = Literal["user", "project", "cli", "claude-user", "claude-local"]
+# The scopes of the user's own files: trusted, and never replaced by a project's server.
+USER_SCOPES: frozenset[Scope] = frozenset({"user", "claude-user", "claude-local"})
 
 PROJECT_FILE = ".mcp.json"
 USER_FILE = "mcp.json"
@@ -75,6 +84,16 @@ class ServerConfig:
         """What a user's approval of a project server is recorded by: the name and the
         entry as written (before ``${VAR}`` expansion), so a changed entry asks again."""
         return entry_hash(self.name, self.entry)
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, for `loom mcp list` and /mcp: its scope, and for Claude
+        Code's servers the file and Claude Code's name of the scope."""
+        if self.scope not in ("claude-user", "claude-local"):
+            return self.scope
+        home = str(Path.home())
+        where = "~" + str(self.source)[len(home):] if str(self.source).startswith(home + os.sep) else str(self.source)
+        return f"{where}: {'user' if self.scope == 'claude-user' else 'local'}"
 
     def describe(self) -> str:
         """One line: the command line of a stdio server, the URL of the others."""
@@ -205,13 +224,13 @@ def parse_server(name: str, entry: Any, source: Path, scope: Scope,
     return replace(config, url=url, headers=table("headers"))
 
 
-def read_json_file(path: Path) -> Any:
+def read_json_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
     """The JSON value ``path`` holds. ValueError with a one-line reason when it is too
     big, not UTF-8, not JSON or nested too deep; OSError (FileNotFoundError...) passes."""
     with open(path, "rb") as handle:
-        raw = handle.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES:,} bytes: not read")
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"larger than {max_bytes:,} bytes: not read")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -261,6 +280,12 @@ def load_file(path: Path, scope: Scope, env: Mapping[str, str] | None = None
     servers_data = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers_data, dict):
         return [], [ConfigProblem(path, None, 'no "mcpServers" object')]
+    return servers_of(servers_data, path, scope, env)
+
+
+def servers_of(servers_data: Mapping[str, Any], path: Path, scope: Scope, env: Mapping[str, str]
+               ) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+    """The servers of one ``mcpServers`` object of the file at ``path``."""
     if len(servers_data) > MAX_SERVERS:
         return [], [ConfigProblem(path, None, f"{len(servers_data):,} servers, more than the {MAX_SERVERS} "
                                               "a file may list; none of them is used")]
@@ -283,33 +308,48 @@ def project_file(workspace_root: Path) -> Path:
 
 
 def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequence[Path] = (),
-                    env: Mapping[str, str] | None = None, *, include_project: bool = True) -> McpConfig:
-    """Every configured server (user, then project, then ``--mcp-config`` files; a later
-    one replaces an earlier one of the same name, except that a project server never
-    replaces the user's own), sorted by name."""
+                    env: Mapping[str, str] | None = None, *, include_project: bool = True,
+                    claude_file: Path | None = None) -> McpConfig:
+    """Every configured server, in the order of the module's list (a later one replaces
+    an earlier one of the same name, except that a project server never replaces one of
+    the user's own), sorted by name. ``claude_file``: Claude Code's ``~/.claude.json``
+    (None: not read, as when reading ``~/.claude`` is turned off)."""
+    from .claude_file import claude_servers
+
+    env = os.environ if env is None else env
+    loaded: list[tuple[Scope, list[ServerConfig], list[ConfigProblem]]] = []
+    claude_user, claude_local, claude_problems = (
+        claude_servers(claude_file, workspace_root, env) if claude_file is not None else ([], [], []))
+    loaded.append(("claude-user", claude_user, claude_problems))
+    if include_project:
+        loaded.append(("project", *load_file(project_file(workspace_root), "project", env)))
+    loaded.append(("claude-local", claude_local, []))
+    loaded.append(("user", *load_file(user_file(config_dir), "user", env)))
+    for extra in extra_files:
+        if not Path(extra).exists():
+            loaded.append(("cli", [], [ConfigProblem(Path(extra), None, "no such file")]))
+        else:
+            loaded.append(("cli", *load_file(Path(extra), "cli", env)))
+    # The user's server names, the broken entries' too: a name the user gave is theirs.
+    owned: dict[str, ServerConfig | ConfigProblem] = {}
+    for scope, found, wrong in loaded:
+        if scope in USER_SCOPES:
+            owned.update((same_server_name(s.name), s) for s in found)
+            owned.update((same_server_name(p.server), p) for p in wrong if p.server is not None)
     by_name: dict[str, ServerConfig] = {}
     problems: list[ConfigProblem] = []
-    # The user's server names, the broken entries' too: a name the user gave is theirs.
-    users: dict[str, str] = {}
-    files: list[tuple[Path, Scope]] = [(user_file(config_dir), "user")]
-    if include_project:
-        files.append((project_file(workspace_root), "project"))
-    files += [(Path(f), "cli") for f in extra_files]
-    for path, scope in files:
-        if scope == "cli" and not Path(path).exists():
-            problems.append(ConfigProblem(Path(path), None, "no such file"))
-            continue
-        found, wrong = load_file(Path(path), scope, env)
+    for scope, found, wrong in loaded:
         problems += wrong
-        if scope == "user":
-            names = [s.name for s in found] + [p.server for p in wrong if p.server is not None]
-            users.update((same_server_name(name), name) for name in names)
         for server in found:
-            own = users.get(same_server_name(server.name)) if scope == "project" else None
+            own = owned.get(same_server_name(server.name)) if scope == "project" else None
             if own is not None:
-                problems.append(ConfigProblem(path, server.name, f"ignored: your own server {own!r} "
-                                                                 f"({user_file(config_dir)}) is used"))
+                problems.append(ConfigProblem(server.source, server.name, f"ignored: your own server "
+                                              f"{_name_of(own)!r} ({own.source}) is used"))
                 continue
             by_name[server.name] = server
     servers = tuple(sorted(by_name.values(), key=lambda s: s.name))
     return McpConfig(servers, tuple(problems))
+
+
+def _name_of(owned: ServerConfig | ConfigProblem) -> str:
+    return owned.name if isinstance(owned, ServerConfig) else owned.server or ""

@@ -100,3 +100,22 @@ def test_a_broken_file_is_not_overwritten(places: tuple[Path, dict[str, str]]) -
     done = loom(places, "add", "-s", "project", "x", "--", "cmd")
     assert done.returncode == 1 and "not valid JSON" in done.stderr
     assert project.read_text() == "{broken"
+
+
+def test_list_names_claude_codes_servers_and_the_switch_turns_them_off(
+        places: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    workspace, env = places
+    claude = tmp_path / "claude-config"
+    claude.mkdir()
+    (claude / ".claude.json").write_text(json.dumps({
+        "mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}},
+        "projects": {str(workspace): {"mcpServers": {"notes": {"command": "notes-server"}}}}}))
+    env = {**env, "CLAUDE_CONFIG_DIR": str(claude)}
+    listed = loom((workspace, env), "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [f"fetch: uvx mcp-server-fetch  [{claude}/.claude.json: user]",
+                                          f"notes: notes-server  [{claude}/.claude.json: local]"]
+    got = loom((workspace, env), "get", "notes")
+    assert got.stdout.splitlines()[-1] == "it is Claude Code's: claude mcp remove notes -s local"
+    off = loom((workspace, {**env, "LOOM_READ_CLAUDE_HOME": "0"}), "list")
+    assert off.stdout.startswith("no MCP servers")

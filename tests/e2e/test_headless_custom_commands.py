@@ -40,13 +40,32 @@ def test_loom_run_runs_a_skill_by_name(workspace: Path, tmp_path: Path, fake_llm
     assert "# Commit the current changes" in text and "ARGUMENTS" not in text
 
 
-def test_other_slash_text_is_sent_as_written(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    fake_llm.enqueue(Reply.text("a hosts file"), Reply.text("no such command"))
+def test_path_like_slash_text_is_sent_as_written(workspace: Path, tmp_path: Path,
+                                                 fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("a hosts file"), Reply.text("a folder"))
     env = loom_env(tmp_path, fake_llm)
     assert loom(["run", "/etc/hosts: what is it?"], workspace, env).returncode == 0
-    assert loom(["run", "/nosuchcommand please"], workspace, env).returncode == 0
-    sent = [r.body["messages"][0]["content"] for r in fake_llm.requests]
-    assert json.dumps(sent).count("/etc/hosts: what is it?") == 1 and "/nosuchcommand please" in json.dumps(sent)
+    assert loom(["-p", "/tmp is full"], workspace, env).returncode == 0  # /tmp exists: a path
+    sent = json.dumps([r.body["messages"][0]["content"] for r in fake_llm.requests])
+    assert sent.count("/etc/hosts: what is it?") == 1 and "/tmp is full" in sent
+
+
+def test_an_unknown_or_chat_only_command_is_refused_before_any_request(
+        workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """As `claude -p "/nosuchcommand"`: no request, the name and the near ones said (but on
+    stderr with exit 2, where Claude Code prints it as the answer with exit 0)."""
+    _review(workspace)
+    env = loom_env(tmp_path, fake_llm)
+    typo = loom(["run", "/reviw src/app.py"], workspace, env)
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr.strip().splitlines()[-1] == (
+        "loom: unknown command /reviw (did you mean /review?) — `loom skills` and /help in the chat list them")
+    unknown = loom(["-p", "/nosuchcommand please", "-o", "json"], workspace, env)
+    assert unknown.returncode == 2 and "loom: unknown command /nosuchcommand — " in unknown.stderr
+    chat_only = loom(["run", "/clear"], workspace, env)
+    assert chat_only.returncode == 2
+    assert "loom: /clear is a command of the chat (`loom`); `loom run` does not run it" in chat_only.stderr
+    assert fake_llm.requests == []
 
 
 def test_a_headless_shell_line_that_would_ask_is_denied(workspace: Path, tmp_path: Path,

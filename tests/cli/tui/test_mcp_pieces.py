@@ -38,6 +38,16 @@ def test_status_words_say_connecting_then_how_many_and_what_failed() -> None:
     assert "claude-x · default (shift+tab) · 2 MCP servers" in line
 
 
+def test_the_mcp_screen_names_claude_codes_file_for_its_servers() -> None:
+    from loom_cli.tui.mcp_screens import server_text
+
+    mine = server("mine", "connected")
+    claude = ServerStatus(ServerConfig(name="clock", transport="stdio", source=Path.home() / ".claude.json",
+                                       scope="claude-local", command="srv"), "connected")
+    assert "srv  [user]" in server_text(mine).plain
+    assert "srv  [~/.claude.json: local]" in server_text(claude).plain
+
+
 def test_the_permission_question_shows_server_tool_and_arguments_as_json() -> None:
     request = PermissionRequested(request_id="r", call_id="c", tool="mcp__git__git_commit",
                                   input={"message": "fix", "repo_path": "/w"}, reason="asks",
