@@ -126,7 +126,7 @@ class Scenario:
     loom_args: tuple[str, ...] = ()
     stdin: str | None = None
     # The replies, given the client's name for the shell tool ("Bash" / "bash").
-    replies: Callable[[str], list[Reply]] = lambda shell: [Reply.text("DONE")]
+    replies: Callable[[str], list[Reply]] = lambda shell: [Reply(text="DONE")]
 
 
 SCENARIOS = (
@@ -139,11 +139,11 @@ SCENARIOS = (
     Scenario("unknown /nosuchcmd", "/nosuchcmd now"),
     Scenario("allowed shell call (touch, ~/.claude allow rule)", "make the file",
              replies=lambda shell: [Reply.tool(shell, {"command": "touch made-by-tool.txt",
-                                                       "description": "make a file"}), Reply.text("DONE")]),
+                                                       "description": "make a file"}), Reply(text="DONE")]),
     Scenario("sub-agent (auditor)", "audit the code",
              replies=lambda shell: [Reply.tool("Agent" if shell == "Bash" else "task", {
                  "description": "audit", "prompt": "audit src/app.py", "subagent_type": "auditor"}),
-                 Reply.text("AUDITED"), Reply.text("DONE")]),
+                 Reply(text="AUDITED"), Reply(text="DONE")]),
 )
 
 
@@ -152,7 +152,7 @@ def run_one(which: str, scenario: Scenario, claude_bin: Path, servers: Reference
         tmp = Path(name).resolve()
         home, repo = build(tmp, servers)
         shell = "Bash" if which == "claude" else "bash"
-        server.enqueue(*scenario.replies(shell), *[Reply.text("DONE")] * 8)
+        server.enqueue(*scenario.replies(shell), *[Reply(text="DONE")] * 8)
         if which == "claude":
             argv = [str(claude_bin), "-p", scenario.prompt, "--model", MODEL, *scenario.claude_args]
         else:

@@ -169,11 +169,11 @@ def _text_reply(cls: type[Reply], text: str, **kw: Any) -> Reply:
 
 
 # ``Reply.silent()`` likewise: the dataclass field ``silent`` keeps its name.
-Reply.silent = Reply.silent_reply  # type: ignore[assignment,method-assign]
+Reply.silent = Reply.silent_reply  # type: ignore[assignment]
 # ``Reply.text("hi")`` reads best in tests. Installed after the class is built so the
 # dataclass field of the same name keeps its default; on instances the field value wins
 # (a classmethod is a non-data descriptor), so ``reply.text`` is still the text.
-Reply.text = classmethod(_text_reply)  # type: ignore[assignment,method-assign]
+Reply.text = classmethod(_text_reply)  # type: ignore[assignment]
 
 
 def without_cache_control(value: Any) -> Any:
