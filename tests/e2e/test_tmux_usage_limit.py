@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import loom_in_tmux, terminal_env
+from tests.doubles.terminal import drawn_to_the_edge, loom_in_tmux, terminal_env
 
 
 def test_the_chat_counts_down_to_the_reset_then_goes_on(tmp_path: Path, workspace: Path,
@@ -18,10 +18,7 @@ def test_the_chat_counts_down_to_the_reset_then_goes_on(tmp_path: Path, workspac
         term.ask("keep going")
         for width in (120, 60):
             term.resize(width, 40)
-            # Drawn for this width: the prompt box's right corner is on the screen (tmux
-            # cuts the wider drawing off at the new edge until the chat redraws).
-            screen = term.wait_for(lambda s: "resuming at" in s and "s left)" in s
-                                   and any(row.rstrip().endswith("╮") for row in s.splitlines()),
+            screen = term.wait_for(lambda s: "resuming at" in s and "s left)" in s and drawn_to_the_edge(s),
                                    f"the countdown drawn at {width} columns", timeout=60)
             (tmp_path / f"countdown-{width}.txt").write_text(screen)
             countdown = [row for row in screen.splitlines() if "resuming at" in row]
