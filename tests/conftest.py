@@ -33,6 +33,21 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
+# The folders whose tests start Loom (in tmux, as a process, with real MCP servers) go
+# first. xdist hands tests out in collection order, and these sit at the end of the
+# alphabet: a run of slow tests handed out last keeps one worker busy after the others
+# have finished, while thousands of quick tests at the end even the workers out.
+_SLOW_FOLDERS_FIRST = ("tests/e2e/", "tests/cli/warm/", "tests/integration/", "tests/security/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, folder in enumerate(_SLOW_FOLDERS_FIRST) if item.nodeid.startswith(folder)),
+                    len(_SLOW_FOLDERS_FIRST))
+
+    items.sort(key=rank)  # stable: the order within each folder stays
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A temporary git repository with a couple of files."""

@@ -121,3 +121,10 @@ def loom_in_tmux(cwd: Path, env: Mapping[str, str], *, args: Sequence[str] = (),
         yield term
     finally:
         term.close()
+
+
+def drawn_to_the_edge(screen: str) -> bool:
+    """The chat's drawing fits the window: the prompt box's right corner is on the screen.
+    After a window narrows, tmux cuts the wider drawing off at the new edge until the chat
+    redraws; a test that reads the narrow screen waits for this first."""
+    return any(row.rstrip().endswith("╮") for row in screen.splitlines())

@@ -44,6 +44,7 @@ if _path:
 class WarmPlace:
     runtime: Path  # XDG_RUNTIME_DIR
     main_log: Path  # pids of the processes that imported loom_cli.main
+    hook: Path  # the folder of the sitecustomize that writes main_log
 
     @property
     def folder(self) -> Path:
@@ -67,12 +68,14 @@ def until(condition: Callable[[], bool], what: str, timeout: float = SERVER_STAR
 
 @contextmanager
 def warm_place(tmp_path: Path) -> Iterator[WarmPlace]:
+    """A fresh runtime folder (the hook and the log in ``tmp_path``); on leaving, its
+    servers are stopped and it is removed."""
     runtime = Path(tempfile.mkdtemp(prefix="lw-"))
     os.chmod(runtime, 0o700)
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_HOOK)
-    place = WarmPlace(runtime, tmp_path / "main.log")
+    place = WarmPlace(runtime, tmp_path / "main.log", hook)
     try:
         yield place
     finally:
@@ -101,7 +104,7 @@ def _lock_holders(path: Path) -> list[int]:
 
 
 def warm_env(tmp_path: Path, place: WarmPlace, server: FakeLLMServer, **extra: str) -> dict[str, str]:
-    hook = str(tmp_path / "hook")
+    hook = str(place.hook)
     return loom_env(tmp_path, server, LOOM_WARM="1", XDG_RUNTIME_DIR=str(place.runtime),
                     LOOM_TEST_MAIN_LOG=str(place.main_log),
                     PYTHONPATH=os.pathsep.join(p for p in (hook, str(ROOT), os.environ.get("PYTHONPATH", "")) if p),

@@ -4,7 +4,7 @@ refused at once (nothing is sent) with one line saying why and when Loom tries a
 from __future__ import annotations
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import Terminal
+from tests.doubles.terminal import Terminal, drawn_to_the_edge
 
 
 def _final_error(terminal: Terminal, count: int) -> str:
@@ -15,7 +15,9 @@ def _final_error(terminal: Terminal, count: int) -> str:
 
 def test_after_repeated_server_errors_the_next_message_is_refused_without_a_request(
         terminal: Terminal, fake_llm: FakeLLMServer) -> None:
-    fake_llm.enqueue(*[Reply.error(503, "upstream unavailable") for _ in range(5)])
+    # Each asks for a short pause (retry-after), which the retry loop keeps to instead of
+    # its backoff (1 + 2 + 4 + 8 s): still five server failures in a row.
+    fake_llm.enqueue(*[Reply.error(503, "upstream unavailable", retry_after=0.1) for _ in range(5)])
     terminal.ask("hello")
     first = _final_error(terminal, 1)
     assert "tried 5 times" in first and "not answering" not in first
@@ -28,5 +30,6 @@ def test_after_repeated_server_errors_the_next_message_is_refused_without_a_requ
     assert len(fake_llm.requests) == 5
     for width in (120, 60):
         terminal.resize(width, 40)
-        screen = terminal.wait_for(lambda s: "tries it again from" in " ".join(s.split()), f"the line at {width}")
+        screen = terminal.wait_for(lambda s: "tries it again from" in " ".join(s.split()) and drawn_to_the_edge(s),
+                                   f"the line at {width}")
         assert "Traceback" not in screen and "internal error" not in screen

@@ -32,7 +32,7 @@ def test_dropped_streams_show_one_retry_line_then_one_plain_error(
 
 
 def test_a_final_429_does_not_promise_a_retry(terminal: Terminal, fake_llm: FakeLLMServer) -> None:
-    fake_llm.enqueue(*[Reply.error(429, "rate limited", type="rate_limit_error", retry_after=1)
+    fake_llm.enqueue(*[Reply.error(429, "rate limited", type="rate_limit_error", retry_after=0.1)
                        for _ in range(5)])
     terminal.ask("hello")
     screen = terminal.wait_for(lambda s: "✗" in s and "esc to interrupt" not in s, "the final error", timeout=90)

@@ -1,34 +1,34 @@
 """A command the model asks to run outside the sandbox, in a real terminal: the question
-says so and why, at 120 and 60 columns, even in bypass mode."""
+says so and why, at 120 and 60 columns (one question, read at both), even in bypass mode."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.terminal import open_loom, terminal_env
+from tests.doubles.terminal import drawn_to_the_edge, open_loom, terminal_env
 
 WHY = "npm needs ~/.npm"
 
 
-@pytest.mark.parametrize("width", [120, 60])
-def test_the_question_says_it_runs_outside_and_why(tmp_path: Path, workspace: Path, fake_llm: FakeLLMServer,
-                                                   width: int) -> None:
+def test_the_question_says_it_runs_outside_and_why(tmp_path: Path, workspace: Path,
+                                                   fake_llm: FakeLLMServer) -> None:
     marker = tmp_path / "ran-outside"
     call = Reply.tool("bash", {"command": f"touch {marker}", "description": WHY,
                                "dangerously_disable_sandbox": True}, text="Running it outside.")
     fake_llm.enqueue(call, Reply.text("Done."))
     term = open_loom(workspace, terminal_env(tmp_path, fake_llm), args=("--permission-mode", "bypass"),
-                     width=width, height=40)
+                     width=120, height=40)
     try:
         term.ask("install the packages")
-        screen = term.wait_for(lambda s: "allow once" in s, "the permission question")
-        flat = " ".join(screen.replace("│", " ").split())
-        assert "OUTSIDE the sandbox" in flat and WHY in flat, screen
-        print(f"--- the question at {width} columns ---\n{screen}")
+        for width in (120, 60):  # one question, read again once redrawn at 60 columns
+            term.resize(width, 40)
+            screen = term.wait_for(lambda s: "allow once" in s and drawn_to_the_edge(s),
+                                   f"the permission question at {width} columns")
+            flat = " ".join(screen.replace("│", " ").split())
+            assert "OUTSIDE the sandbox" in flat and WHY in flat, screen
+            print(f"--- the question at {width} columns ---\n{screen}")
         assert not marker.exists()
         time.sleep(1.3)  # answer keys are ignored for a second (typing guard); not an assertion
         term.keys("y")

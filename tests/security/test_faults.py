@@ -250,13 +250,35 @@ BAD_LINES = {
 }
 
 
+@pytest.fixture(scope="module")
+def written_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The name and text of the session one `loom run` wrote: the tests below resume a
+    damaged copy of it in their own data folder (a run each would cost a Loom start)."""
+    root = tmp_path_factory.mktemp("written-session")
+    server = FakeLLMServer().start()
+    try:
+        server.enqueue(Reply.text("first"))
+        done = loom(["run", "hello"], root, loom_env(root, server))
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.stop()
+    [session] = sessions(root)
+    return session.name, session.read_text()
+
+
+def copy_of(written: tuple[str, str], tmp_path: Path) -> Path:
+    name, text = written
+    session = tmp_path / "data" / "sessions" / name
+    session.parent.mkdir(parents=True)
+    session.write_text(text)
+    return session
+
+
 @pytest.mark.parametrize("shape", sorted(BAD_LINES))
 def test_16_a_session_line_of_the_wrong_shape_names_the_file_and_line(
-        shape: str, repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+        shape: str, repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, written_session: tuple[str, str]) -> None:
     env = loom_env(tmp_path, fake_llm)
-    fake_llm.enqueue(Reply.text("first"))
-    assert loom(["run", "hello"], repo, env).returncode == 0
-    [session] = sessions(tmp_path)
+    session = copy_of(written_session, tmp_path)
     lines = session.read_text().splitlines()
     session.write_text("\n".join([lines[0], BAD_LINES[shape], *lines[1:]]) + "\n")
     done = loom(["run", "go on", "--resume", session.stem], repo, env)
@@ -265,11 +287,10 @@ def test_16_a_session_line_of_the_wrong_shape_names_the_file_and_line(
     assert line.startswith(f"loom: cannot resume: session file {session.name} is malformed at line 2: "), line
 
 
-def test_16_a_session_that_is_not_utf8(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+def test_16_a_session_that_is_not_utf8(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer,
+                                      written_session: tuple[str, str]) -> None:
     env = loom_env(tmp_path, fake_llm)
-    fake_llm.enqueue(Reply.text("first"))
-    assert loom(["run", "hello"], repo, env).returncode == 0
-    [session] = sessions(tmp_path)
+    session = copy_of(written_session, tmp_path)
     with session.open("ab") as handle:
         handle.write(b'{"type":"message","message":{"role":"user","parts":[{"type":"text","text":"\xff"}]}}\n')
     done = loom(["run", "go on", "--resume", session.stem], repo, env)

@@ -2,7 +2,10 @@
 
 Each test turns the warm server on for itself (the suite runs with LOOM_WARM=0), in a
 private runtime folder, against the fake LLM server; it waits for events (the socket
-appears, a process is gone), never for a clock.
+appears, a process is gone), never for a clock. A server takes seconds to start (it
+imports all of Loom and both SDKs), so the tests that only run `loom` through it share
+one (``running``: each run carries its own environment, folder and fake server); the
+tests that stop, kill or replace a server, or need a folder without one, have their own.
 """
 
 from __future__ import annotations
@@ -12,94 +15,118 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.warm import LOOM_SCRIPT, run_loom, start_loom, until, warm_env, warm_place, warmed
+from tests.doubles.warm import (
+    LOOM_SCRIPT,
+    WarmPlace,
+    run_loom,
+    start_loom,
+    until,
+    warm_env,
+    warm_place,
+    warmed,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or not LOOM_SCRIPT.exists(),
                                 reason="the warm server needs Linux and the installed `loom`")
 
 
-def test_a_warm_run_prints_and_exits_as_a_cold_one(workspace: Path, tmp_path: Path,
+@dataclass(frozen=True)
+class Running:
+    place: WarmPlace  # the shared runtime folder, with this test's own log of cold runs
+    env: dict[str, str]  # this test's: its data and config folders, its fake server
+
+
+@pytest.fixture(scope="module")
+def _shared_place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmPlace]:
+    with warm_place(tmp_path_factory.mktemp("warm")) as place:
+        yield place
+
+
+@pytest.fixture
+def running(_shared_place: WarmPlace, workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> Running:
+    """The shared warm server, up (the first test to use it starts it), with no child of
+    an earlier test still running."""
+    place = replace(_shared_place, main_log=tmp_path / "main.log")
+    env = warm_env(tmp_path, place, fake_llm)
+    warmed(place, workspace, env)
+    until(lambda: not _children_of_servers(place.folder), "an earlier test's child to end", timeout=60)
+    return Running(place, env)
+
+
+def test_a_warm_run_prints_and_exits_as_a_cold_one(workspace: Path, running: Running,
                                                    fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        cold_env = {**env, "LOOM_WARM": "0"}
-        warmed(place, workspace, env)
-        results = {}
-        for name, run_env in (("cold", cold_env), ("warm", env)):
-            fake_llm.enqueue(Reply.text("hello there"))
-            as_json = run_loom(["run", "say hello", "-o", "json"], workspace, run_env)
-            bad_flag = run_loom(["run", "x", "--no-such-flag"], workspace, run_env)
-            empty = run_loom(["run", "   "], workspace, run_env)
-            results[name] = (as_json, bad_flag, empty)
-            assert place.imported_main(as_json[3]) == (name == "cold"), f"the {name} run did not run {name}"
-        (cold_json, cold_flag, cold_empty), (warm_json, warm_flag, warm_empty) = results["cold"], results["warm"]
-        assert warm_json[0] == cold_json[0] == 0, warm_json[2]
-        cold_result, warm_result = json.loads(cold_json[1]), json.loads(warm_json[1])
-        assert warm_result["result"] == cold_result["result"] == "hello there"
-        assert warm_result.keys() == cold_result.keys()
-        assert warm_json[2] == cold_json[2]
-        assert warm_flag[:3] == cold_flag[:3] and warm_flag[0] == 2
-        assert warm_empty[:3] == cold_empty[:3] and warm_empty[0] == 2
+    place, env = running.place, running.env
+    cold_env = {**env, "LOOM_WARM": "0"}
+    results = {}
+    for name, run_env in (("cold", cold_env), ("warm", env)):
+        fake_llm.enqueue(Reply.text("hello there"))
+        as_json = run_loom(["run", "say hello", "-o", "json"], workspace, run_env)
+        bad_flag = run_loom(["run", "x", "--no-such-flag"], workspace, run_env)
+        empty = run_loom(["run", "   "], workspace, run_env)
+        results[name] = (as_json, bad_flag, empty)
+        assert place.imported_main(as_json[3]) == (name == "cold"), f"the {name} run did not run {name}"
+    (cold_json, cold_flag, cold_empty), (warm_json, warm_flag, warm_empty) = results["cold"], results["warm"]
+    assert warm_json[0] == cold_json[0] == 0, warm_json[2]
+    cold_result, warm_result = json.loads(cold_json[1]), json.loads(warm_json[1])
+    assert warm_result["result"] == cold_result["result"] == "hello there"
+    assert warm_result.keys() == cold_result.keys()
+    assert warm_json[2] == cold_json[2]
+    assert warm_flag[:3] == cold_flag[:3] and warm_flag[0] == 2
+    assert warm_empty[:3] == cold_empty[:3] and warm_empty[0] == 2
 
 
-def test_ctrl_c_reaches_the_child_and_the_run_ends_with_130(workspace: Path, tmp_path: Path,
+def test_ctrl_c_reaches_the_child_and_the_run_ends_with_130(workspace: Path, running: Running,
                                                              fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
-        outcomes = []
-        for run_env in ({**env, "LOOM_WARM": "0"}, env):
-            fake_llm.reset()
-            reply, gate = Reply.text("never sent").held()
-            fake_llm.enqueue(reply)
-            process = start_loom(["run", "wait for me"], workspace, run_env)
-            assert fake_llm.wait_for_requests(1, timeout=120), "the run never asked the model"
-            process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=60)
-            gate.set()
-            outcomes.append((process.returncode, out, err))
-        cold, warm = outcomes
-        assert warm[0] == cold[0] == 130, warm
-        assert warm[1:] == cold[1:]
-
-
-def test_the_child_ends_when_its_client_is_killed(workspace: Path, tmp_path: Path,
-                                                 fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
+    outcomes = []
+    for run_env in ({**running.env, "LOOM_WARM": "0"}, running.env):
+        fake_llm.reset()
         reply, gate = Reply.text("never sent").held()
         fake_llm.enqueue(reply)
-        process = start_loom(["run", "wait for me"], workspace, env)
-        assert fake_llm.wait_for_requests(1, timeout=120)
-        children = _children_of_servers(place.folder)
-        assert len(children) == 1, children
-        process.kill()
-        process.communicate()
-        until(lambda: not Path(f"/proc/{children[0]}").exists() or _is_zombie(children[0]),
-              "the child to end", timeout=60)
+        process = start_loom(["run", "wait for me"], workspace, run_env)
+        assert fake_llm.wait_for_requests(1, timeout=120), "the run never asked the model"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
         gate.set()
+        outcomes.append((process.returncode, out, err))
+    cold, warm = outcomes
+    assert warm[0] == cold[0] == 130, warm
+    assert warm[1:] == cold[1:]
 
 
-def test_each_run_sees_its_own_environment(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
-        for name in ("first", "second"):
-            fake_llm.enqueue(Reply.text(f"answer {name}"))
-            data = tmp_path / f"data-{name}"
-            code, out, err, pid = run_loom(["run", f"task {name}"], workspace, {**env, "LOOM_DATA_DIR": str(data)})
-            assert code == 0, err
-            assert out == f"answer {name}\n"
-            assert not place.imported_main(pid)
-            sessions = list((data / "sessions").rglob("*.jsonl"))
-            assert len(sessions) == 1, f"{name}: the session was not written under its own LOOM_DATA_DIR"
-            assert f"task {name}" in sessions[0].read_text()
+def test_the_child_ends_when_its_client_is_killed(workspace: Path, running: Running,
+                                                 fake_llm: FakeLLMServer) -> None:
+    reply, gate = Reply.text("never sent").held()
+    fake_llm.enqueue(reply)
+    process = start_loom(["run", "wait for me"], workspace, running.env)
+    assert fake_llm.wait_for_requests(1, timeout=120)
+    children = _children_of_servers(running.place.folder)
+    assert len(children) == 1, children
+    process.kill()
+    process.communicate()
+    until(lambda: not Path(f"/proc/{children[0]}").exists() or _is_zombie(children[0]),
+          "the child to end", timeout=60)
+    gate.set()
+
+
+def test_each_run_sees_its_own_environment(workspace: Path, tmp_path: Path, running: Running,
+                                           fake_llm: FakeLLMServer) -> None:
+    for name in ("first", "second"):
+        fake_llm.enqueue(Reply.text(f"answer {name}"))
+        data = tmp_path / f"data-{name}"
+        code, out, err, pid = run_loom(["run", f"task {name}"], workspace, {**running.env, "LOOM_DATA_DIR": str(data)})
+        assert code == 0, err
+        assert out == f"answer {name}\n"
+        assert not running.place.imported_main(pid)
+        sessions = list((data / "sessions").rglob("*.jsonl"))
+        assert len(sessions) == 1, f"{name}: the session was not written under its own LOOM_DATA_DIR"
+        assert f"task {name}" in sessions[0].read_text()
 
 
 def test_a_socket_folder_open_to_others_is_not_used(workspace: Path, tmp_path: Path,
@@ -108,11 +135,12 @@ def test_a_socket_folder_open_to_others_is_not_used(workspace: Path, tmp_path: P
         place.folder.mkdir(mode=0o755)
         os.chmod(place.folder, 0o755)
         env = warm_env(tmp_path, place, fake_llm)
-        fake_llm.enqueue(Reply.text("cold and fine"), Reply.text("cold again"))
-        first = run_loom(["run", "hi"], workspace, env)
-        second = run_loom(["run", "hi"], workspace, env)
-        assert (first[0], first[1]) == (0, "cold and fine\n"), first[2]
-        assert (second[0], second[1]) == (0, "cold again\n"), second[2]
+        # Two `loom --version`: the first would start a server in a safe folder, the
+        # second would then run warm.
+        first = run_loom(["--version"], workspace, env)
+        second = run_loom(["--version"], workspace, env)
+        assert (first[0], first[1]) == (0, "loom 0.1.0\n"), first[2]
+        assert (second[0], second[1]) == (0, "loom 0.1.0\n"), second[2]
         assert place.imported_main(second[3]), "a loose folder was used"
         assert list(place.folder.iterdir()) == [], "a server was started in a folder others can enter"
 
@@ -195,22 +223,18 @@ def _is_zombie(pid: int) -> bool:
         return True
 
 
-def test_a_request_for_another_build_is_refused_and_runs_cold(workspace: Path, tmp_path: Path,
-                                                              fake_llm: FakeLLMServer) -> None:
+def test_a_request_for_another_build_is_refused_and_runs_cold(running: Running) -> None:
     import socket
 
     from loom_cli.warm.protocol import REFUSED, RunRequest, Stream, send_request
 
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(str(place.sockets()[0]))
-        stream = Stream("utf-8", "strict")
-        send_request(conn, RunRequest("loom-0000000000000000-0000000000000000.sock", ["loom", "--version"], "/",
-                                      {}, 0o022, [stream, stream, stream]), [0, 1, 2])
-        assert conn.recv(1) == REFUSED
-        conn.close()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(running.place.sockets()[0]))
+    stream = Stream("utf-8", "strict")
+    send_request(conn, RunRequest("loom-0000000000000000-0000000000000000.sock", ["loom", "--version"], "/",
+                                  {}, 0o022, [stream, stream, stream]), [0, 1, 2])
+    assert conn.recv(1) == REFUSED
+    conn.close()
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -218,14 +242,15 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 @pytest.mark.skipif(os.getuid() != 0 or not Path(SYSTEM_PYTHON).exists(),
                     reason="connecting as another user needs root (and a Python that user may run)")
-def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
-        socket_path = place.sockets()[0]
-        for opened in (place.runtime, place.folder):  # let the other user reach the socket at all
-            os.chmod(opened, 0o711)
-        os.chmod(socket_path, 0o777)
+def test_another_user_gets_no_answer(running: Running) -> None:
+    place = running.place
+    socket_path = place.sockets()[0]
+    opened = (place.runtime, place.folder, socket_path)
+    modes = [os.stat(path).st_mode for path in opened]
+    for folder in (place.runtime, place.folder):  # let the other user reach the socket at all
+        os.chmod(folder, 0o711)
+    os.chmod(socket_path, 0o777)
+    try:
         # The system's Python (this venv's is not the other user's to run), speaking the
         # protocol by hand: a status request, which the server answers its own user.
         probe = ("import json, socket, struct, sys\n"
@@ -239,6 +264,9 @@ def test_another_user_gets_no_answer(workspace: Path, tmp_path: Path, fake_llm: 
                               cwd="/", capture_output=True, text=True, timeout=60, env={})
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "closed", "the server answered another user"
+    finally:  # private again, for the next test that shares the server
+        for path, mode in zip(opened, modes, strict=True):
+            os.chmod(path, mode)
 
 
 def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: Path, tmp_path: Path,
@@ -253,7 +281,7 @@ def test_an_edited_install_gets_a_fresh_server_and_the_old_one_stops(workspace: 
         shutil.copytree(root / package, install / package, ignore=shutil.ignore_patterns("__pycache__"))
     with warm_place(tmp_path) as place:
         env = warm_env(tmp_path, place, fake_llm)
-        env["PYTHONPATH"] = os.pathsep.join((str(tmp_path / "hook"), str(install)))
+        env["PYTHONPATH"] = os.pathsep.join((str(place.hook), str(install)))
         warmed(place, workspace, env)
         (old,) = place.sockets()
         code, _out, err, pid = run_loom(["--version"], workspace, env)
@@ -291,15 +319,12 @@ def test_when_the_server_dies_the_client_says_so_and_the_child_ends(workspace: P
         gate.set()
 
 
-def test_the_prompt_on_standard_input_reaches_the_child(workspace: Path, tmp_path: Path,
+def test_the_prompt_on_standard_input_reaches_the_child(workspace: Path, running: Running,
                                                          fake_llm: FakeLLMServer) -> None:
-    with warm_place(tmp_path) as place:
-        env = warm_env(tmp_path, place, fake_llm)
-        warmed(place, workspace, env)
-        fake_llm.reset()
-        fake_llm.enqueue(Reply.text("read it"))
-        done = subprocess.run([str(LOOM_SCRIPT), "run", "-"], cwd=workspace, env=env, input=b"the piped task\n",
-                              capture_output=True, timeout=120)
-        assert (done.returncode, done.stdout) == (0, b"read it\n"), done.stderr
-        (request,) = fake_llm.requests
-        assert "the piped task" in json.dumps(request.body)
+    fake_llm.reset()
+    fake_llm.enqueue(Reply.text("read it"))
+    done = subprocess.run([str(LOOM_SCRIPT), "run", "-"], cwd=workspace, env=running.env, input=b"the piped task\n",
+                          capture_output=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, b"read it\n"), done.stderr
+    (request,) = fake_llm.requests
+    assert "the piped task" in json.dumps(request.body)
