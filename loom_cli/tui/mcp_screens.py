@@ -1,10 +1,9 @@
-"""Two screens over the chat: the question about a project's MCP servers, and `/mcp`.
+"""How a project's MCP server is shown before it is trusted, and `/mcp`.
 
-The question lists each server the repository's ``.mcp.json`` would start, with its
-command line (or URL) and the file it comes from: a repository can ship that file, and
-its commands run on the user's machine. ``y`` approves and connects them, ``n`` refuses
-(both remembered by a hash of each entry, so a changed entry asks again), Esc decides
-later (asked again at the next start).
+The chat's start-up question about the project (:mod:`.trust_screen`) lists each server the
+repository's ``.mcp.json`` would start with :func:`pending_text`: its command line (or URL),
+the file it comes from, the names of the environment variables and headers it is given
+(never their values) and the user's own variables its entry reads.
 
 `/mcp` shows each server's state (connected, connecting, failed and why, needs login,
 disabled) and what it offers; ``r`` reconnects the chosen server, ``l`` logs in to it.
@@ -22,7 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .question_box import Question, QuestionBox, box_css
+from .question_box import box_css
 
 if TYPE_CHECKING:
     from loom_engine.mcp.config import ServerConfig
@@ -35,40 +34,25 @@ _STATE_WORDS = {"connected": "connected", "connecting": "connecting…", "failed
 _SHOWN_NAMES = 12  # tools, prompts or resources listed by name per server; more are counted
 
 
-def pending_text(servers: Sequence[ServerConfig]) -> Text:
+def pending_text(servers: Sequence[ServerConfig], marks: Sequence[Text | None] = ()) -> Text:
+    """Each server as the question shows it; ``marks`` (new, changed) follow the names."""
     text = Text()
-    for server in servers:
+    for server, mark in zip(servers, (*marks, *[None] * (len(servers) - len(marks))), strict=True):
         text.append("  • ")
         text.append(server.name, style="bold")
-        text.append(f"  {server.describe()}\n", style="bold yellow")
+        if mark is not None:
+            text.append("  ")
+            text.append_text(mark)
+        text.append(f"\n    {server.describe()}\n", style="bold yellow")
         text.append(f"    from {server.source}\n", style="dim")
+        given = [*(f"env {name}" for name in server.env), *(f"header {name}" for name in server.headers)]
+        if given:  # names only: a value may be a secret
+            text.append(f"    gets {', '.join(given)} (values not shown)\n", style="dim")
         read = server.environment_read()
         if read:  # a header or env value may carry one of these to the server
             text.append(f"    passes it your {', '.join('$' + name for name in read)}\n", style="bold red")
     text.rstrip()
     return text
-
-
-class McpTrustScreen(QuestionBox[bool | None]):
-    """Start the project's MCP servers? True: approve; False: refuse; None: not now."""
-
-    DEFAULT_CSS = box_css("McpTrustScreen", "$warning")
-
-    def __init__(self, servers: Sequence[ServerConfig], *, guard_s: float = 1.0) -> None:
-        super().__init__({"y": True, "n": False, "escape": None}, guard_s=guard_s)
-        self.servers = tuple(servers)
-
-    def question(self) -> Question:
-        one = len(self.servers) == 1
-        return Question(
-            title="Start this project's MCP server?" if one else "Start this project's MCP servers?",
-            lead="The project's .mcp.json would start " + ("this program" if one else "these programs")
-            + " on your machine, with your permissions:",
-            listed=pending_text(self.servers),
-            note="A repository you cloned can ship this file: say yes only if you know where it "
-            "comes from. Your answer is remembered until the entry changes.",
-            keys=Text.assemble(("y", "bold green"), " yes, start " + ("it" if one else "them") + "   ",
-                               ("n", "bold red"), " no   ", ("Esc", "bold"), " not now"))
 
 
 def _names(title: str, names: Sequence[str]) -> Text:

@@ -11,11 +11,19 @@ if TYPE_CHECKING:
 
 
 def mcp(host: ChatHost, _command: ParsedCommand) -> None:
-    """/mcp: each server's state and what it offers, live; reconnect and log in there."""
+    """/mcp: each server's state and what it offers, live; reconnect and log in there. The
+    project's servers left out are listed too, with why."""
+    from loom_cli.mcp_setup import plan_servers
+    from loom_cli.workspace_records import WorkspaceRecords
+    from loom_engine.paths import config_dir, data_dir
+
     from ..mcp_chat import manager_of
     from ..mcp_screens import McpScreen
 
-    host.push_screen(McpScreen(manager_of(host.agent)))
+    plan = plan_servers(host.workspace_root, config_dir(), WorkspaceRecords(data_dir()))
+    left_out = [(server, "not trusted: left off (Loom asks at the next start)") for server in plan.pending]
+    left_out += [(server, "refused: left off") for server in plan.refused]
+    host.push_screen(McpScreen(manager_of(host.agent), left_out))
 
 
 def prompt_command(host: ChatHost, command: ParsedCommand) -> None:
