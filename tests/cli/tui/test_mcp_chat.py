@@ -92,7 +92,7 @@ async def test_a_project_server_is_asked_about_once_and_again_when_its_entry_cha
     write(env / ".mcp.json", {"clock": time_server(reference_servers)})
     app = chat(env, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ProjectTrustScreen))
+        await until(pilot, lambda: isinstance(app.screen, ProjectTrustScreen) and "trust all" in screen_text(app))
         text = screen_text(app)
         assert "would add 1 MCP server." in text and "mcp_server_time --local-timezone UTC" in text
         assert f"from {env / '.mcp.json'}" in text
@@ -108,16 +108,16 @@ async def test_a_project_server_is_asked_about_once_and_again_when_its_entry_cha
     write(env / ".mcp.json", {"clock": time_server(reference_servers, "--verbose")})
     changed = chat(env, tmp_path)
     async with changed.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(changed.screen, ProjectTrustScreen))
-        assert "clock  [changed since you trusted it]" in screen_text(changed)
+        await until(pilot, lambda: "clock  [changed since you trusted it]" in screen_text(changed))
+        assert isinstance(changed.screen, ProjectTrustScreen)
         await pilot.press("escape")
         await until(pilot, lambda: "project MCP server clock not trusted: left off for this session"
                     in screen_text(changed))
         assert changed.agent is not None and changed.agent.mcp is not None
         assert [status.name for status in changed.agent.mcp.statuses()] == []  # not started
         await pilot.press(*"/mcp", "enter")
-        await until(pilot, lambda: isinstance(changed.screen, McpScreen))
-        assert "clock  not trusted: left off (Loom asks at the next start)" in screen_text(changed)
+        await until(pilot, lambda: "clock  not trusted: left off (Loom asks at the next start)" in screen_text(changed))
+        assert isinstance(changed.screen, McpScreen)
 
     declined = chat(env, tmp_path)  # a "no" holds for its session only: asked again
     async with declined.run_test(size=(120, 40)) as pilot:
