@@ -16,8 +16,8 @@ import pytest
 from loom_cli.bootstrap import RunOptions, build_agent
 from loom_cli.tui.app import LoomApp
 from loom_cli.tui.mcp_screens import McpScreen
-from loom_cli.tui.trust_screen import ProjectTrustScreen
 from loom_cli.tui.options import TuiOptions
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from tests.cli.tui.helpers import screen_text, wait_for
 from tests.doubles.mcp_servers import ReferenceServers, install
 
