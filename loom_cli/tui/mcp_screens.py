@@ -93,10 +93,11 @@ def servers_text(statuses: Sequence[ServerStatus], selected: int,
         if index:
             text.append("\n")
         text.append_text(server_text(status, selected=index == selected))
-    for config, why in left_out:
+    for index, (config, why) in enumerate(left_out, start=len(statuses)):
         text.append("\n" if text.plain else "")
-        text.append(f"  {config.name}  ", style="bold")
-        text.append(why, style="dim")
+        text.append("› " if index == selected else "  ", style="bold")
+        text.append(config.name, style="bold reverse" if index == selected else "bold")
+        text.append(f"  {why}", style="dim")
         text.append(f"\n    {config.describe()}  [{config.scope}]", style="dim")
     if not text.plain:
         text.append("No MCP servers. Add one with: loom mcp add NAME -- COMMAND ARGS…", style="dim")
@@ -112,10 +113,13 @@ class McpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, manager: McpManager | None, left_out: Sequence[tuple[ServerConfig, str]] = ()) -> None:
+    def __init__(self, manager: McpManager | None, left_out: Sequence[tuple[ServerConfig, str]] = (),
+                 trust: Callable[[ServerConfig], str | None] | None = None) -> None:
         super().__init__()
         self.manager = manager
-        self.left_out = tuple(left_out)
+        self.left_out = tuple(left_out)  # project servers not started, with why
+        # Trusts a left-out project server (records it, starts it); a one-line problem or None.
+        self.trust = trust
         self.selected = 0
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -129,7 +133,9 @@ class McpScreen(ModalScreen[None]):
                 yield Static(servers_text(self._statuses(), self.selected, self.left_out), id="mcp-servers")
             yield Static("", id="mcp-message")
             yield Static(Text.assemble(("↑/↓", "bold"), " choose   ", ("r", "bold"), " reconnect   ",
-                                       ("l", "bold"), " log in   ", ("Esc", "bold"), " close"), id="mcp-keys")
+                                       ("l", "bold"), " log in   ",
+                                       *((("t", "bold"), " trust a left-out server   ") if self.left_out else ()),
+                                       ("Esc", "bold"), " close"), id="mcp-keys")
 
     def on_mount(self) -> None:
         if self.manager is not None:
@@ -141,7 +147,7 @@ class McpScreen(ModalScreen[None]):
 
     def refresh_servers(self) -> None:
         statuses = self._statuses()
-        self.selected = max(0, min(self.selected, len(statuses) - 1))
+        self.selected = max(0, min(self.selected, len(statuses) + len(self.left_out) - 1))
         self.query_one("#mcp-servers", Static).update(servers_text(statuses, self.selected, self.left_out))
 
     def say(self, message: str) -> None:
@@ -150,7 +156,8 @@ class McpScreen(ModalScreen[None]):
     def on_key(self, event: events.Key) -> None:
         event.stop()
         statuses = self._statuses()
-        chosen = statuses[self.selected] if statuses else None
+        chosen = statuses[self.selected] if self.selected < len(statuses) else None
+        left_out = self.left_out[self.selected - len(statuses)][0] if chosen is None and self.left_out else None
         match event.key:
             case "escape" | "q":
                 self.dismiss(None)
@@ -158,7 +165,15 @@ class McpScreen(ModalScreen[None]):
                 self.selected = max(0, self.selected - 1)
                 self.refresh_servers()
             case "down" | "j":
-                self.selected = min(len(statuses) - 1, self.selected + 1) if statuses else 0
+                self.selected = min(len(statuses) + len(self.left_out) - 1, self.selected + 1)
+                self.refresh_servers()
+            case "t" if left_out is not None and self.trust is not None:
+                problem = self.trust(left_out)
+                if problem is not None:
+                    self.say(problem)
+                    return
+                self.left_out = tuple(item for item in self.left_out if item[0] is not left_out)
+                self.say(f"{left_out.name}: trusted, connecting (remembered until its entry changes)")
                 self.refresh_servers()
             case "r" if chosen is not None and self.manager is not None:
                 self.say(f"reconnecting {chosen.name}…")

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from ...slash_commands import ParsedCommand, SlashCommand
 
 if TYPE_CHECKING:
+    from loom_engine.mcp.config import ServerConfig
+
     from ..chat_host import ChatHost
 
 
@@ -20,10 +22,25 @@ def mcp(host: ChatHost, _command: ParsedCommand) -> None:
     from ..mcp_chat import manager_of
     from ..mcp_screens import McpScreen
 
-    plan = plan_servers(host.workspace_root, config_dir(), WorkspaceRecords(data_dir()))
-    left_out = [(server, "not trusted: left off (Loom asks at the next start)") for server in plan.pending]
-    left_out += [(server, "refused: left off") for server in plan.refused]
-    host.push_screen(McpScreen(manager_of(host.agent), left_out))
+    records = WorkspaceRecords(data_dir())
+    plan = plan_servers(host.workspace_root, config_dir(), records)
+    manager = manager_of(host.agent)
+    left_out = [(server, "not trusted: left off (t trusts it; Loom asks at the next start)")
+                for server in plan.pending]
+    left_out += [(server, "refused: left off (t trusts it)") for server in plan.refused]
+
+    def trust(server: ServerConfig) -> str | None:
+        """Record the yes (by the entry's hash, as the start-up question does) and start it."""
+        if manager is None:
+            return "no agent yet: try again once it is loaded"
+        try:
+            records.decide_mcp(host.workspace_root, server.entry_hash, True)
+        except OSError as error:
+            return f"could not remember the trust in {server.name}: {error.strerror or error}"
+        manager.add(server)
+        return None
+
+    host.push_screen(McpScreen(manager, left_out, trust if left_out else None))
 
 
 def prompt_command(host: ChatHost, command: ParsedCommand) -> None:

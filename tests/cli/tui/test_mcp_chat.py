@@ -116,7 +116,7 @@ async def test_a_project_server_is_asked_about_once_and_again_when_its_entry_cha
         assert changed.agent is not None and changed.agent.mcp is not None
         assert [status.name for status in changed.agent.mcp.statuses()] == []  # not started
         await pilot.press(*"/mcp", "enter")
-        await until(pilot, lambda: "clock  not trusted: left off (Loom asks at the next start)" in screen_text(changed))
+        await until(pilot, lambda: "clock  not trusted: left off (t trusts it" in screen_text(changed))
         assert isinstance(changed.screen, McpScreen)
 
     declined = chat(env, tmp_path)  # a "no" holds for its session only: asked again

@@ -174,3 +174,21 @@ async def test_a_workspace_that_adds_nothing_asks_nothing(harness: Harness, repo
         await wait_for(pilot, lambda: app.agent is not None, 30)
         assert not isinstance(app.screen, ProjectTrustScreen)
     assert not WorkspaceRecords(tmp_path / "data").path.exists()  # nothing asked, nothing recorded
+
+
+async def test_a_server_left_out_at_start_can_be_trusted_later_in_slash_mcp(real: Harness, repo: Path,
+                                                                           tmp_path: Path) -> None:
+    from loom_cli.tui.mcp_screens import McpScreen
+
+    app = _app(real)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _asked(pilot, app)
+        await pilot.press("escape")
+        await _left_off(pilot, app)
+        await pilot.press(*"/mcp", "enter")
+        await wait_for(pilot, lambda: "tracker  not trusted: left off (t trusts it" in flowing(app))
+        assert isinstance(app.screen, McpScreen) and "t trust a left-out server" in flowing(app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "tracker: trusted, connecting" in flowing(app))
+        assert _in_effect(app)[3] == ["tracker"]  # started now, in this session
+    assert WorkspaceRecords(tmp_path / "data").mcp_decision(repo, entry_hash("tracker", SERVER)) is True
