@@ -12,7 +12,8 @@ found in the files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,9 +103,11 @@ class HooksScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, plan: HookPlan) -> None:
+    def __init__(self, plan: HookPlan, trust: Callable[[HookPlan], str | None] | None = None) -> None:
         super().__init__()
         self.plan = plan
+        # Trusts the plan's project hooks not trusted yet, as shown; a one-line problem or None.
+        self.trust = trust
 
     def compose(self) -> ComposeResult:
         from loom_cli.hook_setup import TRUST_FLAG
@@ -125,13 +128,27 @@ class HooksScreen(ModalScreen[None]):
             if plan.untrusted:
                 yield Static(Text("Hooks not trusted do not run: Loom asks about them at start, with the rest of "
                                   "what the project adds; "
-                                  f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"))
-            yield Static(Text.assemble(("Esc", "bold"), " close"))
+                                  f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"), id="hooks-note")
+            yield Static(Text.assemble(*((("t", "bold"), " trust the hooks not trusted   ")
+                                         if plan.untrusted and self.trust is not None else ()),
+                                       ("Esc", "bold"), " close"), id="hooks-keys")
 
     def on_key(self, event: events.Key) -> None:
         if event.key in ("escape", "q"):
             event.stop()
             self.dismiss(None)
+        elif event.key == "t" and self.plan.untrusted and self.trust is not None:
+            event.stop()
+            problem = self.trust(self.plan)
+            if problem is not None:
+                self.query_one("#hooks-note", Static).update(Text(problem))
+                return
+            self.plan = replace(self.plan, untrusted=())
+            self.query_one("#hooks-list", Static).update(hooks_text(self.plan.found, self.plan))
+            self.query_one("#hooks-note", Static).update(Text(
+                "Trusted (remembered until an entry or a file in a folder it trusts changes): they run "
+                "from /clear or the next start.", style="bold"))
+            self.query_one("#hooks-keys", Static).update(Text.assemble(("Esc", "bold"), " close"))
 
 
 # --- the plan as it is now ------------------------------------------------------------

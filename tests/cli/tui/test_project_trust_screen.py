@@ -192,3 +192,26 @@ async def test_a_server_left_out_at_start_can_be_trusted_later_in_slash_mcp(real
         await wait_for(pilot, lambda: "tracker: trusted, connecting" in flowing(app))
         assert _in_effect(app)[3] == ["tracker"]  # started now, in this session
     assert WorkspaceRecords(tmp_path / "data").mcp_decision(repo, entry_hash("tracker", SERVER)) is True
+
+
+async def test_hooks_left_out_at_start_can_be_trusted_later_in_slash_hooks(real: Harness, repo: Path,
+                                                                           tmp_path: Path) -> None:
+    from loom_cli.tui.hooks_screen import HooksScreen
+
+    app = _app(real)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _asked(pilot, app)
+        await pilot.press("escape")
+        await _left_off(pilot, app)
+        await pilot.press(*"/hooks", "enter")
+        await wait_for(pilot, lambda: "t trust the hooks not trusted" in flowing(app))
+        assert isinstance(app.screen, HooksScreen) and "PreToolUse  Bash  [not trusted]" in flowing(app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "they run from /clear or the next start" in flowing(app))
+        assert "PreToolUse  Bash  [trusted]" in flowing(app)
+        assert len(WorkspaceRecords(tmp_path / "data").trusted_hooks(repo)) == 1
+        await pilot.press("escape")
+        await pilot.press(*"/clear", "enter")
+        guard = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'
+        await wait_for(pilot, lambda: app.agent is not None and guard in _in_effect(app)[2], 30)
+        assert not isinstance(app.screen, ProjectTrustScreen)  # /clear asks nothing
