@@ -132,6 +132,8 @@ def read_additions(workspace: Path, user_config_file: Path, config_dir: Path, re
         plan = plan_hooks(workspace, loaded.files, records.trusted_hooks(workspace))
         hooks, hook_trust = plan.untrusted, plan.trust
     servers = plan_servers(workspace, config_dir, records, env=env).pending
+    if not (settings or servers) and all(hook_trust[hook].key is None for hook in hooks):
+        hooks = ()  # only hooks a yes cannot trust (their code cannot be pinned): nothing to ask
     return ProjectAdditions(workspace, settings, changes_hash(settings) if settings else None, hooks,
                             {hook: hook_trust[hook] for hook in hooks if hook in hook_trust}, servers,
                             records.trusted_additions(workspace))

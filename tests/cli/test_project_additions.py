@@ -74,3 +74,15 @@ def test_headless_uses_only_what_the_chat_trusted(repo: Path, tmp_path: Path) ->
     assert built() == ([], [], 1, True)  # fail closed: nothing of the project's is used
     trust_additions(WorkspaceRecords(tmp_path / "data"), _read(repo, tmp_path))
     assert built() == (["tracker"], ['"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'], 0, False)
+
+
+def test_a_hook_that_cannot_be_trusted_alone_asks_nothing(repo: Path, tmp_path: Path) -> None:
+    trust_additions(WorkspaceRecords(tmp_path / "data"), _read(repo, tmp_path))
+    hooks = repo / ".claude" / "hooks"
+    for index in range(300):  # more files than a hook's folder may hold to be pinned
+        (hooks / f"f{index}.sh").write_text("")
+    assert _read(repo, tmp_path).empty  # a yes would change nothing: the hook stays off, unasked
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": SERVER}}))
+    shown = _read(repo, tmp_path)  # something else to ask: the hook is listed with why it stays off
+    assert [s.name for s in shown.servers] == ["other"] and len(shown.hooks) == 1
+    assert shown.hook_keys() == []
