@@ -95,7 +95,11 @@ async def settle_trust(app: App[int], options: TuiOptions) -> TuiOptions:
     problem = await asyncio.to_thread(remember, additions)
     if problem:
         app.notify(problem, severity="warning", markup=False)
-    return replace(options, trust_project=True) if additions.settings else options
+        # Not recorded: the settings still hold for this session, as they are when the agent is built.
+        return replace(options, trust_project=True) if additions.settings else options
+    # Recorded: the records decide, by the hash of exactly the changes shown (a file changed
+    # since the question was drawn is not trusted by this yes).
+    return options
 
 
 def mark_text(mark: Mark | None) -> Text | None:

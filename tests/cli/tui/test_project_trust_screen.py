@@ -215,3 +215,22 @@ async def test_hooks_left_out_at_start_can_be_trusted_later_in_slash_hooks(real:
         guard = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'
         await wait_for(pilot, lambda: app.agent is not None and guard in _in_effect(app)[2], 30)
         assert not isinstance(app.screen, ProjectTrustScreen)  # /clear asks nothing
+
+
+async def test_a_yes_trusts_what_was_shown_not_what_changed_while_it_was_open(real: Harness, repo: Path) -> None:
+    app = _app(real)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await _asked(pilot, app)
+        # The repository changes under the open question (a pull, a script racing the user).
+        changed = {**SETTINGS, "permissions": {**SETTINGS["permissions"], "allow": ["Bash(npm test:*)", "Bash"]}}
+        (repo / ".claude" / "settings.json").write_text(json.dumps(changed))
+        (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {**SERVER, "args": ["-c", "1"]}}}))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.agent is not None, 30)
+        mode, allowed, hooks, servers = _in_effect(app)
+        assert (mode, allowed, servers) == ("default", False, [])  # neither the new set nor the new entry
+    again = _app(real)
+    async with again.run_test(size=(120, 50)) as pilot:
+        shown = await _asked(pilot, again)
+        assert 'allow rule "bash"  — runs without asking  [new]' in shown and "tracker  [changed" in shown
+        await pilot.press("n")
