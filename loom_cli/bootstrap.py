@@ -247,6 +247,10 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
         count = len(hook_plan.untrusted)
         warnings.append(f"{count} project hook{'' if count == 1 else 's'} not trusted: left off for this session "
                         "(see /hooks; asked again at the next start)")
+    if mcp_plan.pending and interactive:
+        names = ", ".join(server.name for server in mcp_plan.pending)
+        warnings.append(f"project MCP server{'' if len(mcp_plan.pending) == 1 else 's'} {names} not trusted: "
+                        "left off for this session (see /mcp; asked again at the next start)")
     checkpoints = make_checkpointer(workspace.root, settings.snapshots)
     denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
                            workspace.root, home=Path.home())

@@ -12,6 +12,10 @@ One JSON file, ``workspaces.json``, keyed by the workspace's real path:
   workspace scripts it runs): a new or changed entry or script is not in the list, so Loom
   asks again. Only "yes" is recorded:
   "no" holds for the session it was given in.
+* ``trusted_additions`` — what the user saw and trusted in the chat's start-up question, each
+  piece by what it is (a setting, a hook's event, matcher and command, a server's name) with
+  what it was then (see :mod:`loom_cli.project_additions`). It trusts nothing by itself: it
+  only lets the next question say which pieces are new or changed.
 * ``allow`` — the rules the user saved with "allow always in this project". They are the
   user's own answers, so they live here rather than in ``.loom/settings.local.toml``,
   which a repository can ship too and which is therefore untrusted until trusted.
@@ -27,7 +31,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +87,31 @@ class WorkspaceRecords:
             return frozenset()
         return frozenset(value for value in hashes if isinstance(value, str))
 
+    def trusted_additions(self, workspace: Path) -> dict[str, str]:
+        """identity -> fingerprint of each project addition the user trusted in the chat."""
+        pieces = self._entry(workspace).get("trusted_additions")
+        if not isinstance(pieces, dict):
+            return {}
+        return {key: value for key, value in pieces.items() if isinstance(key, str) and isinstance(value, str)}
+
     # -- writing ---------------------------------------------------------------------
+
+    def trust_all(self, workspace: Path, *, settings_hash: str | None, hook_keys: Sequence[str],
+                  servers: Sequence[str], pieces: Mapping[str, str]) -> None:
+        """Record one yes to everything the project adds: the settings' changes, these hooks'
+        trust keys, these servers' entry hashes (approved), and what was shown."""
+        with self._editing() as workspaces:
+            entry = workspaces.setdefault(self.key(workspace), {})
+            if settings_hash is not None:
+                entry["trusted_settings"] = settings_hash
+            if hook_keys:
+                _add_hooks(entry, hook_keys)
+            if servers:
+                _decide(entry, servers, True)
+            seen = entry.get("trusted_additions")
+            seen = dict(seen) if isinstance(seen, dict) else {}
+            seen.update(pieces)
+            entry["trusted_additions"] = seen
 
     def trust(self, workspace: Path, settings_hash: str) -> None:
         with self._editing() as workspaces:
@@ -92,22 +120,14 @@ class WorkspaceRecords:
     def decide_mcp(self, workspace: Path, entry_hash: str, approved: bool) -> None:
         """Record the user's answer about a project MCP server entry."""
         with self._editing() as workspaces:
-            entry = workspaces.setdefault(self.key(workspace), {})
-            decisions = entry.get("mcp_servers")
-            if not isinstance(decisions, dict):
-                decisions = entry["mcp_servers"] = {}
-            decisions[entry_hash] = approved
+            _decide(workspaces.setdefault(self.key(workspace), {}), [entry_hash], approved)
 
     def trust_hooks(self, workspace: Path, entry_hashes: Sequence[str]) -> None:  # trust keys
         """Record that the user trusted these project hook entries."""
         if not entry_hashes:
             return
         with self._editing() as workspaces:
-            entry = workspaces.setdefault(self.key(workspace), {})
-            trusted = [value for value in entry.get("trusted_hooks", []) if isinstance(value, str)] \
-                if isinstance(entry.get("trusted_hooks"), list) else []
-            trusted.extend(value for value in entry_hashes if value not in trusted)
-            entry["trusted_hooks"] = trusted
+            _add_hooks(workspaces.setdefault(self.key(workspace), {}), entry_hashes)
 
     def save_rules(self, workspace: Path, rules: Sequence[str]) -> None:
         if not rules:
@@ -144,6 +164,20 @@ class WorkspaceRecords:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
+
+
+def _add_hooks(entry: dict[str, Any], keys: Sequence[str]) -> None:
+    trusted = [value for value in entry.get("trusted_hooks", []) if isinstance(value, str)] \
+        if isinstance(entry.get("trusted_hooks"), list) else []
+    trusted.extend(value for value in keys if value not in trusted)
+    entry["trusted_hooks"] = trusted
+
+
+def _decide(entry: dict[str, Any], entry_hashes: Sequence[str], approved: bool) -> None:
+    decisions = entry.get("mcp_servers")
+    if not isinstance(decisions, dict):
+        decisions = entry["mcp_servers"] = {}
+    decisions.update(dict.fromkeys(entry_hashes, approved))
 
 
 def _lock(fd: int) -> None:

@@ -2,8 +2,9 @@
 installed, and replaced (/clear, /resume).
 
 Start-up order: a resumed session's history is read and shown first (it needs no
-agent, nor the provider SDKs the agent imports), then the trust question when the
-project's settings ask for more, then the agent is built in a thread. When it cannot
+agent, nor the provider SDKs the agent imports), then the one trust question when the
+project adds something not trusted yet (settings that widen, hooks, MCP servers), then
+the agent is built in a thread. When it cannot
 be built the chat stays usable: the first-run setup text when the provider's key is
 missing, one error line otherwise.
 
@@ -75,7 +76,7 @@ class AgentHost(Protocol):
 class AgentLifecycle:
     def __init__(self, host: AgentHost, ask_trust: Callable[[TuiOptions], Awaitable[TuiOptions]]) -> None:
         self.host = host
-        self.ask_trust = ask_trust  # the trust question, when the project's settings need one
+        self.ask_trust = ask_trust  # the trust question, when the project adds something untrusted
         self._history_shown = -1  # messages of the history on screen; -1: none shown
         # When the saved history was read and first painted (for benchmarks and tests).
         self.history_loaded_at: float | None = None
@@ -136,8 +137,8 @@ class AgentLifecycle:
             return
         self.sandbox_source = built.sandbox_source
         await self._install(built.agent, built.warnings, announce)
-        start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words),  # type: ignore[arg-type]
-                  guard_s=options.permission_guard_s)  # after the first frame: the servers connect now
+        # After the first frame: the servers connect now.
+        start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words))
         self._welcome(host.agent.config.provider if host.agent is not None else "")
 
     def _show_no_agent(self, error: AgentUnavailable) -> None:

@@ -44,7 +44,6 @@ from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
 from .hook_view import show_hook_ran
-from .hooks_screen import settle_start_questions
 from .mcp_chat import prompt_commands, resource_mentions_of
 from .memory import MemorySettler
 from .options import TuiOptions, close_mcp, close_provider, data_dir_of, start_provider_import
@@ -60,6 +59,7 @@ from .safe_text import SafeTextApp
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .transcript import Transcript
+from .trust_screen import settle_trust
 from .user_turns import show_prompt_mode, user_turn
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class LoomApp(SafeTextApp[int]):
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.last_rewind: RewindUndo | None = None  # what /rewind can undo
         self.first_frame_at: float | None = None
-        self.lifecycle = AgentLifecycle(self, lambda options: settle_start_questions(self, options))
+        self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
         self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,

@@ -1,13 +1,10 @@
-"""Two screens over the chat: the question about a project's hooks at start, and `/hooks`.
+"""How a hook is shown, and `/hooks`.
 
 A repository can ship hooks (``.loom/settings*.toml``, ``.claude/settings*.json``): each
-is a command that would run on the user's machine whenever its event fires. Before the
-agent is built, the chat lists the project hooks the user has not trusted yet, each with
-its event, matcher, command and file, the workspace scripts it runs and the folders its
-trust covers. ``y`` trusts exactly these entries and folders (recorded by a hash of each
-entry and its folders' content outside the workspace: a changed entry, or any change in
-those folders, asks again); ``n`` or Esc starts without them, for this session (asked
-again at the next start).
+is a command that would run on the user's machine whenever its event fires. The chat's
+start-up question about the project (:mod:`.trust_screen`) lists the project hooks the user
+has not trusted yet with :func:`hook_text`: event, matcher, command and file, the workspace
+scripts it runs and the folders its trust covers.
 
 `/hooks` lists every hook with the same details and its trust state, and the problems
 found in the files.
@@ -15,8 +12,8 @@ found in the files.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,23 +24,20 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .question_box import Question, QuestionBox, box_css
+from .question_box import box_css
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from loom_cli.hook_setup import HookPlan
     from loom_cli.hook_trust import HookTrust
     from loom_engine.hooks.config import HookCommand
 
-    from .options import TuiOptions
-
 _STATE_STYLE = {"user": "dim", "trusted": "green", "not trusted": "bold red"}
 
 
-def hook_text(hook: HookCommand, state: str | None = None, trust: HookTrust | None = None) -> Text:
+def hook_text(hook: HookCommand, state: str | None = None, trust: HookTrust | None = None,
+              mark: Text | None = None) -> Text:
     """One hook: event and matcher, the command, its file (and trust state, the workspace
-    scripts its trust covers)."""
+    scripts its trust covers; ``mark`` after the first line: new, changed)."""
     from loom_cli.hook_setup import describe_command, describe_matcher
     from loom_engine.hooks.config import DEFAULT_TIMEOUT_S
 
@@ -54,6 +48,9 @@ def hook_text(hook: HookCommand, state: str | None = None, trust: HookTrust | No
     if state is not None:
         text.append("  ")
         text.append(f"[{state}]", style=_STATE_STYLE.get(state, ""))
+    if mark is not None:
+        text.append("  ")
+        text.append_text(mark)
     text.append(f"\n    {describe_command(hook)}", style="bold yellow")
     details = [f"from {hook.source}"]
     if hook.timeout_s != DEFAULT_TIMEOUT_S:
@@ -96,33 +93,6 @@ def hooks_text(hooks: Sequence[HookCommand], plan: HookPlan | None = None,
     return text
 
 
-class HookTrustScreen(QuestionBox[bool]):
-    """Run this project's hooks? True: trust these entries; False: not this session."""
-
-    DEFAULT_CSS = box_css("HookTrustScreen", "$warning")
-
-    def __init__(self, hooks: Sequence[HookCommand], *, guard_s: float = 1.0,
-                 trust: Mapping[HookCommand, HookTrust] | None = None) -> None:
-        super().__init__({"y": True, "n": False, "escape": False}, guard_s=guard_s)
-        self.hooks = tuple(hooks)
-        self.trust = trust or {}  # the scripts each hook runs, named in the question
-
-    def question(self) -> Question:
-        one = len(self.hooks) == 1
-        folders = any(trust.remembers for hook in self.hooks if (trust := self.trust.get(hook)) is not None)
-        return Question(
-            title="Run this project's hook?" if one else f"Run this project's {len(self.hooks)} hooks?",
-            lead=("This command" if one else "These commands") + " would run on your machine, with "
-            "your permissions, each time " + ("its" if one else "their") + " event fires:",
-            listed=hooks_text(self.hooks, trust=self.trust),
-            note="A repository you cloned can ship these files: say yes only if you know where they "
-            "come from. Your answer is remembered until an entry " + ("or a file in a folder it trusts "
-                                                                      if folders else "") + "changes.",
-            keys=Text.assemble(("y", "bold green"), " yes, run " + ("it" if one else "them") + "   ",
-                               ("n", "bold red"), " / ", ("Esc", "bold"), "  no, start without "
-                               + ("it" if one else "them")))
-
-
 class HooksScreen(ModalScreen[None]):
     """`/hooks`: every hook, where it comes from and whether it runs; the files' problems."""
 
@@ -133,9 +103,11 @@ class HooksScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, plan: HookPlan) -> None:
+    def __init__(self, plan: HookPlan, trust: Callable[[HookPlan], str | None] | None = None) -> None:
         super().__init__()
         self.plan = plan
+        # Trusts the plan's project hooks not trusted yet, as shown; a one-line problem or None.
+        self.trust = trust
 
     def compose(self) -> ComposeResult:
         from loom_cli.hook_setup import TRUST_FLAG
@@ -154,17 +126,32 @@ class HooksScreen(ModalScreen[None]):
                     lines = "\n".join(f"  • {problem}" for problem in plan.problems)
                     yield Static(Text(f"Problems (those entries are skipped):\n{lines}"), classes="problems")
             if plan.untrusted:
-                yield Static(Text("Hooks not trusted do not run: Loom asks about them at start; "
-                                  f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"))
-            yield Static(Text.assemble(("Esc", "bold"), " close"))
+                yield Static(Text("Hooks not trusted do not run: Loom asks about them at start, with the rest of "
+                                  "what the project adds; "
+                                  f"`loom run {TRUST_FLAG}` runs them for one run.", style="dim"), id="hooks-note")
+            yield Static(Text.assemble(*((("t", "bold"), " trust the hooks not trusted   ")
+                                         if plan.untrusted and self.trust is not None else ()),
+                                       ("Esc", "bold"), " close"), id="hooks-keys")
 
     def on_key(self, event: events.Key) -> None:
         if event.key in ("escape", "q"):
             event.stop()
             self.dismiss(None)
+        elif event.key == "t" and self.plan.untrusted and self.trust is not None:
+            event.stop()
+            problem = self.trust(self.plan)
+            if problem is not None:
+                self.query_one("#hooks-note", Static).update(Text(problem))
+                return
+            self.plan = replace(self.plan, untrusted=())
+            self.query_one("#hooks-list", Static).update(hooks_text(self.plan.found, self.plan))
+            self.query_one("#hooks-note", Static).update(Text(
+                "Trusted (remembered until an entry or a file in a folder it trusts changes): they run "
+                "from /clear or the next start.", style="bold"))
+            self.query_one("#hooks-keys", Static).update(Text.assemble(("Esc", "bold"), " close"))
 
 
-# --- asking at start ------------------------------------------------------------------
+# --- the plan as it is now ------------------------------------------------------------
 
 
 def current_plan(workspace: Path) -> HookPlan | None:
@@ -180,42 +167,3 @@ def current_plan(workspace: Path) -> HookPlan | None:
         return read_hook_plan(find_workspace_root(workspace), user_config_file(), WorkspaceRecords(data_dir()))
     except ConfigError:
         return None
-
-
-def remember_hooks(workspace: Path, keys: Sequence[str]) -> str | None:
-    """Record the trust (the keys of the hooks as they were shown, see
-    :meth:`HookPlan.trust_keys`); a one-line reason when it could not be written."""
-    from loom_cli.workspace_records import WorkspaceRecords
-    from loom_engine.paths import data_dir
-    from loom_engine.workspace import find_workspace_root
-
-    try:
-        WorkspaceRecords(data_dir()).trust_hooks(find_workspace_root(workspace), keys)
-    except OSError as error:
-        return f"could not remember the trust in these hooks ({error.strerror or error}): they stay off"
-    return None
-
-
-async def settle_hook_trust(app: App[int], options: TuiOptions) -> TuiOptions:
-    """Ask about the project's hooks not trusted yet (from the start-up worker, before the
-    agent is built: a SessionStart hook runs with the agent's start). A yes is recorded,
-    so building the agent finds these entries trusted; a no leaves them off."""
-    try:
-        plan = await asyncio.to_thread(current_plan, options.workspace)
-    except Exception:  # never block start-up: unasked, the hooks stay off
-        plan = None
-    if plan is None or not plan.untrusted:
-        return options
-    if await app.push_screen_wait(HookTrustScreen(plan.untrusted, guard_s=options.permission_guard_s,
-                                                  trust=plan.trust)):
-        problem = await asyncio.to_thread(remember_hooks, options.workspace, plan.trust_keys(plan.untrusted))
-        if problem:
-            app.notify(problem, severity="warning", markup=False)
-    return options
-
-
-async def settle_start_questions(app: App[int], options: TuiOptions) -> TuiOptions:
-    """The questions before the agent is built: the workspace's settings, then its hooks."""
-    from .trust_screen import settle_trust
-
-    return await settle_hook_trust(app, await settle_trust(app, options))

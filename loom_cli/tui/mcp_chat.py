@@ -1,5 +1,5 @@
-"""The chat's side of MCP: starting the servers, the status-bar words, the question about
-a project's servers, and server prompts as slash commands.
+"""The chat's side of MCP: starting the servers, the status-bar words, and server prompts
+as slash commands.
 
 The manager comes with the agent (``agent.mcp``; None when no server is configured). It
 starts once the agent is installed, which is after the first frame: the ``mcp`` package
@@ -9,18 +9,14 @@ it. Everything here reads the manager through the agent.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from loom_engine.mcp.names import is_prompt_command
 
 from ..wording import plural
 
 if TYPE_CHECKING:
-    from loom_engine.mcp.config import ServerConfig
     from loom_engine.mcp.manager import McpManager, ServerStatus
     from loom_engine.mcp.status import McpPromptInfo, McpResourceInfo
 
@@ -52,41 +48,17 @@ def summary(statuses: Sequence[ServerStatus]) -> str:
     return text if connected else f"MCP: {text}"
 
 
-@dataclass(frozen=True)
-class PendingAnswer:
-    """The user's answer about the project's servers: True yes, False no, None not now."""
-
-    servers: tuple[ServerConfig, ...]
-    approved: bool | None
-
-
-def record_answer(workspace: Path, data_dir: Path, answer: PendingAnswer) -> None:
-    """Saved by each entry's hash (a changed entry asks again); runs in a thread."""
-    if answer.approved is None:
-        return
-    from loom_cli.workspace_records import WorkspaceRecords
-
-    records = WorkspaceRecords(data_dir)
-    for server in answer.servers:
-        records.decide_mcp(workspace, server.entry_hash, answer.approved)
-
-
 class McpHost(Protocol):
     """What the chat's MCP side uses of the app."""
 
     agent: ChatAgent | None
 
-    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
 
-    def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
-
-    def output(self, text: str) -> None: ...
-
-
-def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], guard_s: float = 1.0) -> None:
+def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None]) -> None:
     """Start the agent's servers (call once the agent is installed, after the first
-    frame), keep the status bar's words current through ``show``, and ask about the
-    project's servers not answered yet."""
+    frame) and keep the status bar's words current through ``show``. The project's servers
+    were asked about before the agent was built, with the rest of what the project adds
+    (:mod:`.trust_screen`): those not trusted are not in the manager."""
     manager = built.agent.mcp
     if manager is None:
         return
@@ -98,40 +70,6 @@ def start_mcp(host: McpHost, built: BuiltAgent, *, show: Callable[[str], None], 
     manager.subscribe(changed)
     manager.start()
     show(summary(manager.statuses()))
-    pending: tuple[ServerConfig, ...] = built.mcp_plan.pending if built.mcp_plan is not None else ()
-    if not pending:
-        return
-    from loom_engine.paths import data_dir
-
-    from .mcp_screens import McpTrustScreen
-
-    # Where bootstrap read the answers: the agent's workspace root, the user data dir.
-    workspace = built.agent.workspace.root
-
-    def answered(approved: bool | None) -> None:
-        host.run_worker(_settle(host, manager, PendingAnswer(pending, approved), workspace, data_dir(), show),
-                        group="mcp-trust", exit_on_error=False)
-
-    host.push_screen(McpTrustScreen(pending, guard_s=guard_s), callback=answered)
-
-
-async def _settle(host: McpHost, manager: McpManager, answer: PendingAnswer, workspace: Path, data_dir: Path,
-                  show: Callable[[str], None]) -> None:
-    names = ", ".join(s.name for s in answer.servers)
-    try:
-        await asyncio.to_thread(record_answer, workspace, data_dir, answer)
-    except OSError as error:
-        host.output(f"could not remember your answer about {names}: {error.strerror or error}")
-    if answer.approved:
-        for server in answer.servers:
-            manager.add(server)
-        show(summary(manager.statuses()))
-        host.output(f"project MCP {'server' if len(answer.servers) == 1 else 'servers'} {names}: "
-                    "approved, connecting (/mcp shows them)")
-    elif answer.approved is False:
-        host.output(f"project MCP servers left out: {names} (refused; a changed entry asks again)")
-    else:
-        host.output(f"project MCP servers left out for now: {names} (asked again next time)")
 
 
 # --- server prompts as slash commands ---------------------------------------------------

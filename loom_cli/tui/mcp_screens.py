@@ -1,10 +1,9 @@
-"""Two screens over the chat: the question about a project's MCP servers, and `/mcp`.
+"""How a project's MCP server is shown before it is trusted, and `/mcp`.
 
-The question lists each server the repository's ``.mcp.json`` would start, with its
-command line (or URL) and the file it comes from: a repository can ship that file, and
-its commands run on the user's machine. ``y`` approves and connects them, ``n`` refuses
-(both remembered by a hash of each entry, so a changed entry asks again), Esc decides
-later (asked again at the next start).
+The chat's start-up question about the project (:mod:`.trust_screen`) lists each server the
+repository's ``.mcp.json`` would start with :func:`pending_text`: its command line (or URL),
+the file it comes from, the names of the environment variables and headers it is given
+(never their values) and the user's own variables its entry reads.
 
 `/mcp` shows each server's state (connected, connecting, failed and why, needs login,
 disabled) and what it offers; ``r`` reconnects the chosen server, ``l`` logs in to it.
@@ -22,7 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .question_box import Question, QuestionBox, box_css
+from .question_box import box_css
 
 if TYPE_CHECKING:
     from loom_engine.mcp.config import ServerConfig
@@ -35,40 +34,25 @@ _STATE_WORDS = {"connected": "connected", "connecting": "connecting…", "failed
 _SHOWN_NAMES = 12  # tools, prompts or resources listed by name per server; more are counted
 
 
-def pending_text(servers: Sequence[ServerConfig]) -> Text:
+def pending_text(servers: Sequence[ServerConfig], marks: Sequence[Text | None] = ()) -> Text:
+    """Each server as the question shows it; ``marks`` (new, changed) follow the names."""
     text = Text()
-    for server in servers:
+    for server, mark in zip(servers, (*marks, *[None] * (len(servers) - len(marks))), strict=True):
         text.append("  • ")
         text.append(server.name, style="bold")
-        text.append(f"  {server.describe()}\n", style="bold yellow")
+        if mark is not None:
+            text.append("  ")
+            text.append_text(mark)
+        text.append(f"\n    {server.describe()}\n", style="bold yellow")
         text.append(f"    from {server.source}\n", style="dim")
+        given = [*(f"env {name}" for name in server.env), *(f"header {name}" for name in server.headers)]
+        if given:  # names only: a value may be a secret
+            text.append(f"    gets {', '.join(given)} (values not shown)\n", style="dim")
         read = server.environment_read()
         if read:  # a header or env value may carry one of these to the server
             text.append(f"    passes it your {', '.join('$' + name for name in read)}\n", style="bold red")
     text.rstrip()
     return text
-
-
-class McpTrustScreen(QuestionBox[bool | None]):
-    """Start the project's MCP servers? True: approve; False: refuse; None: not now."""
-
-    DEFAULT_CSS = box_css("McpTrustScreen", "$warning")
-
-    def __init__(self, servers: Sequence[ServerConfig], *, guard_s: float = 1.0) -> None:
-        super().__init__({"y": True, "n": False, "escape": None}, guard_s=guard_s)
-        self.servers = tuple(servers)
-
-    def question(self) -> Question:
-        one = len(self.servers) == 1
-        return Question(
-            title="Start this project's MCP server?" if one else "Start this project's MCP servers?",
-            lead="The project's .mcp.json would start " + ("this program" if one else "these programs")
-            + " on your machine, with your permissions:",
-            listed=pending_text(self.servers),
-            note="A repository you cloned can ship this file: say yes only if you know where it "
-            "comes from. Your answer is remembered until the entry changes.",
-            keys=Text.assemble(("y", "bold green"), " yes, start " + ("it" if one else "them") + "   ",
-                               ("n", "bold red"), " no   ", ("Esc", "bold"), " not now"))
 
 
 def _names(title: str, names: Sequence[str]) -> Text:
@@ -109,10 +93,11 @@ def servers_text(statuses: Sequence[ServerStatus], selected: int,
         if index:
             text.append("\n")
         text.append_text(server_text(status, selected=index == selected))
-    for config, why in left_out:
+    for index, (config, why) in enumerate(left_out, start=len(statuses)):
         text.append("\n" if text.plain else "")
-        text.append(f"  {config.name}  ", style="bold")
-        text.append(why, style="dim")
+        text.append("› " if index == selected else "  ", style="bold")
+        text.append(config.name, style="bold reverse" if index == selected else "bold")
+        text.append(f"  {why}", style="dim")
         text.append(f"\n    {config.describe()}  [{config.origin}]", style="dim")
     if not text.plain:
         text.append("No MCP servers. Add one with: loom mcp add NAME -- COMMAND ARGS…", style="dim")
@@ -128,10 +113,13 @@ class McpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, manager: McpManager | None, left_out: Sequence[tuple[ServerConfig, str]] = ()) -> None:
+    def __init__(self, manager: McpManager | None, left_out: Sequence[tuple[ServerConfig, str]] = (),
+                 trust: Callable[[ServerConfig], str | None] | None = None) -> None:
         super().__init__()
         self.manager = manager
-        self.left_out = tuple(left_out)
+        self.left_out = tuple(left_out)  # project servers not started, with why
+        # Trusts a left-out project server (records it, starts it); a one-line problem or None.
+        self.trust = trust
         self.selected = 0
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -145,7 +133,9 @@ class McpScreen(ModalScreen[None]):
                 yield Static(servers_text(self._statuses(), self.selected, self.left_out), id="mcp-servers")
             yield Static("", id="mcp-message")
             yield Static(Text.assemble(("↑/↓", "bold"), " choose   ", ("r", "bold"), " reconnect   ",
-                                       ("l", "bold"), " log in   ", ("Esc", "bold"), " close"), id="mcp-keys")
+                                       ("l", "bold"), " log in   ",
+                                       *((("t", "bold"), " trust a left-out server   ") if self.left_out else ()),
+                                       ("Esc", "bold"), " close"), id="mcp-keys")
 
     def on_mount(self) -> None:
         if self.manager is not None:
@@ -157,7 +147,7 @@ class McpScreen(ModalScreen[None]):
 
     def refresh_servers(self) -> None:
         statuses = self._statuses()
-        self.selected = max(0, min(self.selected, len(statuses) - 1))
+        self.selected = max(0, min(self.selected, len(statuses) + len(self.left_out) - 1))
         self.query_one("#mcp-servers", Static).update(servers_text(statuses, self.selected, self.left_out))
 
     def say(self, message: str) -> None:
@@ -166,7 +156,8 @@ class McpScreen(ModalScreen[None]):
     def on_key(self, event: events.Key) -> None:
         event.stop()
         statuses = self._statuses()
-        chosen = statuses[self.selected] if statuses else None
+        chosen = statuses[self.selected] if self.selected < len(statuses) else None
+        left_out = self.left_out[self.selected - len(statuses)][0] if chosen is None and self.left_out else None
         match event.key:
             case "escape" | "q":
                 self.dismiss(None)
@@ -174,7 +165,15 @@ class McpScreen(ModalScreen[None]):
                 self.selected = max(0, self.selected - 1)
                 self.refresh_servers()
             case "down" | "j":
-                self.selected = min(len(statuses) - 1, self.selected + 1) if statuses else 0
+                self.selected = min(len(statuses) + len(self.left_out) - 1, self.selected + 1)
+                self.refresh_servers()
+            case "t" if left_out is not None and self.trust is not None:
+                problem = self.trust(left_out)
+                if problem is not None:
+                    self.say(problem)
+                    return
+                self.left_out = tuple(item for item in self.left_out if item[0] is not left_out)
+                self.say(f"{left_out.name}: trusted, connecting (remembered until its entry changes)")
                 self.refresh_servers()
             case "r" if chosen is not None and self.manager is not None:
                 self.say(f"reconnecting {chosen.name}…")

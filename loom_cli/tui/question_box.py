@@ -1,6 +1,5 @@
-"""The box the chat's start-up questions and lists share: the project's MCP servers and
-hooks are asked about alike on purpose (the same risk: a cloned repository's commands
-running on the user's machine), and `/mcp` and `/hooks` list them in the same frame."""
+"""The box the chat's start-up question about the project and its lists share: `/mcp` and
+`/hooks` list in the same frame what the question showed."""
 
 from __future__ import annotations
 
@@ -51,10 +50,10 @@ def box_css(name: str, colour: str) -> str:
 class Question:
     """What a question box says, top to bottom."""
 
-    title: str
-    lead: str  # what would happen
+    title: Text
+    lead: Text  # what would happen
     listed: Text  # the entries asked about
-    note: str  # why to be careful
+    note: Text  # why to be careful
     keys: Text
 
 

@@ -1,5 +1,5 @@
-"""Hooks in the real chat (installed `loom` in tmux): the question about a project's hooks
-at start, `/hooks`, and an edited entry asked about again, at 120 and 60 columns."""
+"""Hooks in the real chat (installed `loom` in tmux): a project's hooks in the start-up
+question, `/hooks`, and an edited entry asked about again, at 120 and 60 columns."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ def _flat(screen: str) -> str:
     return "\n".join(line.strip(" │╭╮╰╯─") for line in screen.splitlines())
 
 
+def _words(screen: str) -> str:
+    """The screen's words, one space apart (a wrapped sentence reads as one)."""
+    return " ".join(screen.replace("│", " ").split())
+
+
 @pytest.mark.parametrize("width", [120, 60])
 def test_project_hooks_question_then_slash_hooks(tmp_path: Path, workspace: Path, width: int) -> None:
     (workspace / ".claude").mkdir()
@@ -33,10 +38,10 @@ def test_project_hooks_question_then_slash_hooks(tmp_path: Path, workspace: Path
     env = terminal_env(tmp_path, None)
     term = open_loom(workspace, env, width=width, height=40)
     try:
-        screen = _flat(term.wait_for(lambda s: "Run this project's 2 hooks?" in s, "the question", timeout=90))
+        screen = _flat(term.wait_for(lambda s: "would add 2 hooks." in _words(s), "the question", timeout=90))
         for expected in ("PreToolUse  Bash", '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh',
                          "from .claude/settings.json · timeout 5s", "PostToolUse  Write|Edit", "ruff format",
-                         "from .loom/settings.toml", "y yes, run them"):
+                         "from .loom/settings.toml", "y trust all of it"):
             assert expected in screen, expected
         time.sleep(GUARD_KEYS)
         term.keys("y")
@@ -55,8 +60,8 @@ def test_project_hooks_question_then_slash_hooks(tmp_path: Path, workspace: Path
     (workspace / ".loom" / "settings.toml").write_text(FORMAT_TOML.replace("ruff format", "black ."))
     again = open_loom(workspace, env, width=width, height=40)
     try:
-        screen = _flat(again.wait_for(lambda s: "Run this project's hook?" in s, "the question again", timeout=90))
-        assert "black ." in screen and "guard.sh" not in screen
+        screen = _flat(again.wait_for(lambda s: "would add 1 hook." in _words(s), "the question again", timeout=90))
+        assert "black ." in screen and "PostToolUse  Write|Edit  [new]" in screen and "guard.sh" not in screen
         time.sleep(GUARD_KEYS)
         again.keys("n")
         screen = _flat(again.wait_for(lambda s: "not trusted: left off" in s, "the left-off line", timeout=60))

@@ -1,5 +1,5 @@
-"""MCP in the real chat (installed `loom` in tmux): the question about a project's
-server, the status bar, and /mcp, at 120 and 60 columns."""
+"""MCP in the real chat (installed `loom` in tmux): a project's server in the start-up
+question, the status bar, and /mcp, at 120 and 60 columns."""
 
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ def test_project_server_question_then_mcp_screen(tmp_path: Path, workspace: Path
         env = terminal_env(tmp_path, server, MCP_TIMEOUT="60000")
         term = open_loom(workspace, env, width=width, height=40)
         try:
-            screen = term.wait_for(lambda s: "MCP server?" in s, "the question", timeout=90)
+            screen = term.wait_for(lambda s: "don't trust" in s, "the question", timeout=90)
             assert "clock" in screen and "mcp_server_time" in screen and ".mcp.json" in screen
             time.sleep(1.3)  # answer keys are ignored for a second (typing guard); not an assertion
             term.keys("y")
-            term.wait_for(lambda s: "1 MCP server" in s, "the status bar", timeout=90)
+            term.wait_for(lambda s: "don't trust" not in s and "1 MCP server" in s, "the status bar", timeout=90)
             term.type("/mcp")
             term.keys("Enter")
             screen = term.wait_for(lambda s: "clock  connected" in s, "/mcp", timeout=60)
@@ -48,6 +48,6 @@ def test_project_server_question_then_mcp_screen(tmp_path: Path, workspace: Path
     again = open_loom(workspace, terminal_env(tmp_path, None), width=width, height=40)
     try:
         screen = again.wait_for(lambda s: "1 MCP server" in s, "connected without asking", timeout=90)
-        assert "MCP server?" not in screen
+        assert "don't trust" not in screen
     finally:
         again.close()

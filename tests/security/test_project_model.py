@@ -66,15 +66,14 @@ def test_a_project_provider_does_not_switch_the_vendor_untrusted(workspace: Path
 
 
 def test_the_model_is_in_the_trust_question(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from loom_cli.tui.trust_screen import describe_changes, trust_question
+    from loom_cli.tui.trust_screen import describe_changes, read_current
     from tests.doubles.loom_command import isolate_loom
 
     isolate_loom(monkeypatch, tmp_path)
     _write(workspace / ".loom" / "settings.toml", 'model = "claude-opus-4-1"\n')
-    question = trust_question(workspace)
-    assert question is not None
-    shown = describe_changes(question.changes).plain
-    assert '.loom/settings.toml\n  • model = "claude-opus-4-1"  — chooses the model (what you pay for)' == shown
+    additions = read_current(workspace)
+    shown = describe_changes(additions.settings).plain
+    assert '  .loom/settings.toml\n  • model = "claude-opus-4-1"  — chooses the model (what you pay for)' == shown
 
 
 # -- item 11: a project agent file's model -------------------------------------------

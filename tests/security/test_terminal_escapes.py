@@ -22,7 +22,7 @@ import pytest
 from loom_cli.bootstrap import RunOptions, build_agent
 from loom_cli.tui.app import LoomApp
 from loom_cli.tui.options import TuiOptions
-from loom_cli.tui.trust_screen import TrustScreen
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from loom_cli.visible_text import UNSAFE_CHARACTER
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 from tests.doubles.loom_command import isolate_loom
@@ -166,7 +166,7 @@ async def test_a_hostile_folder_name_and_setting_in_the_trust_question(tmp_path:
     app = Harness(workspace=root, data_dir=tmp_path / "data", script=[]).app(
         agent_factory=None, provider="scripted", model="scripted")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen) and "t trust" in screen_text(app))
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectTrustScreen) and "y trust all" in screen_text(app))
         shown = screen_text(app)
         assert "ws^[b]x[i]y?" in shown, shown
         assert "Loom · ws^[b]x[i]y ·" in shown  # the welcome line

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ...slash_commands import ParsedCommand, SlashCommand
 
 if TYPE_CHECKING:
+    from loom_cli.hook_setup import HookPlan
     from loom_engine.metrics import RunMetrics
     from loom_engine.sandbox import Sandbox
     from loom_engine.skills.catalog import SkillCatalog
@@ -86,7 +87,20 @@ def hooks(host: ChatHost, _command: ParsedCommand) -> None:
     if plan is None:
         host.output("the hooks cannot be listed: a settings file is not valid (see the error at start)")
         return
-    host.push_screen(HooksScreen(plan))
+    root = host.workspace_root
+
+    def trust(shown: HookPlan) -> str | None:
+        """Record the hooks not trusted by their keys as shown (the start-up question's record)."""
+        from loom_cli.workspace_records import WorkspaceRecords
+        from loom_engine.paths import data_dir
+
+        try:
+            WorkspaceRecords(data_dir()).trust_hooks(root, shown.trust_keys(shown.untrusted))
+        except OSError as error:
+            return f"could not remember the trust in these hooks ({error.strerror or error}): they stay off"
+        return None
+
+    host.push_screen(HooksScreen(plan, trust))
 
 
 def agents(host: ChatHost, _command: ParsedCommand) -> None:

@@ -7,11 +7,14 @@ Update the stored SVGs after an intended visual change with `--snapshot-update`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.app import App
 
 from loom_cli.hook_trust import HookTrust
-from loom_cli.tui.hooks_screen import HookTrustScreen
+from loom_cli.project_additions import ProjectAdditions
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from loom_engine.hooks.config import HookCommand
 
 GUARD = HookCommand(event="PreToolUse", matcher="Bash", command='"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh',
@@ -32,7 +35,7 @@ TRUST = {GUARD: HookTrust("k1", (".claude/hooks/guard.sh",), remembers=("everyth
 class Host(App[None]):
     """An empty chat under the question."""
 
-    def __init__(self, screen: HookTrustScreen) -> None:
+    def __init__(self, screen: ProjectTrustScreen) -> None:
         super().__init__()
         self.first = screen
 
@@ -42,5 +45,6 @@ class Host(App[None]):
 
 @pytest.mark.parametrize("width", [120, 60])
 def test_question_names_the_scripts(snap_compare, width: int) -> None:
-    screen = HookTrustScreen((GUARD, FORMAT, LINT, CHECKS), guard_s=0.0, trust=TRUST)
+    screen = ProjectTrustScreen(ProjectAdditions(Path("/home/dev/shop"), hooks=(GUARD, FORMAT, LINT, CHECKS),
+                                                 hook_trust=TRUST), guard_s=0.0)
     assert snap_compare(Host(screen), terminal_size=(width, 36))

@@ -1,21 +1,28 @@
 """Snapshot tests (pytest-textual-snapshot) of hooks in the chat at 120 and 60 columns: the
-question about a project's hooks, `/hooks`, and a hook's run in the transcript.
+start-up question about what a project adds (its hooks among its settings and servers),
+`/hooks`, and a hook's run in the transcript.
 
 Update the stored SVGs after an intended visual change with `--snapshot-update`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.app import App, ComposeResult
 
 from loom_cli.hook_setup import HookPlan
+from loom_cli.project_additions import ProjectAdditions
+from loom_cli.project_trust import ProjectChange
 from loom_cli.tui.hook_view import show_hook_ran
-from loom_cli.tui.hooks_screen import HooksScreen, HookTrustScreen
+from loom_cli.tui.hooks_screen import HooksScreen
 from loom_cli.tui.tool_block import ToolCallData
 from loom_cli.tui.transcript import Transcript
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from loom_engine.events import HookRan
 from loom_engine.hooks.config import HookCommand, HookSet
+from loom_engine.mcp.config import ServerConfig
 
 GUARD = HookCommand(event="PreToolUse", matcher="Bash", command='"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh',
                     timeout_s=5.0, source=".claude/settings.json", in_project=True)
@@ -28,10 +35,20 @@ PLAN = HookPlan(found=(CONTEXT, FORMAT, GUARD), use=HookSet((CONTEXT, FORMAT)), 
                           "enclosed in double quotes): skipped",))
 
 
+ADDITIONS = ProjectAdditions(
+    workspace=Path("/home/dev/shop"),
+    settings=(ProjectChange(".claude/settings.json", "permissions.allow", "bash(npm test:*)"),),
+    settings_digest="d", hooks=(GUARD, FORMAT),
+    servers=(ServerConfig(name="tracker", transport="stdio", source=Path("/home/dev/shop/.mcp.json"),
+                          scope="project", command="npx", args=("-y", "@acme/tracker-mcp"),
+                          env={"TRACKER_TOKEN": "${TRACKER_TOKEN}"},
+                          entry={"command": "npx", "env": {"TRACKER_TOKEN": "${TRACKER_TOKEN}"}}),))
+
+
 class Host(App[None]):
     """An empty chat under the screen."""
 
-    def __init__(self, screen: HookTrustScreen | HooksScreen) -> None:
+    def __init__(self, screen: ProjectTrustScreen | HooksScreen) -> None:
         super().__init__()
         self.first = screen
 
@@ -40,8 +57,8 @@ class Host(App[None]):
 
 
 @pytest.mark.parametrize("width", [120, 60])
-def test_trust_question(snap_compare, width: int) -> None:
-    assert snap_compare(Host(HookTrustScreen((GUARD, FORMAT), guard_s=0.0)), terminal_size=(width, 30))
+def test_project_trust_question(snap_compare, width: int) -> None:
+    assert snap_compare(Host(ProjectTrustScreen(ADDITIONS, guard_s=0.0)), terminal_size=(width, 40))
 
 
 @pytest.mark.parametrize("width", [120, 60])

@@ -1,5 +1,5 @@
-"""MCP in the chat, with the real bootstrap and real servers: the status bar, /mcp, the
-question about a project's servers (asked once; a changed entry asks again), server
+"""MCP in the chat, with the real bootstrap and real servers: the status bar, /mcp, a
+project's servers in the start-up question (asked once; a changed entry asks again), server
 prompts as slash commands and @server:uri resources."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import pytest
 
 from loom_cli.bootstrap import RunOptions, build_agent
 from loom_cli.tui.app import LoomApp
-from loom_cli.tui.mcp_screens import McpScreen, McpTrustScreen
+from loom_cli.tui.mcp_screens import McpScreen
 from loom_cli.tui.options import TuiOptions
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from tests.cli.tui.helpers import screen_text, wait_for
 from tests.doubles.mcp_servers import ReferenceServers, install
 
@@ -91,30 +92,38 @@ async def test_a_project_server_is_asked_about_once_and_again_when_its_entry_cha
     write(env / ".mcp.json", {"clock": time_server(reference_servers)})
     app = chat(env, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: "MCP server?" in screen_text(app))
+        await until(pilot, lambda: isinstance(app.screen, ProjectTrustScreen) and "trust all" in screen_text(app))
         text = screen_text(app)
-        assert "Start this project's MCP server?" in text and "mcp_server_time --local-timezone UTC" in text
+        assert "would add 1 MCP server." in text and "mcp_server_time --local-timezone UTC" in text
         assert f"from {env / '.mcp.json'}" in text
+        assert app.agent is None  # asked before the agent is built
         await pilot.press("y")
         await until(pilot, lambda: "1 MCP server" in screen_text(app))
 
     again = chat(env, tmp_path)
     async with again.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: "1 MCP server" in screen_text(again))  # approved: connects, no question
-        assert not isinstance(again.screen, McpTrustScreen)
+        assert not isinstance(again.screen, ProjectTrustScreen)
 
     write(env / ".mcp.json", {"clock": time_server(reference_servers, "--verbose")})
     changed = chat(env, tmp_path)
     async with changed.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: isinstance(changed.screen, McpTrustScreen))
-        await pilot.press("n")
-        await until(pilot, lambda: "refused" in screen_text(changed))
+        await until(pilot, lambda: "clock  [changed since you trusted it]" in screen_text(changed))
+        assert isinstance(changed.screen, ProjectTrustScreen)
+        await pilot.press("escape")
+        await until(pilot, lambda: "project MCP server clock not trusted: left off for this session"
+                    in screen_text(changed))
+        assert changed.agent is not None and changed.agent.mcp is not None
+        assert [status.name for status in changed.agent.mcp.statuses()] == []  # not started
+        await pilot.press(*"/mcp", "enter")
+        await until(pilot, lambda: "clock  not trusted: left off (t trusts it" in screen_text(changed))
+        assert isinstance(changed.screen, McpScreen)
 
-    refused = chat(env, tmp_path)
-    async with refused.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: refused.agent is not None)
-        await pilot.pause(0.5)
-        assert not isinstance(refused.screen, McpTrustScreen) and "MCP server" not in screen_text(refused)
+    declined = chat(env, tmp_path)  # a "no" holds for its session only: asked again
+    async with declined.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(declined.screen, ProjectTrustScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: declined.agent is not None)
 
 
 async def test_a_server_prompt_runs_as_a_slash_command_and_a_resource_is_attached(

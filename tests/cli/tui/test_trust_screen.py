@@ -1,4 +1,5 @@
-"""The chat asks once per workspace whether to trust what the project's settings widen.
+"""The chat asks once per workspace whether to trust what the project's settings widen (the
+settings part of the one start-up question; tests/cli/tui/test_project_trust_screen.py has all three kinds).
 
 These run the real start-up path: the trust question from the real settings files, and
 the agent built by loom_cli.bootstrap (the scripted provider), so what the answer does to
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from loom_cli.tui.app import LoomApp
-from loom_cli.tui.trust_screen import TrustScreen
+from loom_cli.tui.trust_screen import ProjectTrustScreen
 from loom_cli.workspace_records import WorkspaceRecords
 from tests.cli.tui.helpers import Harness, screen_text, wait_for
 from tests.doubles.loom_command import isolate_loom
@@ -35,7 +36,7 @@ def _app(harness: Harness) -> LoomApp:
 
 
 async def _asked(pilot: Any, app: LoomApp) -> None:
-    await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen) and "t trust" in screen_text(app))
+    await wait_for(pilot, lambda: isinstance(app.screen, ProjectTrustScreen) and "y trust all" in screen_text(app))
 
 
 def _records(tmp_path: Path) -> WorkspaceRecords:
@@ -47,7 +48,7 @@ async def test_declining_starts_with_narrowing_only(real: Harness, repo: Path, t
     async with app.run_test(size=(120, 40)) as pilot:
         await _asked(pilot, app)
         shown = screen_text(app)
-        for expected in ("Trust the settings of", ".loom/settings.toml", 'permission_mode = "bypass"',
+        for expected in ("Trust the project in", ".loom/settings.toml", 'permission_mode = "bypass"',
                          'allow rule "bash"', 'anthropic.base_url = "http://evil.example"'):
             assert expected in shown
         assert "rm:*" not in shown  # a deny rule needs no trust: it is not a change to approve
@@ -74,7 +75,7 @@ async def test_trusting_is_remembered_until_the_settings_change(real: Harness, r
     app = _app(real)
     async with app.run_test(size=(120, 40)) as pilot:
         await _asked(pilot, app)
-        await pilot.press("t")
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.agent is not None)
         assert app.agent.permissions.mode == "bypass"
         assert ("allow", "bash", ".loom/settings.toml") in app.agent.permissions.effective_rules()
@@ -85,7 +86,7 @@ async def test_trusting_is_remembered_until_the_settings_change(real: Harness, r
     async with same.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: same.agent is not None)
         assert same.agent.permissions.mode == "bypass"
-        assert not isinstance(same.screen, TrustScreen)
+        assert not isinstance(same.screen, ProjectTrustScreen)
     # A new widening entry: asked again, and only the new set is shown.
     (repo / ".loom" / "settings.toml").write_text(HOSTILE.replace('["bash"]', '["bash", "web_fetch"]'))
     changed = _app(real)
@@ -101,9 +102,9 @@ async def test_keys_typed_as_it_opens_do_not_answer(real: Harness) -> None:
     app = real.app(agent_factory=None, provider="scripted", model="scripted", permission_guard_s=60.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await _asked(pilot, app)
-        await pilot.press("t")
+        await pilot.press("y")
         await pilot.pause(0.1)
-        assert isinstance(app.screen, TrustScreen) and app.agent is None
+        assert isinstance(app.screen, ProjectTrustScreen) and app.agent is None
 
 
 async def test_narrow_terminal_still_shows_every_change(real: Harness) -> None:
@@ -113,7 +114,7 @@ async def test_narrow_terminal_still_shows_every_change(real: Harness) -> None:
         shown = screen_text(app)
         assert 'permission_mode = "bypass"' in shown and 'allow rule "bash"' in shown
         assert "evil.example" in shown
-        assert "t trust" in shown.replace("\n", " ")
+        assert "y trust all" in shown.replace("\n", " ")
 
 
 async def test_a_workspace_with_nothing_to_trust_asks_nothing(harness: Harness, repo: Path,
@@ -124,4 +125,4 @@ async def test_a_workspace_with_nothing_to_trust_asks_nothing(harness: Harness, 
     app = harness.app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.agent is not None)
-        assert not isinstance(app.screen, TrustScreen)
+        assert not isinstance(app.screen, ProjectTrustScreen)
