@@ -227,8 +227,8 @@ async def test_a_yes_trusts_what_was_shown_not_what_changed_while_it_was_open(re
         (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {**SERVER, "args": ["-c", "1"]}}}))
         await pilot.press("y")
         await wait_for(pilot, lambda: app.agent is not None, 30)
-        mode, allowed, hooks, servers = _in_effect(app)
-        assert (mode, allowed, servers) == ("default", False, [])  # neither the new set nor the new entry
+        # Neither the new set of settings nor the new server entry; the hook, unchanged, as shown.
+        assert _in_effect(app) == ("default", False, ['"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'], [])
     again = _app(real)
     async with again.run_test(size=(120, 50)) as pilot:
         shown = await _asked(pilot, again)
