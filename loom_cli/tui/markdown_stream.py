@@ -31,6 +31,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Heading as RichHeading
 from rich.markdown import ListItem as RichListItem
 from rich.markdown import Markdown as RichMarkdown
+from rich.markdown import MarkdownContext, MarkdownElement
+from rich.markdown import Paragraph as RichParagraph
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from rich.syntax import Syntax
@@ -259,16 +261,47 @@ class _LeftHeading(RichHeading):
         yield text
 
 
+# A task list item (GitHub's "- [ ] todo", "- [x] done"): its box, as the todo panel draws one.
+_TASK_RE = re.compile(r"\[([ xX])\] ")
+_TASK_BOXES = {" ": "☐", "x": "☑", "X": "☑"}
+
+
 class _ListItem(RichListItem):
-    """Ordered items keep their dot ("1. "), as the model wrote them."""
+    """Ordered items keep their dot ("1. "), as the model wrote them; a task item shows
+    its box instead of "[ ]" or "[x]" (in place of the bullet, or after the number)."""
+
+    box = ""
+    _started = False  # its first block is in (only that one can open with the task's box)
+
+    def on_child_close(self, context: MarkdownContext, child: MarkdownElement) -> bool:
+        if not self._started and isinstance(child, RichParagraph):
+            task = _TASK_RE.match(child.text.plain)
+            if task is not None:
+                self.box = _TASK_BOXES[task.group(1)]
+                child.text = child.text[task.end():]
+        self._started = True
+        return super().on_child_close(context, child)
+
+    def render_bullet(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.box:
+            yield from super().render_bullet(console, options)
+            return
+        lines = console.render_lines(self.elements, options.update(width=options.max_width - 3), style=self.style)
+        style = console.get_style("markdown.item.bullet", default="none")
+        box, padding = Segment(f" {self.box} ", style), Segment("   ", style)
+        for index, line in enumerate(lines):
+            yield box if index == 0 else padding
+            yield from line
+            yield Segment("\n")
 
     def render_number(self, console: Console, options: ConsoleOptions, number: int,
                       last_number: int) -> RenderResult:
-        width = len(str(last_number)) + 3
+        width = len(str(last_number)) + 3 + (2 if self.box else 0)
         lines = console.render_lines(self.elements, options.update(width=options.max_width - width),
                                      style=self.style)
         style = console.get_style("markdown.item.number", default="none")
-        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        box = f"{self.box} " if self.box else ""
+        numeral = Segment(f"{number}.".rjust(width - 1 - len(box)) + " " + box, style)
         padding = Segment(" " * width, style)
         for index, line in enumerate(lines):
             yield numeral if index == 0 else padding

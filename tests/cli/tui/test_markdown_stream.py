@@ -177,3 +177,40 @@ async def test_reset_drops_partial_output() -> None:
         md.finish()
         await pilot.pause()
         assert md.plain_text().strip() == "fresh" and md.source == "fresh"
+
+
+TASKS = """Plan:
+
+- [ ] write the test
+- [x] read the code, a line long enough to wrap at forty columns
+- a plain bullet
+- [y] not a task
+
+1. [ ] numbered
+2. [X] numbered and done
+"""
+
+
+async def test_a_task_list_shows_its_boxes_streamed_or_whole() -> None:
+    class Narrow(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield MarkdownStream(id="streamed")
+
+    app = Narrow()
+    async with app.run_test(size=(42, 30)) as pilot:
+        md = app.query_one(MarkdownStream)
+        for i in range(0, len(TASKS), 3):  # "[", " ", "]" arrive in different chunks
+            md.append(TASKS[i:i + 3])
+            await pilot.pause(0.005)
+        md.finish()
+        await wait_for(pilot, lambda: "numbered and done" in md.plain_text())
+        assert [line.rstrip() for line in md.plain_text().splitlines()] == [
+            "Plan:", "",
+            " ☐ write the test",
+            " ☑ read the code, a line long enough to",
+            "   wrap at forty columns",
+            " • a plain bullet",
+            " • [y] not a task", "",
+            " 1. ☐ numbered",
+            " 2. ☑ numbered and done"]
