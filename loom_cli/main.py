@@ -259,11 +259,11 @@ def sessions(all_: Annotated[bool, typer.Option("--all", help="Sessions of every
     if not infos:
         print("no sessions" + ("" if all_ else " in this workspace (use --all for every workspace)"))
         return
-    print(f"{'ID':<23} {'UPDATED':<16} {'TURNS':>5}  {'WORKSPACE':<30} FIRST PROMPT")
+    print(f"{'ID':<23} {'UPDATED':<16} {'PROMPTS':>7}  {'WORKSPACE':<30} FIRST PROMPT")
     for info in infos:
         updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
         prompt = " ".join(info.first_prompt.split())[:60]
-        print(f"{info.id:<23} {updated:<16} {info.turns:>5}  {info.workspace[-30:]:<30} {prompt}")
+        print(f"{info.id:<23} {updated:<16} {info.prompts:>7}  {info.workspace[-30:]:<30} {prompt}")
 
 
 @app.command()

@@ -23,3 +23,9 @@ def compaction_notice(reason: str, method: str, tokens_before: int, tokens_after
     how = _COMPACTION_METHODS.get(method, "made the conversation shorter")
     return (f"context compacted{_COMPACTION_REASONS.get(reason, '')}: {how} · "
             f"{tokens_before:,} → {tokens_after:,} tokens")
+
+
+def conversation_length(prompts: int) -> str:
+    """How long a conversation is, in the one word the chat uses for it everywhere (/clear,
+    /resume, the resumed notice): ``1 prompt``, ``3 prompts`` (``messages.prompt_count``)."""
+    return plural(prompts, "prompt")

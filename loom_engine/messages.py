@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -210,3 +210,14 @@ class Message:
         parts = tuple(part_from_dict(p) for p in data.get("parts", ()))
         return cls(role=role, parts=parts, id=str(data.get("id") or new_message_id()),
                    meta=dict(data.get("meta") or {}))
+
+
+def is_prompt(message: Message) -> bool:
+    """A prompt the user typed (not a reminder, summary, interruption note or ``!command``)."""
+    return message.role == "user" and (not message.meta or "prompt" in message.meta)
+
+
+def prompt_count(messages: Iterable[Message]) -> int:
+    """How long a conversation is, as the chat words it everywhere (/clear, /resume, the
+    resumed notice, ``loom sessions``): the prompts the user sent in it."""
+    return sum(1 for message in messages if is_prompt(message))

@@ -23,10 +23,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from loom_engine.messages import prompt_count
+
 from ..sandbox_report import status_of
 from ..snapshot_notice import snapshot_notices
 from ..turns import SessionHook, session_hook_failures
-from ..wording import plural
+from ..wording import conversation_length
 from .first_run import missing_key, setup_text, setup_title, welcome_text
 from .markdown_stream import warm_up_highlighting
 from .mcp_chat import start_mcp
@@ -179,9 +181,8 @@ class AgentLifecycle:
             if self._history_shown != len(messages):
                 await self._show_history(messages)
             session = agent.session_id
-            prompts = sum(entry.kind == "user" for entry in host.transcript.entries)
             host.transcript.add_notice(
-                f"resumed session {session or ''} · {plural(prompts, 'earlier prompt')}", "info")
+                f"resumed session {session or ''} · {conversation_length(prompt_count(messages))}", "info")
             todos = agent.todos
             if todos:
                 host.todos.set_todos(todos)

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..wording import conversation_length
 from .picker import PickerScreen
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def session_label(info: SessionInfo) -> str:
     first = prompt[0] if prompt else "(no prompt)"
     if len(first) > 60:
         first = first[:59] + "…"
-    return f"{when}  {info.turns:>3} turns  {first}  [{info.id}]"
+    return f"{when}  {conversation_length(info.prompts):>11}  {first}  [{info.id}]"
 
 
 class SessionPicker(PickerScreen):

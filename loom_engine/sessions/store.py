@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..messages import Message, scrub_message
+from ..messages import Message, prompt_count, scrub_message
 from ..private_files import open_private, private_folder
 from ..redact import Redactor
 from ..transcript import close_dangling
@@ -64,7 +64,7 @@ class SessionInfo:
     created: float
     updated: float
     first_prompt: str
-    turns: int
+    prompts: int  # how many the user sent (messages.prompt_count)
     provider: str
     model: str
 
@@ -407,8 +407,8 @@ def _read(path: Path, summary_only: bool = False) -> LoadedSession:
     except (TypeError, ValueError):
         created = 0.0
     info = SessionInfo(id=str(header.get("id") or path.stem), path=path, workspace=str(header.get("workspace", "")),
-                       created=created, updated=path.stat().st_mtime,
-                       first_prompt=first_prompt, turns=state.turn, provider=str(header.get("provider", "")),
+                       created=created, updated=path.stat().st_mtime, first_prompt=first_prompt,
+                       prompts=prompt_count(history), provider=str(header.get("provider", "")),
                        model=model or str(header.get("model", "")))
     return LoadedSession(info=info, messages=history, turn_state=state.__class__(
         turn=state.turn, turn_id=state.turn_id, parent_turn_id=state.parent_turn_id), repaired=repaired,

@@ -21,16 +21,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..messages import Message
+from ..messages import Message, is_prompt
 from .checkpoints import Checkpointer
 from .files import delete_path, is_binary, link_on_path, link_reason, unified_diff, write_entry
 from .model import FileAction, FileChange, RestorePlan, RestorePoint, RestoreResult, Snapshot, StalePlan
 from .preimages import PreimageCheckpointer
-
-
-def is_prompt(message: Message) -> bool:
-    """A prompt the user typed (not a reminder, summary, interruption note or ``!command``)."""
-    return message.role == "user" and (not message.meta or "prompt" in message.meta)
 
 
 def prompt_text(message: Message) -> str:

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from loom_engine.messages import is_prompt
 from loom_engine.sessions.store import SessionError, SessionStore, SessionWriter
 from loom_engine.snapshots.model import RestorePlan, RestorePoint, RestoreResult, RewindMode, StalePlan
 from loom_engine.snapshots.preimages import PreimageCheckpointer
-from loom_engine.snapshots.restore import Snapshots, is_prompt, prompt_text, restore_points, snapshots_of
+from loom_engine.snapshots.restore import Snapshots, prompt_text, restore_points, snapshots_of
 from loom_engine.snapshots.rewind import RewindError, plan_for, plan_undo, rewind, undo_rewind
 from loom_engine.snapshots.shadow import ShadowError
 

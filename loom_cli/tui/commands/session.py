@@ -4,7 +4,7 @@ and /continue (the model goes on with an answer its output limit cut off)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 from ...slash_commands import ParsedCommand, SlashCommand
 
 if TYPE_CHECKING:
-    from loom_engine.messages import Message
-
     from ..chat_host import ChatHost
 
 
@@ -27,17 +25,14 @@ def default_session_lister(workspace: Path) -> Sequence[Any]:
     return infos
 
 
-def exchanges(messages: Iterable[Message]) -> int:
-    """How many prompts the user sent (tool results travel as user messages too)."""
-    return sum(1 for message in messages
-               if message.role == "user" and any(part.type == "text" for part in message.parts))
-
-
 def clear(host: ChatHost, _command: ParsedCommand) -> None:
-    """A new session; a conversation of more than one exchange is asked about first."""
+    """A new session; a conversation of more than one prompt is asked about first."""
+    from loom_engine.messages import prompt_count
+
+    from ...wording import conversation_length
     from ..confirm import Confirm
 
-    count = exchanges(host.agent.messages if host.agent is not None else ())
+    count = prompt_count(host.agent.messages if host.agent is not None else ())
 
     def confirmed(yes: bool | None) -> None:
         if yes:
@@ -46,7 +41,7 @@ def clear(host: ChatHost, _command: ParsedCommand) -> None:
             host.output("/clear cancelled: the conversation is kept")
 
     if count > 1:
-        host.push_screen(Confirm(f"Clear this conversation ({count} exchanges) and start a new session?",
+        host.push_screen(Confirm(f"Clear this conversation ({conversation_length(count)}) and start a new session?",
                                  "The old session stays saved: /resume reopens it."), callback=confirmed)
         return
     host.run_worker(new_session(host), group="agent", exit_on_error=False)

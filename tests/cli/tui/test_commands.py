@@ -170,7 +170,7 @@ async def test_skills_lists_the_catalog(harness: Harness) -> None:
 class FakeSession:
     id: str
     first_prompt: str
-    turns: int
+    prompts: int
     updated: float
 
 
@@ -185,6 +185,7 @@ async def test_resume_picks_a_session_and_shows_its_history(harness: Harness) ->
         await send(pilot, "/resume")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
         assert "fix the login bug" in screen_text(app) and "20250101-120000-abc123" in screen_text(app)
+        assert "2 prompts" in screen_text(app)  # the word /clear and the resumed notice use
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(harness.agents) == 2 and app.agent is harness.agents[1])
         await pilot.pause()

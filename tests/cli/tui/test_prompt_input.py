@@ -130,7 +130,7 @@ async def test_clear_asks_first_when_there_is_more_than_one_exchange(harness: Ha
         await send(pilot, "/clear")
         await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
         text = screen_text(app)
-        assert "Clear this conversation (2 exchanges)" in text and "/resume reopens it" in text
+        assert "Clear this conversation (2 prompts)" in text and "/resume reopens it" in text
         await pilot.press("enter")  # not an answer: a burst of keys cannot confirm
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, Confirm))

@@ -57,7 +57,7 @@ async def test_a_resumed_session_counts_prompts_not_internal_blocks(harness) -> 
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: any("resumed session" in n.text for n in app.transcript.query(Notice)))
         [notice] = [n.text for n in app.transcript.query(Notice) if "resumed session" in n.text]
-    assert notice.endswith("· 2 earlier prompts") and "blocks" not in notice
+    assert notice.endswith("· 2 prompts") and "blocks" not in notice
 
 
 async def test_at_60_columns_a_cut_output_still_says_what_the_model_saw() -> None:

@@ -18,11 +18,31 @@ def test_write_list_and_load(tmp_path: Path) -> None:
     writer.close()
     infos, warnings = store.list(Path("/work/repo"))
     assert warnings == [] and len(infos) == 1
-    assert infos[0].first_prompt == "fix the bug" and infos[0].turns == 1
+    assert infos[0].first_prompt == "fix the bug" and infos[0].prompts == 1
     loaded = store.load(infos[0].id)
     assert [m.text for m in loaded.messages] == ["fix the bug", "done"]
     assert loaded.repaired == ()
     assert store.newest(Path("/elsewhere")) is None
+
+
+def test_a_session_is_as_long_as_the_prompts_the_user_sent(tmp_path: Path) -> None:
+    """Model turns, tool results, notes for the model and `!command`s are not prompts: one
+    count, the one /clear, /resume and `loom sessions` show."""
+    store = SessionStore(tmp_path)
+    writer = store.create(Path("/w"), provider="anthropic", model="m")
+    state = TurnState.initial()
+    for prompt in ("read it", "and again"):
+        writer.append_message(Message.user(prompt))
+        writer.append_message(Message.assistant(ToolUsePart(f"c-{prompt}", "read_file", {"path": "a"})))
+        writer.append_message(Message.tool_results([ToolResultPart(f"c-{prompt}", "text")]))
+        writer.append_message(Message.user("<system-reminder>a.py changed</system-reminder>", reminder=True))
+        writer.append_message(Message.assistant(TextPart("read")))
+        state = state.next_turn().next_turn()
+        writer.append_turn_state(state, run_end="end_turn")
+    writer.append_message(Message.user("ls", user_command={"command": "ls", "output": ""}))
+    writer.close()
+    infos, _ = store.list(Path("/w"))
+    assert state.turn == 4 and infos[0].prompts == 2
 
 
 def test_session_cut_mid_tool_resumes_valid(tmp_path: Path) -> None:
