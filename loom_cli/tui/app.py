@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import TextArea
@@ -44,6 +45,7 @@ from .exit_summary import print_exit_summary
 from .first_run import first_start, not_sent_line, unsent_line
 from .history_search import HistorySearch
 from .hook_view import show_hook_ran
+from .key_hold import KeyHold
 from .mcp_chat import prompt_commands, resource_mentions_of
 from .memory import MemorySettler
 from .options import TuiOptions, close_mcp, close_provider, data_dir_of, start_provider_import
@@ -130,6 +132,7 @@ class LoomApp(SafeTextApp[int]):
         self.warm = asyncio.Event()  # highlighting lexers imported (for benchmarks)
         self.answers: list[tuple[str, PermissionAnswer | None]] = []
         self.last_rewind: RewindUndo | None = None  # what /rewind can undo
+        self.key_hold = KeyHold()
         self.first_frame_at: float | None = None
         self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
@@ -463,6 +466,11 @@ class LoomApp(SafeTextApp[int]):
         self.prompt_queue.give_back()  # after an interrupt the user decides what to send
         self.prompt.focus()
         return True
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.key_hold.drops(event):
+            return  # pressed while the rewind list was on its way: meant for neither it nor the prompt
+        await super().on_event(event)
 
     def action_interrupt(self) -> None:
         if not self.interrupt() and self.ctrl_keys.esc_twice():

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..chat_agent import ChatAgent
     from .agent_lifecycle import AgentLifecycle
     from .commands.rewind_undo import RewindUndo
+    from .key_hold import KeyHold
     from .options import TuiOptions
     from .prompt_input import PromptInput
     from .prompt_queue import PromptQueue
@@ -38,6 +39,7 @@ class ChatHost(Protocol):
     agent_error: str | None  # why there is no agent, once building it failed
     bypass_allowed: bool  # Shift+Tab may cycle to bypass (it was asked for by name)
     last_rewind: RewindUndo | None  # what /rewind can undo
+    key_hold: KeyHold  # keys pressed while a list is on its way are dropped
     transcript: Transcript
     prompt: PromptInput
     prompt_queue: PromptQueue

@@ -9,7 +9,7 @@ first when the last rewind of this chat can be taken back.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -80,10 +80,12 @@ class RewindPicker(PickerScreen):
     }
     """
 
-    def __init__(self, points: Sequence[RestorePoint], undo: str | None = None) -> None:
+    def __init__(self, points: Sequence[RestorePoint], undo: str | None = None,
+                 on_shown: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.points = list(points)
         self.undo = undo  # what undoing the last rewind does, in words (None: nothing to undo)
+        self._on_shown = on_shown  # called once the list is on screen (the keys held till then go)
 
     def compose(self) -> ComposeResult:
         options: list[Option] = []
@@ -101,3 +103,5 @@ class RewindPicker(PickerScreen):
         if options.option_count:
             options.highlighted = options.option_count - 1  # the newest prompt
         options.focus()
+        if self._on_shown is not None:
+            self.call_after_refresh(self._on_shown)

@@ -142,6 +142,14 @@ def undo_words(last: RewindUndo, conversation: bool) -> str:
 
 async def open_rewind(app: ChatHost) -> None:
     """/rewind and Esc Esc: pick a prompt, then what to restore, preview, apply."""
+    try:
+        await _rewind(app)
+    finally:
+        if app.key_hold.holding:  # the list never showed (nothing to rewind, an error)
+            app.key_hold.release()
+
+
+async def _rewind(app: ChatHost) -> None:
     from ..rewind_menu import NEVER_MIND, RewindMenu, menu_choices
     from ..rewind_picker import UNDO_ID, RewindPicker, one_line
     from ..rewind_preview import PreviewAnswer, RewindPreview
@@ -167,7 +175,8 @@ async def open_rewind(app: ChatHost) -> None:
         return
     session_id = agent.session_id
     while True:
-        picked = await app.push_screen_wait(RewindPicker(points, undo_words(*offer) if offer else None))
+        picked = await app.push_screen_wait(RewindPicker(points, undo_words(*offer) if offer else None,
+                                                         on_shown=app.key_hold.release))
         if picked is None:
             return
         if picked == UNDO_ID and offer is not None:
@@ -284,7 +293,9 @@ async def undo_last(app: ChatHost, checkpointer: Snapshots | None, last: RewindU
 
 
 def rewind_command(host: ChatHost) -> None:
-    """/rewind (and Esc Esc): the session's prompts, then what to restore and a preview."""
+    """/rewind (and Esc Esc): the session's prompts, then what to restore and a preview.
+    Keys pressed until the list is on screen are dropped (`KeyHold`)."""
+    host.key_hold.hold()
     host.run_worker(open_rewind(host), group="rewind", exclusive=True, exit_on_error=False)
 
 

@@ -4,15 +4,18 @@ and the menu at 120 and 60 columns."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.app import App
 from textual.widgets import OptionList
 
+from loom_cli.tui.key_hold import KeyHold
 from loom_cli.tui.rewind_menu import RewindMenu, menu_choices
 from loom_cli.tui.rewind_picker import RewindPicker
 from loom_engine.snapshots.model import FileChange, RestorePlan, RestorePoint, Snapshot
@@ -119,6 +122,55 @@ async def test_esc_esc_on_an_empty_prompt_opens_the_list(harness: SnapshotHarnes
         await pilot.press("escape")  # Esc closes it; nothing changed
         await wait_for(pilot, lambda: not isinstance(app.screen, RewindPicker))
         assert "Notes written." in screen_text(app)
+
+
+async def test_keys_typed_while_the_list_opens_act_neither_in_it_nor_on_the_prompt(
+        harness: SnapshotHarness, monkeypatch: pytest.MonkeyPatch) -> None:
+    from loom_cli.tui.commands import rewind as rewind_module
+
+    read = threading.Event()  # the snapshots are being read: the list is on its way
+    go_on = threading.Event()
+    real = rewind_module.restore_points
+
+    def slow_restore_points(*args: Any) -> Any:
+        read.set()
+        go_on.wait(60)
+        return real(*args)
+
+    monkeypatch.setattr(rewind_module, "restore_points", slow_restore_points)
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, read.is_set)
+        # Up would bring the last prompt back into the input, Enter would send it.
+        await pilot.press("up", "enter", "y")
+        assert app.prompt.text == "" and app.key_hold.holding
+        go_on.set()
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and not app.key_hold.holding)
+        options = app.screen.query_one(OptionList)
+        assert options.highlighted == 1  # still the newest prompt: nothing picked, nothing moved
+        await pilot.press("up")  # once it is shown, keys act in it
+        assert options.highlighted == 0
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RewindPicker))
+        assert app.prompt.text == ""
+        assert screen_text(app).count("write some notes") == 1  # not sent again
+        await pilot.press("x")
+        assert app.prompt.text == "x"  # the prompt takes keys again
+
+
+def test_a_key_stamped_before_the_release_is_dropped_even_when_handled_after() -> None:
+    hold = KeyHold()
+    early = events.Key("a", "a")
+    assert not hold.drops(early)
+    hold.hold()
+    during = events.Key("enter", None)
+    quit_key = events.Key("ctrl+c", None)
+    hold.release()
+    later = events.Key("enter", None)
+    assert hold.drops(early) and hold.drops(during)  # still queued when the list showed
+    assert not hold.drops(later) and not hold.drops(quit_key)
 
 
 async def test_esc_esc_with_text_in_the_input_keeps_the_text_and_opens_nothing(harness: SnapshotHarness) -> None:
