@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from loom_engine.permissions.targets import PermissionTarget
 from loom_engine.skills.catalog import SkillError, SkillNotFound
+from loom_engine.skills.wrapper import wrap
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
 
@@ -56,7 +57,7 @@ class SkillTool(BaseTool[SkillInput]):
             return ToolOutput(f"Skill {args.name!r} could not be read: {error}", is_error=True)
         skill = catalog.get(args.name.strip())
         assert skill is not None
-        lines = [f'<skill name="{skill.name}" source="{skill.source}" path="{skill.path}">', body, "</skill>"]
+        lines = [wrap(skill.name, skill.source, skill.path, body)]
         if files:
             lines += ["", f"Files in {skill.folder} (read them with read_file when the instructions call for them):"]
             lines += [f"- {skill.folder / relative}" for relative in files]

@@ -21,6 +21,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.timer import Timer
 
+from loom_engine.skills.wrapper import unwrap
+
 from ..wording import plural
 from .diff_view import diff_palette, parse_unified_diff, render_diff
 from .output_size import lines_above, output_size, real_line_count, shown_of_total, what_the_model_saw
@@ -61,6 +63,12 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
         if isinstance(value, str) and value:
             return value
     return json.dumps(dict(tool_input), ensure_ascii=False)[:200] if tool_input else ""
+
+
+def shown_content(data: ToolCallData) -> str:
+    """What the block shows of a result: a loaded skill's text without the tag it reaches
+    the model in (the header names the skill already)."""
+    return unwrap(data.content) if data.name == "skill" else data.content
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -214,10 +222,11 @@ class ToolView(StripView):
             return _one_line(data.content, 80)
         if total is not None:
             return output_size(data.display, short=0 < width < CUT_NOTE_IN_HEADER_WIDTH)
-        lines = data.content.count("\n") + 1 if data.content.strip() else 0
+        content = shown_content(data)
+        lines = content.count("\n") + 1 if content.strip() else 0
         if data.name == "read_file":
             return plural(lines, "line")
-        return _one_line(data.content, 80) if lines == 1 else (plural(lines, "line") if lines else "")
+        return _one_line(content, 80) if lines == 1 else (plural(lines, "line") if lines else "")
 
     def _body(self, width: int) -> list[Strip]:
         data = self.data
@@ -235,11 +244,12 @@ class ToolView(StripView):
             return strips
         if self.steps_shown and data.status == "done":
             return strips
-        if data.status in ("done", "error", "interrupted") and data.content.strip() and data.name != "todo_write":
-            if not self.expanded and "\n" not in data.content.strip() and (
-                    data.status == "error" or self._summary() == data.content.strip()):
+        content = shown_content(data)
+        if data.status in ("done", "error", "interrupted") and content.strip() and data.name != "todo_write":
+            if not self.expanded and "\n" not in content.strip() and (
+                    data.status == "error" or self._summary() == content.strip()):
                 return strips  # the header already shows the one-line result (a click shows it whole)
-            lines = data.content.rstrip("\n").splitlines()
+            lines = content.rstrip("\n").splitlines()
             if data.name == "read_file" and not self.expanded:
                 return strips
             cut = bool(data.display and data.display.get("truncated"))

@@ -86,3 +86,40 @@ async def test_live_tail_keeps_lines_and_shows_a_progress_bar_as_last_drawn() ->
         await wait_for(pilot, lambda: "100%" in [line.strip() for line in app.block.view.plain_lines()], timeout=60)
         lines = [line.strip() for line in app.block.view.plain_lines()]
     assert lines[1:] == ["⎿ … 2 lines above", "step 3", "step 4", "step 5", "step 6", "100%"]
+
+
+async def test_a_loaded_skill_shows_its_text_without_the_tag_live_and_resumed() -> None:
+    from pathlib import Path
+
+    from loom_cli.tui.transcript import entries_from_messages
+    from loom_engine.messages import Message, ToolResultPart, ToolUsePart
+    from loom_engine.skills.wrapper import wrap
+
+    path = Path("/home/u/.claude/skills/demo/SKILL.md")
+    content = wrap("demo", "~/.claude", path, "Say hello politely.\nThen stop.") + (
+        "\n\nFiles in /home/u/.claude/skills/demo (read them with read_file when the instructions call for them):"
+        "\n- /home/u/.claude/skills/demo/greeting.txt")
+    display = {"kind": "skill", "name": "demo", "path": str(path)}
+    live = ToolCallData(call_id="s1", name="skill", input={"name": "demo"}, status="done", content=content,
+                        display=display)
+    [entry] = entries_from_messages([
+        Message.assistant(ToolUsePart("s1", "skill", {"name": "demo"})),
+        Message.tool_results([ToolResultPart("s1", content)], displays={"s1": display})])
+    assert entry.tool is not None
+
+    class Two(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield ToolBlock(live)
+                yield ToolBlock(entry.tool)
+
+    app = Two()
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        blocks = list(app.query(ToolBlock))
+        shown = {name: list(block.view.plain_lines()) for name, block in zip(("live", "resumed"), blocks, strict=True)}
+    assert shown["live"] == shown["resumed"]
+    text = "\n".join(shown["live"])
+    assert "<skill" not in text and "</skill>" not in text
+    assert "skill  demo  · 5 lines" in shown["live"][0]
+    assert "⎿ Say hello politely." in shown["live"][1] and "Then stop." in shown["live"][2]
