@@ -468,13 +468,16 @@ class LoomApp(SafeTextApp[int]):
         return True
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and self.key_hold.drops(event):
-            return  # pressed while the rewind list was on its way: meant for neither it nor the prompt
+        if isinstance(event, events.Key) and not event.is_forwarded:  # as it arrives, before anyone acts on it
+            if self.key_hold.drops(event):
+                return  # pressed while the rewind list was on its way: meant for neither it nor the prompt
+            if event.key == "escape" and self.ctrl_keys.esc_twice(event.time):
+                rewind_command(self)  # Esc Esc while idle, nothing typed
+                return
         await super().on_event(event)
 
     def action_interrupt(self) -> None:
-        if not self.interrupt() and self.ctrl_keys.esc_twice():
-            rewind_command(self)  # Esc Esc while idle, nothing typed
+        self.interrupt()
 
     def action_ctrl_c(self) -> None:
         self.ctrl_keys.ctrl_c()

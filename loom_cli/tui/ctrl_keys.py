@@ -18,6 +18,7 @@ from .status_bar import ActivityLine
 
 if TYPE_CHECKING:
     from textual.screen import Screen
+    from textual.widget import Widget
 
     from ..chat_agent import ChatAgent
 
@@ -41,6 +42,8 @@ class KeysHost(Protocol):
 
     @property
     def screen(self) -> Screen[Any]: ...
+    @property
+    def focused(self) -> Widget | None: ...
 
     def copy_to_clipboard(self, text: str) -> None: ...
 
@@ -86,18 +89,22 @@ class CtrlKeys:
         self._ctrl_c_at = now
         host.activity.show_hint("press Ctrl+C again to quit", QUIT_AGAIN_S)
 
-    def esc_twice(self) -> bool:
-        """An Esc that interrupted nothing: True when it is the second of two, close
-        together, with no run going and nothing typed (Esc Esc opens the rewind list)."""
+    def esc_twice(self, at: float) -> bool:
+        """An Esc pressed at ``at`` (the terminal's time of it) on the prompt: True when it is
+        the second of two, close together, with no run going and nothing typed (Esc Esc
+        opens the rewind list). Asked as the key arrives, before the prompt or a binding
+        acts on it, so the keys typed right after it cannot overtake it; an Esc that
+        something else takes (the history search, a modal) is not counted."""
         host = self.host
-        now = time.monotonic()
-        if host.running or host.prompt.text:
+        if host.screen.is_modal or host.focused not in (host.prompt, None):
+            return False
+        if host.running or host.prompt.text or host.prompt.menu.is_open:
             self._esc_at = 0.0
             return False
-        if now - self._esc_at < REWIND_ESC_S:
+        if at - self._esc_at < REWIND_ESC_S:
             self._esc_at = 0.0
             return True
-        self._esc_at = now
+        self._esc_at = at
         if host.agent is not None and host.agent.messages:
             host.activity.show_hint("Esc again to rewind", REWIND_ESC_S)
         return False

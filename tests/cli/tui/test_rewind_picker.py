@@ -160,6 +160,23 @@ async def test_keys_typed_while_the_list_opens_act_neither_in_it_nor_on_the_prom
         assert app.prompt.text == "x"  # the prompt takes keys again
 
 
+async def test_keys_typed_in_one_burst_with_esc_esc_do_not_overtake_it(harness: SnapshotHarness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_prompts(pilot, app)
+        # All queued before the first is handled, as a fast typist's keys reach the app:
+        # the second Esc is seen as it arrives, so Up and Enter cannot reach the prompt first.
+        for key, char in (("escape", "\x1b"), ("escape", "\x1b"), ("up", None), ("enter", "\r")):
+            event = events.Key(key, char)
+            event.set_sender(app)  # as the terminal's driver sends it (see Pilot.press)
+            app.post_message(event)
+        await wait_for(pilot, lambda: isinstance(app.screen, RewindPicker) and not app.key_hold.holding)
+        assert app.screen.query_one(OptionList).highlighted == 1  # the newest: nothing moved, nothing picked
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RewindPicker))
+        assert app.prompt.text == "" and screen_text(app).count("write some notes") == 1
+
+
 def test_a_key_stamped_before_the_release_is_dropped_even_when_handled_after() -> None:
     hold = KeyHold()
     early = events.Key("a", "a")
