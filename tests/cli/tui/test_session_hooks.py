@@ -9,7 +9,7 @@ from typing import Any
 from loom_cli.tui.options import TuiOptions
 from loom_cli.tui.transcript import Notice
 from loom_engine.hooks.config import HookSet, parse_hooks
-from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
+from tests.cli.tui.helpers import Harness, wait_for, wait_idle
 
 RECORD = "python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d), file=open(\"hooks.log\",\"a\"))'"
 CONTEXT = "cat >/dev/null; echo 'The staging server is down today'"
@@ -52,9 +52,7 @@ async def test_session_hooks_at_start_clear_and_quit(repo: Path, tmp_path: Path)
         sent = harness.providers[0].last_request.messages
         assert any("The staging server is down today" in m.text for m in sent)
         await pilot.press(*"/clear")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: "start a new session?" in screen_text(app))
-        await pilot.press("y")
+        await pilot.press("enter")  # one prompt (the hook's context is not one): cleared without a question
         await wait_for(pilot, lambda: len(harness.agents) == 2 and app.agent is harness.agents[1]
                        and app.loaded.is_set())
         assert _logged(repo)[1:] == [("SessionEnd", "clear"), ("SessionStart", "clear")]
