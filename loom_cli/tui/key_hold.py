@@ -4,7 +4,7 @@ Esc Esc (or ``/rewind``) opens the rewind list after a thread has read the snaps
 key typed in between would otherwise act where it lands: on the prompt it was not
 meant for (Up brings back a prompt, Enter sends it), or in the list once it is up
 (Enter picks a prompt the user has not seen). So from the moment the list is asked for
-until it is on screen, keys are held back and dropped; a key counts by when the
+until the frame that draws it, keys are held back and dropped; a key counts by when the
 terminal delivered it (Textual stamps each event then), so one still queued when the
 list appears is dropped too. Ctrl+C and Ctrl+D always pass: quitting never waits.
 """
@@ -28,8 +28,10 @@ class KeyHold:
         self._until = math.inf
 
     def release(self) -> None:
-        """Keys pressed from now on act again; those pressed before, still queued, do not."""
-        self._until = get_time()
+        """Keys pressed from now on act again; those pressed before, still queued, do not.
+        Nothing to do when nothing is held."""
+        if self.holding:
+            self._until = get_time()
 
     @property
     def holding(self) -> bool:

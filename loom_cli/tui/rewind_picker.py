@@ -24,6 +24,9 @@ from ..wording import plural
 from .picker import PickerScreen
 
 UNDO_ID = "undo"
+# The keys held while the list was on its way go free this long after it is mounted, if
+# the frame that draws it has not freed them already.
+SHOWN_AT_THE_LATEST_S = 0.5
 
 
 def one_line(text: str) -> str:
@@ -85,7 +88,7 @@ class RewindPicker(PickerScreen):
         super().__init__()
         self.points = list(points)
         self.undo = undo  # what undoing the last rewind does, in words (None: nothing to undo)
-        self._on_shown = on_shown  # called once the list is on screen (the keys held till then go)
+        self._on_shown = on_shown  # called once the list is drawn (the keys held till then are dropped)
 
     def compose(self) -> ComposeResult:
         options: list[Option] = []
@@ -104,4 +107,14 @@ class RewindPicker(PickerScreen):
             options.highlighted = options.option_count - 1  # the newest prompt
         options.focus()
         if self._on_shown is not None:
-            self.call_after_refresh(self._on_shown)
+            # Right after the frame that draws the list (not "after refresh", which waits
+            # for an idle moment a busy screen may not have). The timer is only a net: keys
+            # are never held for long, whatever the screen does.
+            self.screen_layout_refresh_signal.subscribe(self, lambda _screen: self._shown(), immediate=True)
+            self.set_timer(SHOWN_AT_THE_LATEST_S, self._shown)
+
+    def _shown(self) -> None:
+        self.screen_layout_refresh_signal.unsubscribe(self)
+        on_shown, self._on_shown = self._on_shown, None
+        if on_shown is not None:
+            on_shown()

@@ -145,8 +145,7 @@ async def open_rewind(app: ChatHost) -> None:
     try:
         await _rewind(app)
     finally:
-        if app.key_hold.holding:  # the list never showed (nothing to rewind, an error)
-            app.key_hold.release()
+        app.key_hold.release()  # when the list never showed (nothing to rewind, an error)
 
 
 async def _rewind(app: ChatHost) -> None:
