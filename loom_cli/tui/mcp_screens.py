@@ -21,6 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .hanging import Hanging
 from .question_box import box_css
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class McpScreen(ModalScreen[None]):
         with Vertical():
             yield Static("MCP servers", classes="title")
             with VerticalScroll():
-                yield Static(servers_text(self._statuses(), self.selected, self.left_out), id="mcp-servers")
+                yield Static(Hanging(servers_text(self._statuses(), self.selected, self.left_out)), id="mcp-servers")
             yield Static("", id="mcp-message")
             yield Static(Text.assemble(("↑/↓", "bold"), " choose   ", ("r", "bold"), " reconnect   ",
                                        ("l", "bold"), " log in   ",
@@ -148,7 +149,7 @@ class McpScreen(ModalScreen[None]):
     def refresh_servers(self) -> None:
         statuses = self._statuses()
         self.selected = max(0, min(self.selected, len(statuses) + len(self.left_out) - 1))
-        self.query_one("#mcp-servers", Static).update(servers_text(statuses, self.selected, self.left_out))
+        self.query_one("#mcp-servers", Static).update(Hanging(servers_text(statuses, self.selected, self.left_out)))
 
     def say(self, message: str) -> None:
         self.query_one("#mcp-message", Static).update(Text(message))  # names and errors: no markup

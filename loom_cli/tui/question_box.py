@@ -15,6 +15,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .hanging import Hanging
+
 AnswerT = TypeVar("AnswerT")
 
 
@@ -76,7 +78,7 @@ class QuestionBox(ModalScreen[AnswerT]):
             yield Static(question.title, classes="title")
             yield Static(question.lead)
             with VerticalScroll():
-                yield Static(question.listed)
+                yield Static(Hanging(question.listed))
             yield Static(question.note, classes="note")
             yield Static(question.keys)
 

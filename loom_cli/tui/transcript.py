@@ -27,6 +27,7 @@ from loom_engine.messages import Message, TextPart, ThinkingPart, ToolResultPart
 from loom_engine.transcript import REFUSED_KIND
 
 from ..wording import plural
+from .hanging import Hanging
 from .markdown_stream import MarkdownStream
 from .permission_prompt import STOPPED_NOTE
 from .tool_block import ToolBlock, ToolCallData
@@ -85,7 +86,7 @@ class Notice(Static):
     """
 
     def __init__(self, text: str, level: str = "info") -> None:
-        super().__init__(Text(text), classes=level)
+        super().__init__(Hanging(Text(text)), classes=level)
         self.text = text
         self.level = level
 

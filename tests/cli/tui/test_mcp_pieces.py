@@ -19,6 +19,7 @@ from loom_cli.tui.status_bar import StatusInfo, status_text
 from loom_engine.events import PermissionRequested
 from loom_engine.mcp.config import ServerConfig, parse_server
 from loom_engine.mcp.status import ServerStatus
+from tests.cli.tui.helpers import screen_text
 from tests.doubles.mcp_servers import ReferenceServers, install
 
 
@@ -95,7 +96,7 @@ class ScreenApp(App[None]):
 
 
 def screen_lines(app: App[None]) -> str:
-    return "\n".join(str(w.render()) for w in app.screen.query(Static))
+    return screen_text(app)  # type: ignore[arg-type]  # reads only the screen every App has
 
 
 async def test_mcp_screen_lists_real_servers_with_their_states(reference_servers: ReferenceServers,
