@@ -8,7 +8,7 @@ name clash: :func:`loom_engine.catalog.user_places`), and ``settings.json``, who
 wrote them, outside any project) and are applied before Loom's ``config.toml``, and
 whose ``env`` is set in Loom's environment at start-up, as Claude Code does. The MCP
 servers `claude mcp add` wrote to ``~/.claude.json`` (user and local scope) are read
-by :mod:`loom_engine.mcp.claude_file`, under the same switch.
+by :func:`loom_engine.mcp.config.claude_servers`, under the same switch.
 
 Reading it is on unless the user turns it off: ``[claude] read_user_folder = false`` in
 their ``config.toml``, or ``LOOM_READ_CLAUDE_HOME=0`` for one process (the variable wins

@@ -3,7 +3,7 @@
 These places, later ones winning for a server of the same name:
 
 * Claude Code's user-scope servers: ``mcpServers`` of ``~/.claude.json`` (scope
-  ``claude-user``; read by :mod:`.claude_file` when the user reads ``~/.claude``);
+  ``claude-user``; read only when the user reads ``~/.claude``, see :func:`claude_servers`);
 * ``.mcp.json`` at the workspace root (scope ``project``: a repository ships it, so
   its servers run only once the user approved that exact entry, see ``entry_hash``);
   it never replaces a server of the user's own (in any of the user's files): the user's
@@ -314,8 +314,6 @@ def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequenc
     an earlier one of the same name, except that a project server never replaces one of
     the user's own), sorted by name. ``claude_file``: Claude Code's ``~/.claude.json``
     (None: not read, as when reading ``~/.claude`` is turned off)."""
-    from .claude_file import claude_servers
-
     env = os.environ if env is None else env
     loaded: list[tuple[Scope, list[ServerConfig], list[ConfigProblem]]] = []
     claude_user, claude_local, claude_problems = (
@@ -353,3 +351,61 @@ def load_mcp_config(workspace_root: Path, config_dir: Path, extra_files: Sequenc
 
 def _name_of(owned: ServerConfig | ConfigProblem) -> str:
     return owned.name if isinstance(owned, ServerConfig) else owned.server or ""
+
+
+# -- Claude Code's ~/.claude.json ---------------------------------------------------------
+# Where `claude mcp add` writes: user scope under the top-level ``mcpServers``, local scope
+# (one project, the user's alone) under ``projects["/abs/path"].mcpServers``. The file is
+# the user's own, so its servers are trusted like Loom's ``mcp.json``; any other key of it
+# (Claude Code's history and caches) is left alone and nothing here writes to it.
+
+# Claude Code keeps its project history in the same file: a heavy user's runs to megabytes.
+MAX_CLAUDE_FILE_BYTES = 64_000_000
+
+
+def claude_servers(path: Path, workspace_root: Path, env: Mapping[str, str]
+                   ) -> tuple[list[ServerConfig], list[ServerConfig], list[ConfigProblem]]:
+    """(user-scope servers, this workspace's local-scope servers, problems). A missing
+    file has none and no problem; an unreadable one is one problem."""
+    try:
+        data = read_json_file(path, MAX_CLAUDE_FILE_BYTES)
+    except FileNotFoundError:
+        return [], [], []
+    except OSError as error:
+        return [], [], [ConfigProblem(path, None, f"cannot read: {error.strerror or error}")]
+    except ValueError as error:
+        return [], [], [ConfigProblem(path, None, f"{error}; none of its MCP servers is used")]
+    if not isinstance(data, dict):
+        return [], [], [ConfigProblem(path, None, "not a JSON object; none of its MCP servers is used")]
+    problems: list[ConfigProblem] = []
+    user, wrong = _servers(data, path, "claude-user", env, where="mcpServers")
+    problems += wrong
+    project = _project_entry(data.get("projects"), workspace_root)
+    local: list[ServerConfig] = []
+    if project is not None:
+        local, wrong = _servers(project[1], path, "claude-local", env,
+                                where=f'projects["{project[0]}"].mcpServers')
+        problems += wrong
+    return user, local, problems
+
+
+def _servers(table: Mapping[str, Any], path: Path, scope: Literal["claude-user", "claude-local"],
+             env: Mapping[str, str], *, where: str) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+    servers = table.get("mcpServers")
+    if servers is None:
+        return [], []
+    if not isinstance(servers, dict):
+        return [], [ConfigProblem(path, None, f"{where} is not a JSON object; skipped")]
+    return servers_of(servers, path, scope, env)
+
+
+def _project_entry(projects: Any, workspace_root: Path) -> tuple[str, Mapping[str, Any]] | None:
+    """The entry Claude Code keeps for this workspace: keyed by its absolute path, as
+    written or with symbolic links resolved."""
+    if not isinstance(projects, dict):
+        return None
+    for key in dict.fromkeys((str(workspace_root.absolute()), os.path.realpath(workspace_root))):
+        entry = projects.get(key)
+        if isinstance(entry, dict):
+            return key, entry
+    return None
