@@ -192,8 +192,10 @@ class ShadowRepo:
             check: bool = True) -> bytes:
         """git's standard output; :class:`ShadowError` with its message when it fails."""
         try:
+            # Its own process group: a Ctrl-C at the terminal interrupts the model, not a
+            # snapshot being taken (git killed by it failed the snapshot of the files).
             done = subprocess.run([self.git, *args], input=stdin, cwd=cwd or self.workspace, env=self._env,
-                                  capture_output=True, check=False)
+                                  capture_output=True, check=False, process_group=0)
         except OSError as error:
             raise GitUnavailable(f"git cannot be run: {error.strerror}") from None
         if check and done.returncode != 0:
