@@ -26,7 +26,10 @@ def test_the_start_notice_and_the_bar_where_the_sandbox_cannot_start(tmp_path: P
     try:
         for width in (120, 60):  # one start, read again once redrawn at 60 columns
             term.resize(width, 40)
-            screen = term.wait_for(lambda s: "Ask Loom" in s and "no sandbox" in s and drawn_to_the_edge(s),
+            # The bar redrawn too: tmux shows the wider bar cut at the new edge until the chat
+            # draws it again, which may come a moment after the prompt box.
+            screen = term.wait_for(lambda s: "Ask Loom" in s and "no sandbox" in s and drawn_to_the_edge(s)
+                                   and "$0.0000" in s.rstrip("\n").splitlines()[-1],
                                    f"the prompt and the bar at {width} columns", timeout=60)
             flat = _flat(screen)
             assert "⚠ sandbox: unavailable — user namespaces are turned off (user.max_user_namespaces = 0;" in flat

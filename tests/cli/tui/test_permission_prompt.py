@@ -177,11 +177,14 @@ async def test_a_long_diff_scrolls_inside_the_question_and_the_choices_stay_visi
         await wait_for(pilot, lambda: app.agent is not None)
         await send(pilot, "make a table")
         await wait_for(pilot, lambda: app.permission_prompt.is_open)
-        await wait_for(pilot, lambda: "LINE_0 = 0" in screen_text(app) and "y  allow once" in screen_text(app))
+        # The question and the transcript above it both painted (a loaded machine may paint
+        # the question first).
+        await wait_for(pilot, lambda: all(part in screen_text(app) for part in (
+            "LINE_0 = 0", "y  allow once", "Writing the table.")))
         shown = screen_text(app)
         assert "LINE_0 = 0" in shown and "LINE_299" not in shown  # the top of the diff, capped
         assert "y  allow once" in shown and "d  no, and tell Loom why (it goes on)" in shown
-        assert "Writing the table." in shown  # the transcript keeps its place above
+        assert "Writing the table." in shown, shown  # the transcript keeps its place above
         assert app.transcript.region.height >= 8
         await pilot.press("shift+down", "shift+down", "shift+down")
         await pilot.pause()
