@@ -23,6 +23,7 @@ from hypothesis import settings  # noqa: E402
 os.environ["LOOM_WARM"] = "0"
 
 from tests.doubles.fake_llm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
+from tests.doubles.mcp_servers import ReferenceServers, install  # noqa: E402
 from tests.doubles.proxy_origin import http_origin, https_origin  # noqa: E402,F401  (re-exported fixtures)
 from tests.doubles.sandbox import lab  # noqa: E402,F401  (re-exported fixture)
 
@@ -64,3 +65,12 @@ def _no_real_claude_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     """Loom reads Claude Code's user folder (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``): no test
     may see the developer's own; a test that wants one writes it here."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
+
+
+@pytest.fixture(scope="session")
+def reference_servers() -> ReferenceServers:
+    """The MCP reference servers (npm and PyPI), installed once into the test cache."""
+    try:
+        return install()
+    except (RuntimeError, OSError) as error:  # no registry here: say so rather than fail
+        pytest.skip(f"the MCP reference servers could not be installed: {error}")

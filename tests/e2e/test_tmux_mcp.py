@@ -10,16 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer
-from tests.doubles.mcp_servers import ReferenceServers, install
+from tests.doubles.mcp_servers import ReferenceServers
 from tests.doubles.terminal import open_loom, terminal_env
-
-
-@pytest.fixture(scope="module")
-def reference_servers() -> ReferenceServers:
-    try:
-        return install()
-    except (RuntimeError, OSError) as error:
-        pytest.skip(f"the MCP reference servers could not be installed: {error}")
 
 
 @pytest.mark.parametrize("width", [120, 60])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.mcp_servers import ReferenceServers, install
+from tests.doubles.mcp_servers import ReferenceServers
 from tests.doubles.terminal import TMUX, open_loom, terminal_env
 
 pytestmark = pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
@@ -21,13 +21,6 @@ pytestmark = pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not ins
 TOOL = "mcp__clock__get_current_time"
 GUARD_KEYS = 1.3  # answer keys are ignored for a second after the question opens (typing guard)
 
-
-@pytest.fixture(scope="module")
-def reference_servers() -> ReferenceServers:
-    try:
-        return install()
-    except (RuntimeError, OSError) as error:
-        pytest.skip(f"the MCP reference servers could not be installed: {error}")
 
 
 def _flat(screen: str) -> str:

@@ -19,17 +19,10 @@ from loom_cli.tui.mcp_screens import McpScreen
 from loom_cli.tui.options import TuiOptions
 from loom_cli.tui.trust_screen import ProjectTrustScreen
 from tests.cli.tui.helpers import screen_text, wait_for
-from tests.doubles.mcp_servers import ReferenceServers, install
+from tests.doubles.mcp_servers import ReferenceServers
 
 TIMEOUT = 40.0
 
-
-@pytest.fixture(scope="module")
-def reference_servers() -> ReferenceServers:
-    try:
-        return install()
-    except (RuntimeError, OSError) as error:
-        pytest.skip(f"the MCP reference servers could not be installed: {error}")
 
 
 @pytest.fixture

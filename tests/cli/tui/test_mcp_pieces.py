@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
@@ -20,7 +19,7 @@ from loom_engine.events import PermissionRequested
 from loom_engine.mcp.config import ServerConfig, parse_server
 from loom_engine.mcp.status import ServerStatus
 from tests.cli.tui.helpers import screen_text
-from tests.doubles.mcp_servers import ReferenceServers, install
+from tests.doubles.mcp_servers import ReferenceServers
 
 
 def server(name: str, state: str, reason: str = "") -> ServerStatus:
@@ -74,13 +73,6 @@ def test_help_lists_the_mcp_prompts() -> None:
     text = help_text([("mcp__everything__simple-prompt", "A prompt without arguments  (everything)")])
     assert "MCP prompts" in text and "/mcp__everything__simple-prompt  A prompt without arguments" in text
 
-
-@pytest.fixture(scope="module")
-def reference_servers() -> ReferenceServers:
-    try:
-        return install()
-    except (RuntimeError, OSError) as error:
-        pytest.skip(f"the MCP reference servers could not be installed: {error}")
 
 
 class ScreenApp(App[None]):
