@@ -22,7 +22,6 @@ TOOL = "mcp__clock__get_current_time"
 GUARD_KEYS = 1.3  # answer keys are ignored for a second after the question opens (typing guard)
 
 
-
 def _flat(screen: str) -> str:
     """The screen as one line: box borders gone, wrapped lines joined."""
     return " ".join(line.strip(" │╭╮╰╯─") for line in screen.splitlines() if line.strip(" │╭╮╰╯─"))

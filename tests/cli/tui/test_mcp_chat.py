@@ -24,7 +24,6 @@ from tests.doubles.mcp_servers import ReferenceServers
 TIMEOUT = 40.0
 
 
-
 @pytest.fixture
 def env(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):

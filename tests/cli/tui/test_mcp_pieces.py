@@ -74,7 +74,6 @@ def test_help_lists_the_mcp_prompts() -> None:
     assert "MCP prompts" in text and "/mcp__everything__simple-prompt  A prompt without arguments" in text
 
 
-
 class ScreenApp(App[None]):
     def __init__(self, screen: McpScreen) -> None:
         super().__init__()
