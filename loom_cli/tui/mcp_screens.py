@@ -12,6 +12,7 @@ disabled) and what it offers; ``r`` reconnects the chosen server, ``l`` logs in 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -35,8 +36,10 @@ _STATE_WORDS = {"connected": "connected", "connecting": "connecting…", "failed
 _SHOWN_NAMES = 12  # tools, prompts or resources listed by name per server; more are counted
 
 
-def pending_text(servers: Sequence[ServerConfig], marks: Sequence[Text | None] = ()) -> Text:
-    """Each server as the question shows it; ``marks`` (new, changed) follow the names."""
+def pending_text(servers: Sequence[ServerConfig], marks: Sequence[Text | None] = (),
+                 workspace: Path | None = None) -> Text:
+    """Each server as the question shows it; ``marks`` (new, changed) follow the names; a
+    file inside ``workspace`` is named from it, as the settings' and hooks' files are."""
     text = Text()
     for server, mark in zip(servers, (*marks, *[None] * (len(servers) - len(marks))), strict=True):
         text.append("  • ")
@@ -45,7 +48,10 @@ def pending_text(servers: Sequence[ServerConfig], marks: Sequence[Text | None] =
             text.append("  ")
             text.append_text(mark)
         text.append(f"\n    {server.describe()}\n", style="bold yellow")
-        text.append(f"    from {server.source}\n", style="dim")
+        source = server.source
+        shown = source.relative_to(workspace) if workspace is not None and source.is_relative_to(workspace) \
+            else source
+        text.append(f"    from {shown}\n", style="dim")
         given = [*(f"env {name}" for name in server.env), *(f"header {name}" for name in server.headers)]
         if given:  # names only: a value may be a secret
             text.append(f"    gets {', '.join(given)} (values not shown)\n", style="dim")

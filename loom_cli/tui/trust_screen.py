@@ -155,7 +155,8 @@ def additions_text(additions: ProjectAdditions) -> Text:
         text.append("MCP servers: programs started (or addresses called) with your permissions\n",
                     style="bold underline")
         text.append_text(pending_text(additions.servers,
-                                      [mark_text(additions.server_mark(server)) for server in additions.servers]))
+                                      [mark_text(additions.server_mark(server)) for server in additions.servers],
+                                      additions.workspace))
     return text
 
 

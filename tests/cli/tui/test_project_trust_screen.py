@@ -75,7 +75,8 @@ async def test_one_question_shows_all_three_kinds_and_a_yes_puts_them_in_effect(
                          'allow rule "bash(npm test:*)"', 'permission_mode = "accept-edits"',
                          "PreToolUse  Bash", '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh',
                          "runs .claude/hooks/guard.sh", "tracker", "import sys; sys.exit(3)",
-                         "gets env TRACKER_TOKEN (values not shown)", "n / Esc  don't trust"):
+                         "gets env TRACKER_TOKEN (values not shown)", "n / Esc  don't trust",
+                         "from .mcp.json"):  # named from the workspace, as the settings' files are
             assert expected in shown, expected
         assert "s3cret-value" not in shown  # an env value is never shown
         assert app.agent is None  # nothing is built before the answer
