@@ -56,6 +56,14 @@ async def _left_off(pilot: Any, app: LoomApp) -> str:
     return flowing(app)
 
 
+async def _refused_then_open(pilot: Any, app: LoomApp, command: str) -> None:
+    """Answer the question "no" (Esc), wait for the left-off lines, then type ``command``."""
+    await _asked(pilot, app)
+    await pilot.press("escape")
+    await _left_off(pilot, app)
+    await pilot.press(*command, "enter")
+
+
 def _in_effect(app: LoomApp) -> tuple[str, bool, list[str], list[str]]:
     """(mode, the project's allow rule applies, hook commands, MCP servers started)."""
     agent = app.agent
@@ -183,10 +191,7 @@ async def test_a_server_left_out_at_start_can_be_trusted_later_in_slash_mcp(real
 
     app = _app(real)
     async with app.run_test(size=(120, 50)) as pilot:
-        await _asked(pilot, app)
-        await pilot.press("escape")
-        await _left_off(pilot, app)
-        await pilot.press(*"/mcp", "enter")
+        await _refused_then_open(pilot, app, "/mcp")
         await wait_for(pilot, lambda: "tracker  not trusted: left off (t trusts it" in flowing(app))
         assert isinstance(app.screen, McpScreen) and "t trust a left-out server" in flowing(app)
         await pilot.press("t")
@@ -201,10 +206,7 @@ async def test_hooks_left_out_at_start_can_be_trusted_later_in_slash_hooks(real:
 
     app = _app(real)
     async with app.run_test(size=(120, 50)) as pilot:
-        await _asked(pilot, app)
-        await pilot.press("escape")
-        await _left_off(pilot, app)
-        await pilot.press(*"/hooks", "enter")
+        await _refused_then_open(pilot, app, "/hooks")
         await wait_for(pilot, lambda: "t trust the hooks not trusted" in flowing(app))
         assert isinstance(app.screen, HooksScreen) and "PreToolUse  Bash  [not trusted]" in flowing(app)
         await pilot.press("t")
