@@ -127,4 +127,8 @@ def drawn_to_the_edge(screen: str) -> bool:
     """The chat's drawing fits the window: the prompt box's right corner is on the screen.
     After a window narrows, tmux cuts the wider drawing off at the new edge until the chat
     redraws; a test that reads the narrow screen waits for this first."""
-    return any(row.rstrip().endswith("╮") for row in screen.splitlines())
+    rows = [row.strip() for row in screen.splitlines()]
+    # Textual can draw a box at the new width a frame before its text is wrapped again,
+    # so the text runs over the right edge; the drawing is done when every box row closes.
+    return (any(row.endswith("╮") for row in rows)
+            and all(row.endswith("│") for row in rows if row.startswith("│")))
