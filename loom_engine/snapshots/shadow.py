@@ -19,12 +19,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..private_files import private_folder, write_private
+
+# The signals a terminal sends its whole foreground group (Ctrl-C, Ctrl-\, Ctrl-Z).
+_TERMINAL_SIGNALS = frozenset({signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP})
 
 # Attributes that could change bytes on the way in or out, or name a driver to run.
 # info/attributes outranks every .gitattributes in the work tree.
@@ -191,13 +195,20 @@ class ShadowRepo:
     def run(self, args: Sequence[str], *, stdin: bytes | None = None, cwd: Path | None = None,
             check: bool = True) -> bytes:
         """git's standard output; :class:`ShadowError` with its message when it fails."""
+        # Its own process group: a Ctrl-C at the terminal interrupts the model, not a
+        # snapshot being taken (git killed by it failed the snapshot of the files). A
+        # signal landing between fork and the child's setpgid still reaches it, after
+        # Python has reset the child's handlers to the defaults, and kills it ("git
+        # ls-files failed: -2"). Blocked in this thread across the spawn, such a signal
+        # stays pending in git, which by then is out of the group and never takes it.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _TERMINAL_SIGNALS)
         try:
-            # Its own process group: a Ctrl-C at the terminal interrupts the model, not a
-            # snapshot being taken (git killed by it failed the snapshot of the files).
             done = subprocess.run([self.git, *args], input=stdin, cwd=cwd or self.workspace, env=self._env,
                                   capture_output=True, check=False, process_group=0)
         except OSError as error:
             raise GitUnavailable(f"git cannot be run: {error.strerror}") from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise ShadowError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
