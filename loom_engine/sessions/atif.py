@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +80,10 @@ def session_trajectory(path: Path, *, agent_version: str, redactor: Redactor | N
             entries.append(_Entry(Message("system", (), meta={"rewind": said, "mode": record.get("mode", "both")}),
                                   _number(record.get("time"))))
         elif kind == "subagent":
-            trajectory = _subagent(record, session_id, agent_version)
-            if trajectory is not None:
-                subagents.append(trajectory)
-                refs[str(record.get("call_id"))] = {"trajectory_id": trajectory["trajectory_id"],
+            child = _subagent(record, session_id, agent_version)
+            if child is not None:
+                subagents.append(child)
+                refs[str(record.get("call_id"))] = {"trajectory_id": child["trajectory_id"],
                                                     "session_id": session_id,
                                                     "extra": {"description": record.get("description", "")}}
     steps = _steps(entries, refs)
@@ -303,4 +303,4 @@ def _number(value: Any) -> float | None:
 
 def _iso(when: float | None) -> str | None:
     """ISO 8601 in UTC; None for a time the session did not note (0: an old header)."""
-    return datetime.fromtimestamp(when, timezone.utc).isoformat() if when else None
+    return datetime.fromtimestamp(when, UTC).isoformat() if when else None
