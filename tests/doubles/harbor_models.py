@@ -25,10 +25,10 @@ import fcntl
 import os
 import subprocess
 import sys
+import types
 import zipfile
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -92,9 +92,12 @@ def registry_entry_model() -> type[BaseModel]:
     missing = set(_REGISTRY_NAMES) - {_defines(node) for node in wanted}
     assert not missing, f"harbor {HARBOR_VERSION}'s acp.py no longer defines {sorted(missing)}"
     preamble = ast.parse("import re\nfrom pydantic import BaseModel, Field, field_validator, model_validator\n")
-    namespace: dict[str, Any] = {"__name__": "harbor_acp_registry"}
-    exec(compile(ast.Module(body=[*preamble.body, *wanted], type_ignores=[]), "harbor/acp.py", "exec"), namespace)
-    model: type[BaseModel] = namespace["AcpRegistryEntry"]
+    # A module of its own, known to sys.modules: pydantic resolves the classes' annotations there.
+    module = types.ModuleType("harbor_acp_registry")
+    sys.modules[module.__name__] = module
+    exec(compile(ast.Module(body=[*preamble.body, *wanted], type_ignores=[]), "harbor/acp.py", "exec"),
+         module.__dict__)
+    model: type[BaseModel] = module.AcpRegistryEntry
     return model
 
 
