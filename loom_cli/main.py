@@ -300,6 +300,24 @@ def rewind(to: Annotated[int | None, typer.Option("--to", min=1, help="Rewind to
 
 
 @app.command()
+def export(session: Annotated[str, typer.Argument(help="A session id, a unique prefix of one, or 'last'.")],
+           format_: Annotated[str, typer.Option("--format", "-f", help="The format: atif.")] = "atif",
+           output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here (default: stdout).")] = None
+           ) -> None:
+    """Export a session as a trajectory (ATIF, the format Harbor and Terminal-Bench read)."""
+    from .export_command import ExportError, ExportRequest, run_export
+
+    try:
+        text = run_export(ExportRequest(session=session, format=format_, cwd=Path.cwd(), output=output))
+    except ExportError as error:
+        _fail(str(error), error.code)
+    if output is None:
+        from .visible_text import raw_stream
+
+        raw_stream(sys.stdout).write(text)  # JSON is data
+
+
+@app.command()
 def config() -> None:
     """Show where config and sessions live, and each effective setting with its source."""
     from loom_engine.paths import config_dir, data_dir, sessions_dir, user_config_file

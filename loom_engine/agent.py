@@ -424,7 +424,8 @@ class Agent:
                                   parent_tools=self.registry.names,
                                   default_tools=subagent_tool_names(self.registry), metrics=self.metrics,
                                   description=description, prompt=prompt, tools=tools,
-                                  parent_call_id=parent_call_id, cancel=cancel, emit=emit, definition=agent)
+                                  parent_call_id=parent_call_id, cancel=cancel, emit=emit, definition=agent,
+                                  record=self.transcript.record_subagent)
 
     # --- the run -----------------------------------------------------------------------
 

@@ -10,10 +10,29 @@ words, what was cut off instead of meeting a silent gap.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from .messages import Message, TextPart, ToolResultPart, scrub_message
 from .turn_state import TurnState
+from .usage import Usage
+
+
+@dataclass(frozen=True)
+class SubagentRun:
+    """A finished sub-agent, kept in the parent's session so a trajectory export
+    (``loom export``) can show what it did, not only the answer the parent read."""
+
+    call_id: str  # the parent's ``task`` call
+    description: str
+    agent_type: str | None  # the custom agent it ran as; None: the general sub-agent
+    model: str
+    messages: tuple[Message, ...]
+    usage: Usage
+    cost_usd: float
+    started: float  # epoch seconds
+    ended: float
+    outcome: str  # "finished", or why it did not finish
 
 
 class SessionLog(Protocol):
@@ -32,6 +51,10 @@ class SessionLog(Protocol):
 
     def append_model(self, model: str) -> None:
         """The user switched the model (/model): a resume goes on with it."""
+        ...
+
+    def append_subagent(self, run: SubagentRun) -> None:
+        """A sub-agent finished (its history is not part of the conversation)."""
         ...
 
     def close(self) -> None:
@@ -67,6 +90,10 @@ class Transcript:
     def save_model(self, model: str) -> None:
         if self.session is not None:
             self.session.append_model(model)
+
+    def record_subagent(self, run: SubagentRun) -> None:
+        if self.session is not None:
+            self.session.append_subagent(run)
 
     def save_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
         if self.session is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -77,6 +78,7 @@ async def tt(state: TurnState, run: Run) -> TurnState:
 
     message = completed.message
     if message.parts:
+        message = _with_call_facts(run, completed)
         run.deps.transcript.append(message)
         run.emit(AssistantMessage(message=message, **stamp()))
     calls = message.tool_uses
@@ -198,6 +200,14 @@ def _record_usage(run: Run, completed: StreamCompleted) -> None:
     deps = run.deps
     run.emit(deps.client.record(completed.usage, deps.metrics, deps.transcript.messages, measured=True,
                                 stamp=run.stamp()))
+
+
+def _with_call_facts(run: Run, completed: StreamCompleted) -> Message:
+    """The answer annotated with what its request cost, when and on which model: the
+    session keeps it for trajectory exports (``loom export``); no provider sends meta."""
+    call = {"model": run.deps.config.model, "usage": completed.usage.to_dict(),
+            "cost_usd": run.deps.client.cost_of(completed.usage), "time": time.time()}
+    return replace(completed.message, meta={**completed.message.meta, "call": call})
 
 
 def _record_aborted_usage(run: Run, sent: Sequence[Message], received: str) -> None:

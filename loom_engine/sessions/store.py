@@ -2,12 +2,14 @@
 
 Records, one JSON object per line, each with a ``type``:
   session     first line: id, workspace, created, provider, model
-  message     one conversation message (Message.to_dict())
+  message     one conversation message (Message.to_dict()) and when it was written
   turn_state  the TurnState at a turn boundary (+ ``run_end`` when a run stopped)
   model       the model the user switched to (/model); the last one is the session's
   compaction  the whole history after a compaction replaced it
   rewind      the whole history after a rewind to just before prompt ``to``; the
               records before it keep the abandoned branch, so nothing is lost
+  subagent    a finished sub-agent: the parent's call id, its model, messages, usage
+              and cost (read by trajectory exports, not by a resume)
 
 Lines are written as things happen and flushed at once, so a killed process loses at
 most the turn in flight. Secrets are redacted from every line before it is written.
@@ -33,7 +35,7 @@ from typing import IO, Any
 from ..messages import Message, prompt_count, scrub_message
 from ..private_files import open_private, private_folder
 from ..redact import Redactor
-from ..transcript import close_dangling
+from ..transcript import SubagentRun, close_dangling
 from ..turn_state import TurnState
 
 # Secrets of every known shape; a run passes its own Redactor, which also knows its keys.
@@ -127,7 +129,7 @@ class SessionWriter:
         self._write(header)
 
     def append_message(self, message: Message) -> None:
-        self._write({"type": "message", "message": scrub_message(message).to_dict()})
+        self._write({"type": "message", "message": scrub_message(message).to_dict(), "time": time.time()})
 
     def append_turn_state(self, state: TurnState, run_end: str | None = None) -> None:
         record: dict[str, Any] = {"type": "turn_state", "state": state.to_dict(), "time": time.time()}
@@ -139,6 +141,12 @@ class SessionWriter:
 
     def append_model(self, model: str) -> None:
         self._write({"type": "model", "model": model, "time": time.time()})
+
+    def append_subagent(self, run: SubagentRun) -> None:
+        self._write({"type": "subagent", "call_id": run.call_id, "description": run.description,
+                     "agent_type": run.agent_type, "model": run.model, "started": run.started, "ended": run.ended,
+                     "outcome": run.outcome, "usage": run.usage.to_dict(), "cost_usd": run.cost_usd,
+                     "messages": [scrub_message(m).to_dict() for m in run.messages]})
 
     def append_compaction(self, messages: Sequence[Message]) -> None:
         self._write({"type": "compaction", "messages": [scrub_message(m).to_dict() for m in messages]})

@@ -16,6 +16,7 @@ narrower of its own and the parent's (see ``PermissionManager.child``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import Any, Protocol
 
@@ -28,6 +29,7 @@ from ..metrics import RunMetrics
 from ..providers.base import Provider, ProviderError
 from ..providers.models import lookup
 from ..tools.base import ToolOutput
+from ..transcript import SubagentRun
 from .definitions import AgentDefinition
 
 TASK_TOOL = "task"
@@ -89,12 +91,14 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
                        tools: Sequence[str] | None,
                        parent_call_id: str, cancel: CancelToken,
                        emit: Callable[[AgentEvent], None],
-                       definition: AgentDefinition | None = None) -> ToolOutput:
+                       definition: AgentDefinition | None = None,
+                       record: Callable[[SubagentRun], None] | None = None) -> ToolOutput:
     """Run a child agent to completion; only its final answer comes back.
 
     ``default_tools`` are the child's tools when the call names none (the parent derives
     them from its tools' declarations: see ``subagent_tool_names``). ``definition`` is
-    the custom agent the child runs as (None: the general read-only sub-agent)."""
+    the custom agent the child runs as (None: the general read-only sub-agent).
+    ``record`` is given the finished child's run (its history, usage and cost)."""
     if parent_config.depth + 1 > parent_config.max_depth:
         return ToolOutput(f"Sub-agents may nest at most {parent_config.max_depth} deep; do this task "
                           "yourself.", is_error=True)
@@ -107,6 +111,7 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
         who = f"the {definition.name} agent" if definition is not None else "the sub-agent"
         return ToolOutput(f"Could not start {who} (model {config.model}): {error}", is_error=True)
     final: AgentEvent | None = None
+    started = time.time()
     try:
         async for event in child.run(prompt, cancel=cancel.child()):
             if isinstance(event, TERMINAL_EVENTS):
@@ -114,6 +119,12 @@ async def run_subagent(make_child: MakeChild, *, parent_config: AgentConfig, par
             emit(event)
     finally:
         metrics.merge_child(child.metrics)
+        if record is not None:
+            outcome = "finished" if isinstance(final, Finished) else type(final).__name__ if final else "stopped"
+            record(SubagentRun(call_id=parent_call_id, description=description,
+                               agent_type=definition.name if definition is not None else None, model=config.model,
+                               messages=child.messages, usage=child.metrics.usage, cost_usd=child.metrics.cost_usd,
+                               started=started, ended=time.time(), outcome=outcome))
     spent = child.metrics
     calls = "call" if spent.llm_calls == 1 else "calls"
     tools = "call" if spent.tool_calls == 1 else "calls"
