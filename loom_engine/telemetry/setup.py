@@ -21,10 +21,12 @@ from .settings import TelemetryConfigError, TelemetrySettings, exporters_for, mi
 
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import LogRecordExporter
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import MetricReader
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
     from ..redact import Redactor
     from .recorder import TelemetryRecorder
@@ -108,7 +110,7 @@ def _resource(version: str) -> Resource:
     return resource
 
 
-def _span_exporter(name: str, environ: Mapping[str, str]):  # type: ignore[no-untyped-def]
+def _span_exporter(name: str, environ: Mapping[str, str]) -> SpanExporter:
     if name == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
@@ -122,7 +124,7 @@ def _span_exporter(name: str, environ: Mapping[str, str]):  # type: ignore[no-un
     return OTLPSpanExporter()
 
 
-def _log_exporter(name: str, environ: Mapping[str, str]):  # type: ignore[no-untyped-def]
+def _log_exporter(name: str, environ: Mapping[str, str]) -> LogRecordExporter:
     if name == "console":
         from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter
 

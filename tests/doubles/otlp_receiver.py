@@ -82,7 +82,7 @@ class OtlpReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 encoding = self.headers.get("Content-Encoding", "")
                 if encoding == "gzip":
@@ -99,7 +99,7 @@ class OtlpReceiver:
                 self.end_headers()
                 self.wfile.write(answer)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base's name)
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
