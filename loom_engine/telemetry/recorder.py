@@ -9,11 +9,13 @@ commands can carry the span's ``TRACEPARENT``. Imported only when telemetry is o
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..events import (
     Aborted,
@@ -43,6 +45,26 @@ if TYPE_CHECKING:
     from .setup import Telemetry
 
 TASK_TOOL = "task"
+_NO_VARIABLES: Mapping[str, str] = {}
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _never_raises(default: _R) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A telemetry bug is logged and forgotten: it must never stop the user's run."""
+
+    def wrap(method: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(method)
+        def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return method(*args, **kwargs)
+            except Exception:
+                logging.getLogger("loom.telemetry").exception("telemetry failed in %s", method.__name__)
+                return default
+
+        return guarded
+
+    return wrap
 # How a permission answer is counted, in Claude Code's words for where a decision came from.
 ANSWER_SOURCES = {"allow_once": "user_temporary", "allow_session": "user_temporary",
                   "allow_project": "user_permanent", "deny": "user_reject"}
@@ -91,6 +113,7 @@ class TelemetryRecorder:
 
     # --- the observer --------------------------------------------------------------------
 
+    @_never_raises(None)
     def observe(self, event: AgentEvent) -> None:
         match event:
             case TurnStarted():
@@ -122,11 +145,13 @@ class TelemetryRecorder:
             case _:
                 pass
 
+    @_never_raises(None)
     def prompt_submitted(self, stamp: Mapping[str, Any], prompt: str) -> None:
         self._agent(AgentEvent(**stamp))
         self._signals.event("loom.user_prompt", prompt_length=len(prompt), prompt=self._signals.prompt_text(prompt),
                             **{"loom.agent.id": str(stamp.get("agent_id", ""))})
 
+    @_never_raises(None)
     def request_started(self, stamp: Mapping[str, Any], *, model: str, provider: str) -> None:
         from opentelemetry.trace import SpanKind
 
@@ -138,6 +163,7 @@ class TelemetryRecorder:
                                                    "gen_ai.request.model": model})
         self._chats[agent_id] = _ChatSpan(span, time.monotonic(), model)
 
+    @_never_raises(None)
     def request_finished(self, stamp: Mapping[str, Any], *, stop_reason: str) -> None:
         chat = self._chats.pop(str(stamp.get("agent_id", "")), None)
         if chat is None:
@@ -151,6 +177,7 @@ class TelemetryRecorder:
                             stop_reason=stop_reason)
         chat.span.end()
 
+    @_never_raises(_NO_VARIABLES)
     def command_env(self, call_id: str) -> Mapping[str, str]:
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -161,6 +188,7 @@ class TelemetryRecorder:
         TraceContextTextMapPropagator().inject(carrier, context=self._in(tool.span))
         return {key.upper(): value for key, value in carrier.items()}
 
+    @_never_raises(None)
     def close_open(self, why: str) -> None:
         """End every span still open (the process is ending mid-run), marked as errors."""
         for call_id in list(self._tools):

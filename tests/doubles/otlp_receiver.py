@@ -180,3 +180,51 @@ class OtlpReceiver:
 
         walk("", 0)
         return "\n".join(lines)
+
+
+class GrpcOtlpReceiver(OtlpReceiver):
+    """The same receiver over OTLP/gRPC (the collector's TraceService, MetricsService and LogsService)."""
+
+    _grpc_server: Any = None
+    _port: int = 0
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    def __enter__(self) -> GrpcOtlpReceiver:
+        from concurrent import futures
+
+        import grpc
+        from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                receiver.take("/v1/traces", request.SerializeToString())
+                return ExportTraceServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                receiver.take("/v1/metrics", request.SerializeToString())
+                return ExportMetricsServiceResponse()
+
+        class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                receiver.take("/v1/logs", request.SerializeToString())
+                return ExportLogsServiceResponse()
+
+        self._grpc_server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), self._grpc_server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), self._grpc_server)
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), self._grpc_server)
+        self._port = self._grpc_server.add_insecure_port("127.0.0.1:0")
+        self._grpc_server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._grpc_server is not None:
+            self._grpc_server.stop(grace=None)

@@ -11,7 +11,7 @@ import pytest
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.fake_llm.scenario import ToolCall
 from tests.doubles.loom_command import LOOM, loom, loom_env
-from tests.doubles.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.doubles.otlp_receiver import GrpcOtlpReceiver, OtlpReceiver, ReceivedSpan
 
 PROMPT = "look at notes.txt and print the trace parent"
 SECRET = "sk-ant-api03-" + "A" * 90  # a key shape the redactor knows
@@ -147,3 +147,14 @@ def test_a_bad_variable_is_named_and_the_run_goes_on(tmp_path: Path, fake_llm: F
         done = loom(["run", "hi"], _workspace(tmp_path), env)
     assert done.returncode == 0 and "Fine." in done.stdout
     assert f"loom: warning: telemetry off: {said}" in done.stderr
+
+
+def test_traces_go_over_grpc_when_the_protocol_says(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue(Reply.text("Fine."))
+    with GrpcOtlpReceiver() as receiver:
+        env = _telemetry_env(tmp_path, fake_llm, receiver, OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+                             OTEL_METRICS_EXPORTER="none", OTEL_LOGS_EXPORTER="none", OTEL_SERVICE_NAME="ci-agent")
+        done = loom(["run", "hi"], _workspace(tmp_path), env)
+        assert done.returncode == 0, done.stderr
+    assert sorted(s.name for s in receiver.spans) == ["chat claude-sonnet-4-6", "invoke_agent loom"]
+    assert receiver.paths == ["/v1/traces"] and receiver.spans[0].resource["service.name"] == "ci-agent"
