@@ -158,3 +158,21 @@ def test_traces_go_over_grpc_when_the_protocol_says(tmp_path: Path, fake_llm: Fa
         assert done.returncode == 0, done.stderr
     assert sorted(s.name for s in receiver.spans) == ["chat claude-sonnet-4-6", "invoke_agent loom"]
     assert receiver.paths == ["/v1/traces"] and receiver.spans[0].resource["service.name"] == "ci-agent"
+
+
+def test_ctrl_c_mid_request_still_sends_the_spans(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    import signal
+    import subprocess
+
+    fake_llm.enqueue(Reply(text="x" * 200, stall_after=3))  # the answer starts, then nothing more comes
+    with OtlpReceiver() as receiver:
+        process = subprocess.Popen([*LOOM, "run", "hi"], cwd=_workspace(tmp_path),
+                                   env=_telemetry_env(tmp_path, fake_llm, receiver), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert fake_llm.wait_for_requests(1, timeout=60)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 130, err
+    agent, chat = _one(receiver.spans, "invoke_agent loom"), _one(receiver.spans, "chat claude-sonnet-4-6")
+    assert agent.attributes["error.type"] == chat.attributes["error.type"] == "aborted"
+    assert chat.parent_span_id == agent.span_id and agent.status_code == 2
