@@ -77,6 +77,9 @@ class TaskThenTwoCommands:
             calls = (ToolUsePart("b1", "bash", {"command": "printenv TRACEPARENT > traceparent.txt"}),
                      ToolUsePart("b2", "bash", {"command": "touch refused.txt"}))
             yield StreamCompleted(Message.assistant(*calls), "tool_use", Usage(120, 20))
+        elif self.parent_requests == 3:
+            write = ToolUsePart("w1", "write_file", {"path": "new.txt", "content": "one\ntwo\n"})
+            yield StreamCompleted(Message.assistant(write), "tool_use", Usage(130, 20))
         else:
             yield StreamCompleted(Message.assistant(TextPart("all done")), "end_turn", Usage(140, 5))
 
@@ -93,7 +96,7 @@ def _agent(tmp_path: Path, provider: Any, exported: Exported) -> Agent:
 async def test_sub_agents_permission_answers_and_traceparent(tmp_path: Path) -> None:
     exported = Exported()
     agent = _agent(tmp_path, TaskThenTwoCommands(), exported)
-    answers = iter([PermissionAnswer("allow_once"), PermissionAnswer("deny")])
+    answers = iter([PermissionAnswer("allow_once"), PermissionAnswer("deny"), PermissionAnswer("allow_session")])
     events = []
     async for event in agent.run("go"):
         events.append(event)
@@ -113,7 +116,7 @@ async def test_sub_agents_permission_answers_and_traceparent(tmp_path: Path) -> 
     assert child.attributes["loom.agent.depth"] == 1
     child_chats = [s for s in exported.by_name("chat claude-sonnet-4-6")
                    if s.parent is not None and s.parent.span_id == child.context.span_id]
-    assert len(child_chats) == 1 and len(exported.by_name("chat claude-sonnet-4-6")) == 4
+    assert len(child_chats) == 1 and len(exported.by_name("chat claude-sonnet-4-6")) == 5
 
     assert allowed.attributes is not None and refused.attributes is not None
     assert allowed.attributes["loom.tool.decision"] == "accept"
@@ -132,7 +135,10 @@ async def test_sub_agents_permission_answers_and_traceparent(tmp_path: Path) -> 
     assert ({"session.id": "s-1", "tool_name": "bash", "decision": "reject", "source": "user_reject"}, 1) in decisions
     assert any(attributes["type"] == "user" for attributes, _ in exported.metric_points("loom.active_time.total"))
     names = [record.log_record.event_name for record in exported.logs.get_finished_logs()]
-    assert names.count("loom.tool_decision") == 3 and names.count("loom.api_request") == 4
+    assert names.count("loom.tool_decision") == 4 and names.count("loom.api_request") == 5
+    assert (tmp_path / "new.txt").read_text() == "one\ntwo\n"
+    lines = exported.metric_points("loom.lines_of_code.count")
+    assert lines == [({"session.id": "s-1", "type": "added", "tool_name": "write_file"}, 2)]
 
 
 class NeverAnswers:
