@@ -75,6 +75,7 @@ class _AgentSpan:
     span: Span
     started: float
     name: str
+    model: str = ""  # of its last request: what a compaction's usage is counted under
 
 
 @dataclass
@@ -162,6 +163,7 @@ class TelemetryRecorder:
                                        attributes={"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
                                                    "gen_ai.request.model": model})
         self._chats[agent_id] = _ChatSpan(span, time.monotonic(), model)
+        agent.model = model
 
     @_never_raises(None)
     def request_finished(self, stamp: Mapping[str, Any], *, stop_reason: str) -> None:
@@ -226,15 +228,16 @@ class TelemetryRecorder:
         return made
 
     def _tool_started(self, event: ToolCallStarted) -> None:
-        agent = self._agent(event)
+        # Outside an agent's run (the user's own `!command`), the call is a trace of its own.
+        agent = self._agents.get(event.agent_id)
         tool_type = "extension" if is_mcp_name(event.name) else "function"
         attributes: dict[str, str] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.name,
                                       "gen_ai.tool.call.id": event.call_id, "gen_ai.tool.type": tool_type}
         arguments = self._signals.detail(dict(event.input))
         if arguments is not None:
             attributes["gen_ai.tool.call.arguments"] = arguments
-        span = self._tracer.start_span(f"execute_tool {event.name}", context=self._in(agent.span),
-                                       attributes=attributes)
+        span = self._tracer.start_span(f"execute_tool {event.name}", attributes=attributes,
+                                       context=self._in(agent.span) if agent is not None else _caller_context())
         subagent = None
         if event.name == TASK_TOOL:
             subagent = str(event.input.get("subagent_type") or "general-purpose")
@@ -282,8 +285,8 @@ class TelemetryRecorder:
         self._end_tool_span(event.call_id, error="denied" if event.denied else "tool_error" if event.is_error else None)
 
     def _usage(self, event: UsageUpdated) -> None:
-        chat = self._chats.get(event.agent_id)
-        model = chat.model if chat is not None else ""
+        chat, agent = self._chats.get(event.agent_id), self._agents.get(event.agent_id)
+        model = chat.model if chat is not None else agent.model if agent is not None else ""
         self._signals.count_usage(event.usage, event.cost_usd, model)
         if chat is None:
             return

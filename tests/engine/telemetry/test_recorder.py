@@ -172,3 +172,13 @@ async def test_shutdown_ends_what_a_killed_run_left_open(tmp_path: Path) -> None
     recorder.request_started({"agent_id": "agent_x"}, model="m", provider="anthropic")
     exported.telemetry.shutdown()
     assert {s.name for s in exported.spans.get_finished_spans()} == {"invoke_agent loom", "chat m"}
+
+
+async def test_the_users_own_command_is_a_trace_of_its_own(tmp_path: Path) -> None:
+    exported = Exported()
+    agent = _agent(tmp_path, NeverAnswers(), exported)
+    events = [e async for e in agent.run_user_command("echo $TRACEPARENT")]
+    assert events
+    (span,) = exported.spans.get_finished_spans()
+    assert span.name == "execute_tool bash" and span.parent is None
+    assert agent.messages[-1].meta["user_command"]["output"].startswith("00-")  # the command had it
