@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.fake_llm.scenario import ToolCall
 from tests.doubles.loom_command import LOOM, loom, loom_env
@@ -135,18 +133,15 @@ def test_with_telemetry_off_nothing_is_sent_and_the_sdk_is_not_imported(tmp_path
     assert "00-" not in str(fake_llm.requests[2].body["messages"][-1])
 
 
-@pytest.mark.parametrize("variable,value,said", [
-    ("OTEL_TRACES_EXPORTER", "zipkin", "OTEL_TRACES_EXPORTER: unknown exporter 'zipkin'"),
-    ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol"),
-])
-def test_a_bad_variable_is_named_and_the_run_goes_on(tmp_path: Path, fake_llm: FakeLLMServer, variable: str,
-                                                     value: str, said: str) -> None:
+def test_a_bad_variable_is_named_and_the_run_goes_on(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    # (the other bad values: tests/engine/telemetry/test_setup.py)
     fake_llm.enqueue(Reply.text("Fine."))
     with OtlpReceiver() as receiver:
-        env = _telemetry_env(tmp_path, fake_llm, receiver, **{variable: value})
+        env = _telemetry_env(tmp_path, fake_llm, receiver, OTEL_TRACES_EXPORTER="zipkin")
         done = loom(["run", "hi"], _workspace(tmp_path), env)
+        assert receiver.paths == []
     assert done.returncode == 0 and "Fine." in done.stdout
-    assert f"loom: warning: telemetry off: {said}" in done.stderr
+    assert "loom: warning: telemetry off: OTEL_TRACES_EXPORTER: unknown exporter 'zipkin'" in done.stderr
 
 
 def test_traces_go_over_grpc_when_the_protocol_says(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
