@@ -35,7 +35,7 @@ from ..events import (
 )
 from ..mcp.names import is_mcp_name
 from ..usage import Usage
-from .signals import Signals
+from .signals import SCOPE, Signals
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -104,7 +104,7 @@ class TelemetryRecorder:
     """A :class:`~.observer.RunObserver` that records into OpenTelemetry."""
 
     def __init__(self, telemetry: Telemetry, *, session_id: str | None, redactor: Redactor) -> None:
-        self._tracer = telemetry.tracer_provider.get_tracer("loom", telemetry.version)
+        self._tracer = telemetry.tracer_provider.get_tracer(SCOPE, telemetry.version)
         self._signals = Signals(telemetry, session_id=session_id, redactor=redactor)
         self._session_id = session_id
         self._agents: dict[str, _AgentSpan] = {}

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .recorder import TelemetryRecorder
 
 DEFAULT_PROMETHEUS_PORT = 9464
-SCOPE = "loom"
+DEFAULT_LOGS_EXPORT_INTERVAL_MS = 5000
 
 
 @dataclass
@@ -86,7 +86,9 @@ def start_telemetry(settings: TelemetrySettings, environ: Mapping[str, str], *, 
     readers = [_metric_reader(name, environ) for name in exporters_for(environ, "metrics")]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     logger_provider = LoggerProvider(resource=resource)
-    delay = milliseconds(environ, "OTEL_LOGS_EXPORT_INTERVAL")
+    # Claude Code's 5 s unless set (the SDK's own OTEL_BLRP_SCHEDULE_DELAY is honoured too).
+    delay = milliseconds(environ, "OTEL_LOGS_EXPORT_INTERVAL") or \
+        (None if environ.get("OTEL_BLRP_SCHEDULE_DELAY") else DEFAULT_LOGS_EXPORT_INTERVAL_MS)
     for name in exporters_for(environ, "logs"):
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 

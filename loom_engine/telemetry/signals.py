@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ..redact import Redactor
     from .setup import Telemetry
 
+# The instrumentation scope of Loom's spans, metrics and events.
+SCOPE = "loom"
 # What a detail attribute may hold: a collector is not an archive of whole files.
 MAX_DETAIL_CHARS = 4096
 TOKEN_TYPES = (("input", "input_tokens"), ("output", "output_tokens"),
@@ -33,7 +35,7 @@ class Signals:
         self.settings = telemetry.settings
         self._redactor = redactor
         self._common: dict[str, AttributeValue] = {"session.id": session_id} if session_id else {}
-        meter = telemetry.meter_provider.get_meter("loom", telemetry.version)
+        meter = telemetry.meter_provider.get_meter(SCOPE, telemetry.version)
         self.sessions = meter.create_counter("loom.session.count", unit="{session}",
                                              description="Sessions started")
         self.tokens = meter.create_counter("loom.token.usage", unit="{token}",
@@ -45,7 +47,7 @@ class Signals:
                                               description="Permission decisions on tool calls")
         self.active = meter.create_counter("loom.active_time.total", unit="s",
                                            description="Time working (cli) and waiting for the user's answer (user)")
-        self._logger = telemetry.logger_provider.get_logger("loom", telemetry.version)
+        self._logger = telemetry.logger_provider.get_logger(SCOPE, telemetry.version)
 
     def attributes(self, **extra: AttributeValue | None) -> dict[str, AttributeValue]:
         return {**self._common, **{k: v for k, v in extra.items() if v is not None}}
