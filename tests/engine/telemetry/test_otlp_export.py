@@ -78,7 +78,10 @@ def test_a_two_tool_run_exports_its_trace_tree_metrics_and_events(tmp_path: Path
 
     # The command ran inside the bash span's trace context (its output went back to the model).
     sent = str(fake_llm.requests[2].body["messages"])
-    assert re.search(rf"00-{agent.trace_id}-{bash.span_id}-0[13]\b", sent), sent[-400:]  # sampled (+ random id)
+    seen = re.search(rf"00-{agent.trace_id}-{bash.span_id}-0[13]\b", sent)  # sampled (+ random id)
+    assert seen, sent[-400:]
+    with Path("/tmp/otel-trace-tree.txt").open("a") as tree:
+        tree.write(f"(the bash command printed TRACEPARENT={seen[0]})\n")
 
     tokens = receiver.metrics["loom.token.usage"]
     assert any({"type": "cacheRead", "model": "claude-sonnet-4-6"}.items() <= point.items() for point, _ in tokens)
