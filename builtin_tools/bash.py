@@ -194,6 +194,7 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     env[tree.MARKER_VARIABLE] = marker
     # Nothing can answer a pager or a credential prompt: stdin is /dev/null.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    env.update(ctx.command_env)  # TRACEPARENT of the call's span, when telemetry is on
     sink = _OutputSink(ctx.progress)
     argv: tuple[str, ...] = ("bash", "-c", script)
     pass_fds: tuple[int, ...] = ()

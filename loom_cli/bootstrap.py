@@ -259,11 +259,14 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     said = start_line(sandbox.status)  # why commands are not confined, and the fix
     warnings += [*([refused_line(layered.refused)] if layered.refused else []), *([said] if said else [])]
     make_provider = _provider_maker(provider_name, provider, layered.sources, settings, timeouts)
+    from .telemetry_setup import telemetry_observer
+
+    observer = telemetry_observer(session.id, redactor, warnings)
     parts = AgentParts(provider=provider, tools=tools, workspace=workspace, tool_source=toolset,
                        permissions=permissions, skills=skills, make_provider=make_provider,
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
-                       usage_limits=UsageLimitWaiter(options.usage_limits))
+                       usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     warnings += context.warnings  # the instruction files are read as the agent builds its prompt
     _prepare(provider)

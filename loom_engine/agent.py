@@ -436,7 +436,8 @@ class Agent:
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
-                       path_rules=self.context.path_rules if self.context is not None else self._path_rules)
+                       path_rules=self.context.path_rules if self.context is not None else self._path_rules,
+                       observer=self.parts.observer)
         return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
@@ -462,6 +463,7 @@ class Agent:
             shown = self.config.redactor.redact(typed) if self.config.redact_secrets else typed
             await self.checkpoints.before_prompt(self.session_id, message.id, shown)  # its log names the prompt
         self.transcript.append(message)
+        run.prompt_submitted(typed)
         if isinstance(prompt, UserPrompt):
             for level, lines in prompt.notes():  # the user sees what the model got
                 run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
     from .subagents.spawn import MakeProvider
+    from .telemetry.observer import RunObserver
     from .tools.base import Tool
     from .tools.source import ToolSource
     from .usage_wait import UsageLimitWaiter
@@ -69,6 +70,8 @@ class AgentParts:
     # The context windows a custom server says it runs its models with (shared with
     # sub-agents; a model it was not asked about falls back to the model table).
     server_windows: ServerWindows | None = None
+    # Watches the runs (telemetry), shared with sub-agents; None: nothing watches.
+    observer: RunObserver | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down

@@ -36,6 +36,7 @@ from .turn_state import TurnState
 if TYPE_CHECKING:
     from .context.instructions import PathRules
     from .permissions.manager import PermissionManager
+    from .telemetry.observer import RunObserver
     from .tool_contexts import ToolContextFactory
 
 # A diff bigger than this (a whole generated file, say) is shown live but not saved.
@@ -104,6 +105,8 @@ class RunDeps:
     # The .claude/rules files with ``paths:``, given to the model with the tool result
     # that first touches a file they cover; None: none.
     path_rules: PathRules | None = None
+    # Sees each event as it is emitted, and the facts events do not carry (telemetry); None: none.
+    observer: RunObserver | None = None
 
 
 @dataclass
@@ -124,14 +127,14 @@ class Run:
                  cancel: CancelToken) -> None:
         self.deps = deps
         self.state = RunState(turn_state, first_turn=turn_state.turn)
-        self.emit = emit
+        self.emit = emit if deps.observer is None else _observed(emit, deps.observer, deps.identity.agent_id)
         self.cancel = cancel
         self.scheduler = Scheduler(deps.config.max_parallel_tools)
         self._take_up_tools()
         config = deps.config
         self.pipeline = ToolPipeline(
             registry=deps.tools.registry, bus=deps.bus, metrics=deps.metrics,
-            make_context=self.tool_context, emit=emit, stamp=self.stamp,
+            make_context=self.tool_context, emit=self.emit, stamp=self.stamp,
             permissions=deps.permissions, interactive=config.interactive, redact=config.redact_secrets,
             redactor=config.redactor, timeout_s=config.tool_timeout_s, hooks=deps.hooks)
 
@@ -157,7 +160,22 @@ class Run:
 
     def tool_context(self, call_id: str) -> ToolContext:
         """The context tool call ``call_id`` of this run runs with."""
-        return self.deps.tool_contexts.make(call_id, cancel=self.cancel, emit=self.emit, stamp=self.stamp)
+        observer = self.deps.observer
+        return self.deps.tool_contexts.make(call_id, cancel=self.cancel, emit=self.emit, stamp=self.stamp,
+                                            command_env=observer.command_env(call_id) if observer else {})
+
+    def prompt_submitted(self, prompt: str) -> None:
+        if self.deps.observer is not None:
+            self.deps.observer.prompt_submitted(self.stamp(), prompt)
+
+    def request_started(self) -> None:
+        if self.deps.observer is not None:
+            config = self.deps.client.config
+            self.deps.observer.request_started(self.stamp(), model=config.model, provider=config.provider)
+
+    def request_finished(self, stop_reason: str) -> None:
+        if self.deps.observer is not None:
+            self.deps.observer.request_finished(self.stamp(), stop_reason=stop_reason)
 
     async def compact(self, *, force: bool = False, reason: str = "auto", focus: str | None = None) -> bool:
         deps = self.deps
@@ -214,3 +232,16 @@ class Run:
             partial_text=partial, completed=inflight.completed_results,
             running=dict(inflight.running_tools), reason=reason, refused=self.cancel.refused)
         return partial, what
+
+
+def _observed(emit: Callable[[AgentEvent], None], observer: RunObserver, agent_id: str
+              ) -> Callable[[AgentEvent], None]:
+    """``emit`` that shows the observer this agent's own events first (a sub-agent's,
+    forwarded through it, were shown by the sub-agent's run)."""
+
+    def emit_observed(event: AgentEvent) -> None:
+        if event.agent_id == agent_id:
+            observer.observe(event)
+        emit(event)
+
+    return emit_observed

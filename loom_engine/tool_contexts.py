@@ -40,7 +40,7 @@ class ToolContextFactory:
     run_subagent: SubagentRunner
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
-             stamp: Callable[[], Mapping[str, Any]]) -> ToolContext:
+             stamp: Callable[[], Mapping[str, Any]], command_env: Mapping[str, str] | None = None) -> ToolContext:
         """The context of call ``call_id`` of a run whose token is ``cancel``."""
 
         def progress(text: str) -> None:
@@ -53,4 +53,4 @@ class ToolContextFactory:
 
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
-                           sandbox=self.sandbox, read_rules=self.read_rules)
+                           sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {})

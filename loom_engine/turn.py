@@ -146,6 +146,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
         scratch.output_limit = request.max_tokens
         scratch.output_limited_by_window = request.max_tokens < run.deps.client.config.max_tokens
         thought: list[str] = []  # this attempt's thinking, for the usage of an abort
+        run.request_started()
         try:
             async for item in run.deps.client.stream(request, run.cancel):
                 match item:
@@ -158,6 +159,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
                     case StreamCompleted():
                         scratch.streaming = False
                         _record_usage(run, item)
+                        run.request_finished(item.stop_reason)
                         return item
                     case RetryNotice():
                         run.deps.metrics.retries += 1

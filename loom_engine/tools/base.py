@@ -110,6 +110,9 @@ class ToolContext:
     sandbox: Sandbox | None = None
     # The rules a search leaves files out by; None: no rules (nothing is left out).
     read_rules: ReadRules | None = None
+    # Variables the commands this call starts get besides the user's own: ``TRACEPARENT``
+    # of the call's span when telemetry is on (see loom_engine/telemetry).
+    command_env: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def cwd(self) -> Path:
