@@ -110,6 +110,9 @@ class ToolContext:
     sandbox: Sandbox | None = None
     # The rules a search leaves files out by; None: no rules (nothing is left out).
     read_rules: ReadRules | None = None
+    # The session this call is part of (None: not saved), so a search of past sessions
+    # can leave it out.
+    session_id: str | None = None
 
     @property
     def cwd(self) -> Path:
