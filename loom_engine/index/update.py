@@ -118,7 +118,14 @@ def _catch_up(connection: sqlite3.Connection, sessions_root: Path, redactor: Red
         seen: set[str] = set()
         for entry in paths:
             seen.add(entry.path)
-            read += _update_file(connection, Path(entry.path), known.get(entry.path), redactor)
+            row = known.get(entry.path)
+            try:
+                stat = entry.stat()
+            except OSError:
+                continue  # gone meanwhile
+            if row is not None and (stat.st_ino, stat.st_size) == (row[2], row[4]):
+                continue  # unchanged: the common case, decided without building a Path
+            read += _update_file(connection, Path(entry.path), row, redactor)
         gone = [row[1] for path, row in known.items() if path not in seen]
         connection.executemany("DELETE FROM sources WHERE id = ?", [(source,) for source in gone])
         connection.execute("COMMIT")
