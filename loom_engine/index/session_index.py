@@ -36,6 +36,11 @@ class SessionIndex:
         """The index of every session of this user, in the user's data dir."""
         return cls(data_dir() / INDEX_FOLDER / INDEX_FILE, sessions_dir(), redactor=redactor)
 
+    @classmethod
+    def in_data_dir(cls, folder: Path, redactor: Redactor | None = None) -> SessionIndex:
+        """The index of the sessions kept in data folder ``folder`` (its ``sessions/``)."""
+        return cls(folder / INDEX_FOLDER / INDEX_FILE, folder / sessions_dir().name, redactor=redactor)
+
     def catch_up(self, *, wait: bool = False) -> CatchUp | None:
         """Index what the session files gained since the last catch-up; None when another
         process holds the writer lock (and ``wait`` is False)."""
