@@ -12,7 +12,8 @@ from tests.doubles.saved_sessions import Exchange, save_session
 
 HOSTILE = ['"', '""', "'", "AND", "OR NOT", "NEAR(a b)", "a NEAR/2 b", "title:secret", "{title prompts}: x",
            "*", "a*", "^start", "-minus", "+plus", "(", ")", "((a)", "a:b:c", "\x00", "pa\x00rser", "\ud800",
-           "🦀 rust", "日本語", "ÿ́", "\u200b", "\\", "%", "_", "a\nb", "   ", "", "x" * 5000, "'; DROP TABLE sources; --"]
+           "🦀 rust", "日本語", "ÿ́", "\u200b", "\\", "%", "_", "a\nb", "   ", "", "x" * 5000,
+           "'; DROP TABLE sources; --"]
 
 
 @pytest.mark.parametrize("query", HOSTILE)

@@ -28,7 +28,8 @@ def test_prompts_answers_tools_paths_and_the_project_are_found(index: SessionInd
 
 
 def test_part_of_a_path_or_identifier_is_found_after_the_word_hits(index: SessionIndex, sessions: Path) -> None:
-    by_path = save_session(sessions, "/p", [Exchange("tidy up", tools=[("read_file", {"path": "conf/config_loader.py"})])])
+    by_path = save_session(sessions, "/p", [Exchange("tidy up",
+                                                     tools=[("read_file", {"path": "conf/config_loader.py"})])])
     by_word = save_session(sessions, "/p", [Exchange("the loader is slow")])
     assert _ids(index.search("fig_load")) == [by_path.id]
     assert _ids(index.search("loader")) == [by_word.id, by_path.id]  # a whole word first
