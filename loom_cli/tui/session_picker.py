@@ -59,10 +59,11 @@ class SessionPicker(PickerScreen):
         background: $surface;
         padding: 0 1;
     }
-    SessionPicker Input {
+    SessionPicker #session-search, SessionPicker #session-search:focus {
         border: none;
         height: 1;
-        padding: 0;
+        padding: 0 1;
+        background: $boost;
     }
     SessionPicker OptionList {
         height: auto;
