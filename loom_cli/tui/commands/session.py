@@ -99,11 +99,11 @@ async def resume(host: ChatHost, command: ParsedCommand) -> None:
     if not sessions:
         host.output("no earlier sessions in this workspace")
         return
-    from ..options import data_dir_of
+    from loom_engine.paths import data_dir
 
     try:
         search: SessionSearch | None = await asyncio.to_thread(
-            session_search, data_dir_of(host.options), Path(agent.workspace.root), agent.session_id)
+            session_search, host.options.data_dir or data_dir(), Path(agent.workspace.root), agent.session_id)
     except Exception as error:  # the list still opens, without search
         host.output(f"session search is unavailable: {error}")
         search = None
