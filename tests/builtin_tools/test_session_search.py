@@ -77,3 +77,26 @@ def test_it_is_read_only_and_asks_no_permission(tool: SessionSearchTool, make_ct
     assert tool.is_read_only and tool.is_concurrency_safe and tool.permission_target(args, make_ctx()) is None
     with pytest.raises(ValueError):
         tool.input_model.model_validate({"query": "x", "limit": 500})
+
+
+async def test_through_an_agent_the_running_session_is_left_out(tmp_path: Path, sessions: Path,
+                                                                 tool: SessionSearchTool) -> None:
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.messages import ToolResultPart
+    from loom_engine.parts import AgentParts
+    from loom_engine.providers.scripted import ScriptedProvider
+    from loom_engine.sessions.store import SessionStore
+    from loom_engine.workspace import Workspace
+
+    workspace = Workspace.at(tmp_path)
+    earlier = save_session(sessions, workspace.root, [Exchange("the kettle overheats")])
+    writer = SessionStore(sessions).create(workspace.root, provider="replay", model="m")
+    provider = ScriptedProvider([{"tool_calls": [{"name": "session_search", "input": {"query": "kettle"}}]},
+                                 {"text": "found it"}])
+    agent = Agent(AgentConfig(model="m"), AgentParts(provider=provider, tools=[tool], workspace=workspace),
+                  session=writer, system_prompt="s")
+    _ = [event async for event in agent.run("the kettle again: how did we fix it?")]
+    writer.close()
+    [result] = [p for m in agent.messages for p in m.parts if isinstance(p, ToolResultPart)]
+    assert earlier.id in result.content and writer.id not in result.content and not result.is_error
