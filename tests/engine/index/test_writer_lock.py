@@ -74,3 +74,17 @@ def test_two_processes_building_at_once_leave_one_whole_index(tmp_path: Path, se
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert sorted(names) == sorted(written)
     assert len(SessionIndex(db_path, sessions).search("gravel", limit=100, refresh=False)) == 60
+
+
+def test_a_reader_is_not_blocked_by_a_write_in_progress(index: SessionIndex, sessions: Path) -> None:
+    first = save_session(sessions, "/p", [Exchange("the harbour crane")])
+    index.catch_up()
+    writer = sqlite3.connect(index.db_path, isolation_level=None, timeout=0)
+    try:
+        assert writer.execute("PRAGMA journal_mode").fetchone() == ("wal",)  # what lets readers through
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM sources")  # not committed: readers still see the index before it
+        assert [hit.session_id for hit in index.search("harbour", refresh=False)] == [first.id]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
