@@ -26,6 +26,8 @@ MARK_END = "\x03"
 # Words around a match (unicode61 tokens); the trigram table counts characters.
 SNIPPET_TOKENS = {"words": 16, "substrings": 60}
 MAX_LIMIT = 200
+# Added to a substring-only hit's rank, so it sorts after every word hit (bm25 is negative).
+SUBSTRING_RANK = 1e6
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def search(connection: sqlite3.Connection, query: str, *, project: str | None = 
             f"SELECT s.id, bm25(substrings) AS score FROM substrings JOIN sources s ON s.id = substrings.rowid"
             f" WHERE substrings MATCH ? AND s.kind = 'session'{where} ORDER BY score, s.updated DESC LIMIT ?",
             (substrings, *params, limit))
-        ranked += [(row[0], 1e6 + row[1], "substrings") for row in extra if row[0] not in found]
+        ranked += [(row[0], SUBSTRING_RANK + row[1], "substrings") for row in extra if row[0] not in found]
     ranked = ranked[:limit]
     snippets = {**_snippets(connection, "words", words, [r for r in ranked if r[2] == "words"]),
                 **_snippets(connection, "substrings", substrings, [r for r in ranked if r[2] == "substrings"])}
