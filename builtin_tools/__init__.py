@@ -12,6 +12,7 @@ from .grep import GrepTool
 from .ls import LsTool
 from .multi_edit import MultiEditTool
 from .read_file import ReadFileTool
+from .session_search import SessionSearchTool
 from .skill import SkillTool
 from .task import TaskTool
 from .todo_write import TodoWriteTool
@@ -27,4 +28,4 @@ def default_tools() -> list[Tool]:
     """
     return [ReadFileTool(), WriteFileTool(), EditFileTool(), MultiEditTool(), ApplyPatchTool(),
             GlobTool(), GrepTool(), LsTool(), BashTool(), TodoWriteTool(), TaskTool(), SkillTool(),
-            WebFetchTool()]
+            WebFetchTool(), SessionSearchTool()]

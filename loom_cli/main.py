@@ -243,27 +243,9 @@ def run(prompt: Annotated[str | None, typer.Argument(
     exit_now(code, built.session)
 
 
-@app.command()
-def sessions(all_: Annotated[bool, typer.Option("--all", help="Sessions of every workspace.")] = False) -> None:
-    """List saved sessions (newest first)."""
-    import time
+from .sessions_command import sessions_app  # noqa: E402  (the body lives there)
 
-    from loom_engine.paths import sessions_dir
-    from loom_engine.sessions.store import SessionStore
-    from loom_engine.workspace import find_workspace_root
-
-    store = SessionStore(sessions_dir())
-    infos, warnings = store.list(None if all_ else find_workspace_root(Path.cwd()))
-    for warning in warnings:
-        sys.stderr.write(f"loom: skipped: {warning}\n")
-    if not infos:
-        print("no sessions" + ("" if all_ else " in this workspace (use --all for every workspace)"))
-        return
-    print(f"{'ID':<23} {'UPDATED':<16} {'PROMPTS':>7}  {'WORKSPACE':<30} FIRST PROMPT")
-    for info in infos:
-        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
-        prompt = " ".join(info.first_prompt.split())[:60]
-        print(f"{info.id:<23} {updated:<16} {info.prompts:>7}  {info.workspace[-30:]:<30} {prompt}")
+app.add_typer(sessions_app, name="sessions")
 
 
 @app.command()

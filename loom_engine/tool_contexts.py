@@ -38,6 +38,7 @@ class ToolContextFactory:
     sandbox: Sandbox | None
     read_rules: ReadRules | None
     run_subagent: SubagentRunner
+    session_id: str | None = None
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
              stamp: Callable[[], Mapping[str, Any]], command_env: Mapping[str, str] | None = None) -> ToolContext:
@@ -53,4 +54,5 @@ class ToolContextFactory:
 
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
-                           sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {})
+                           sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {},
+                           session_id=self.session_id)

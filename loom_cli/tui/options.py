@@ -149,10 +149,25 @@ async def close_agent(agent: ChatAgent | None) -> None:
         return
     if agent.session is not None:
         agent.session.close()
+        await asyncio.to_thread(index_ended_session, agent.session)
     if agent.sandbox is not None:
         agent.sandbox.close()
     await close_provider(agent)
     await close_mcp(agent)
+
+
+def index_ended_session(session: object) -> None:
+    """Take what a session store's session gained into the search index of its data
+    folder (best effort: the next search catches up on anything missed)."""
+    from loom_engine.index.session_index import SessionIndex
+    from loom_engine.sessions.store import SessionWriter
+
+    if not isinstance(session, SessionWriter):
+        return  # an embedder's or a test's log: no file of the store to index
+    try:
+        SessionIndex.in_data_dir(session.path.parent.parent).index_session(session.path)
+    except Exception:  # never in the way of closing
+        pass
 
 
 async def close_mcp(agent: ChatAgent | None) -> None:

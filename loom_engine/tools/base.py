@@ -113,6 +113,9 @@ class ToolContext:
     # Variables the commands this call starts get besides the user's own: ``TRACEPARENT``
     # of the call's span when telemetry is on (see loom_engine/telemetry).
     command_env: Mapping[str, str] = field(default_factory=dict)
+    # The session this call is part of (None: not saved), so a search of past sessions
+    # can leave it out.
+    session_id: str | None = None
 
     @property
     def cwd(self) -> Path:

@@ -37,7 +37,7 @@ from loom_engine.tools.function_tool import tool
 from loom_engine.workspace import Workspace
 
 NAMES = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
-         "bash", "todo_write", "task", "skill", "web_fetch"]
+         "bash", "todo_write", "task", "skill", "web_fetch", "session_search"]
 
 
 def test_default_tools_is_the_explicit_list_in_the_models_order() -> None:

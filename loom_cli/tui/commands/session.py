@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ...slash_commands import ParsedCommand, SlashCommand
 
 if TYPE_CHECKING:
+    from loom_engine.index.query import SearchHit
+
     from ..chat_host import ChatHost
+    from ..session_picker import SessionSearch
 
 
 def default_session_lister(workspace: Path) -> Sequence[Any]:
@@ -23,6 +26,23 @@ def default_session_lister(workspace: Path) -> Sequence[Any]:
 
     infos, _warnings = SessionStore(sessions_dir()).list(workspace)
     return infos
+
+
+def session_search(data: Path, workspace: Path, current: str | None) -> SessionSearch:
+    """What typing in /resume's picker searches: the index of the sessions in ``data``,
+    this workspace's only, the current session left out. Caught up once (here, in a
+    worker thread, as the picker opens), then only queried at each key."""
+    from loom_engine.index.session_index import SessionIndex
+
+    index = SessionIndex.in_data_dir(data)
+    index.catch_up()
+    exclude = (current,) if current else ()
+
+    def search(typed: str) -> Sequence[SearchHit]:
+        return index.search(typed, project=str(workspace), limit=50, exclude=exclude, as_you_type=True,
+                            refresh=False)
+
+    return search
 
 
 def clear(host: ChatHost, _command: ParsedCommand) -> None:
@@ -79,13 +99,21 @@ async def resume(host: ChatHost, command: ParsedCommand) -> None:
     if not sessions:
         host.output("no earlier sessions in this workspace")
         return
+    from loom_engine.paths import data_dir
+
+    try:
+        search: SessionSearch | None = await asyncio.to_thread(
+            session_search, host.options.data_dir or data_dir(), Path(agent.workspace.root), agent.session_id)
+    except Exception as error:  # the list still opens, without search
+        host.output(f"session search is unavailable: {error}")
+        search = None
 
     def picked(chosen: str | None) -> None:
         if chosen:
             host.run_worker(host.replace_agent(replace(host.options, resume_id=chosen, continue_session=False), ""),
                             group="agent", exit_on_error=False)
 
-    host.push_screen(SessionPicker(sessions), callback=picked)
+    host.push_screen(SessionPicker(sessions, search), callback=picked)
 
 
 def compact(host: ChatHost, command: ParsedCommand) -> None:
