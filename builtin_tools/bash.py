@@ -23,9 +23,7 @@ user about it); in sandbox mode ``on`` with no working sandbox, commands are ref
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import codecs
 import contextlib
 import functools
 import os
@@ -45,19 +43,16 @@ from loom_engine.permissions.targets import CommandRun, Confinement, PermissionT
 from loom_engine.sandbox.failures import explain as explain_sandbox_failure
 from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.io import CommandRunner, CommandSpec
 
 from . import _process_tree as tree
+from ._local_runner import LocalCommandRunner
 
 MAX_TIMEOUT_S = 600
 DEFAULT_TIMEOUT_S = 120
 MAX_OUTPUT_CHARS = 30_000
 # A line longer than this reaches the UI in pieces rather than after it ends.
 MAX_PROGRESS_LINE = 4096
-# How long the group has to exit after SIGTERM before SIGKILL.
-TERM_GRACE_S = 2.0
-# How long to keep reading after the group is gone, for output still in the pipe (a
-# process that left the group with setsid may hold it open forever).
-DRAIN_GRACE_S = 2.0
 
 
 class BashInput(BaseModel):
@@ -168,6 +163,7 @@ class CommandResult:
     stopped_background: bool
     size: OutputSize = OutputSize(0, 0, False, 0, 0)
     refused: tuple[str, ...] = ()  # what the sandbox's domain proxy refused the command
+    terminal_id: str | None = None  # the editor terminal it ran in (None: Loom's own child)
 
 
 async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext, *,
@@ -204,29 +200,16 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
             if sandbox is not None:  # what the launch holds lasts until the command has ended
                 launch = held.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
                 argv, pass_fds, env, refused = launch.argv, launch.pass_fds, dict(launch.env), launch.refused
-            read_fd, write_fd = os.pipe()
-            pipe = os.fdopen(read_fd, "rb", 0)
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    cwd=os.fspath(cwd), env=env,
-                    stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                    start_new_session=True, pass_fds=pass_fds,
-                )
-            except BaseException:
-                pipe.close()
-                raise
-            finally:
-                os.close(write_fd)  # the child has its copy; ours would hide EOF
-            outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker,
-                                                sandbox is not None and sandbox.ends_processes_on_exit)
+            spec = CommandSpec(argv, cwd, env, call_id=ctx.call_id, marker=marker,
+                               contained=sandbox is not None and sandbox.ends_processes_on_exit, pass_fds=pass_fds)
+            ran = await _runner_for(spec, ctx).run(spec, output=sink.write, timeout=timeout, cancel=ctx.cancel)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(cwd_file)
     sink.flush()
     output = sink.render()
-    exit_code = proc.returncode
+    exit_code = ran.exit_code
     if sandbox is not None and exit_code is not None and final_cwd is None and 128 < exit_code <= 128 + 64:
         # The sandbox's launcher reports a shell killed by signal N as 128+N; the exit
         # trap did not run, so it was the signal and not an `exit 137`.
@@ -234,13 +217,24 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     return CommandResult(
         output=output,
         size=sink.size(output),
-        exit_code=exit_code if outcome == "exited" else None,
-        timed_out=outcome == "timeout",
-        aborted=outcome == "aborted",
+        exit_code=exit_code if ran.how == "exited" else None,
+        timed_out=ran.how == "timeout",
+        aborted=ran.how == "aborted",
         final_cwd=final_cwd,
-        stopped_background=stopped,
+        stopped_background=ran.stopped_background,
         refused=tuple(refused),
+        terminal_id=ran.terminal_id,
     )
+
+
+def _runner_for(spec: CommandSpec, ctx: ToolContext) -> CommandRunner:
+    """The front end's runner, unless the command needs descriptors it cannot pass on:
+    then Loom starts it itself, so no command the sandbox confines ever runs without
+    what confines it (the seccomp program, the proxy's channel)."""
+    runner = ctx.commands
+    if runner is None or (spec.pass_fds and not runner.can_pass_descriptors()):
+        return LocalCommandRunner()
+    return runner
 
 
 @functools.cache
@@ -248,100 +242,6 @@ def prepare_process_cleanup() -> None:
     """Once per process: adopt the commands' orphans, and kill what they left at exit."""
     tree.become_subreaper()
     atexit.register(tree.kill_own_leftovers)
-
-
-async def _supervise(
-    proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
-    timeout: float, ctx: ToolContext, marker: str, contained: bool = False,
-) -> tuple[str, bool]:
-    """Wait for exit, timeout or abort; then make sure the group and the marked are gone.
-
-    ``contained``: the command ran in a PID namespace that ends with it (the kernel kills
-    whatever is left when its first process exits), so what is found after a normal exit
-    is already dying and is not reported as stopped. It is still looked for and waited
-    out: bubblewrap's outer process exits as soon as the command does, before the kernel
-    has finished ending the namespace."""
-    pgid = proc.pid  # start_new_session: the shell leads its own group
-    pump: asyncio.Future[None] | None = None
-    exited = asyncio.ensure_future(proc.wait())
-    aborted = asyncio.ensure_future(ctx.cancel.wait())
-    transport: asyncio.BaseTransport | None = None
-    cleaned = False  # everything the command started is known to be gone
-    try:
-        reader = asyncio.StreamReader(limit=1 << 20)
-        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        pump = asyncio.ensure_future(_pump(reader, sink))
-        done, _ = await asyncio.wait({exited, aborted}, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if exited in done:
-            outcome = "exited"
-        elif aborted in done:
-            outcome = "aborted"
-        else:
-            outcome = "timeout"
-        left = tree.find_processes(pgid, marker)
-        stopped = outcome == "exited" and bool(left) and not contained
-        await _terminate(pgid, marker, exited, left)
-        cleaned = True
-        # Output written before the group ended is still in the pipe.
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pump), DRAIN_GRACE_S)
-        return outcome, stopped
-    except asyncio.CancelledError:
-        # Cancelled from outside: still give the group its SIGTERM grace unless
-        # cancelled again, in which case the SIGKILL below does the job.
-        with contextlib.suppress(asyncio.CancelledError):
-            await _terminate(pgid, marker, exited)
-        raise
-    finally:
-        _kill_group(pgid, signal.SIGKILL)  # whatever is left, whatever happened
-        if not cleaned:
-            tree.signal_all(tree.find_processes(None, marker), signal.SIGKILL)
-        for task in (pump, exited, aborted):
-            if task is not None:
-                task.cancel()
-        if transport is not None:
-            transport.close()
-        else:
-            pipe.close()
-
-
-async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int],
-                     left: list[int] | None = None) -> None:
-    """SIGTERM, a grace period, SIGKILL: for the group and every marked process.
-
-    Looked for again after each round, since a process may fork while it is dying.
-    """
-    loop = asyncio.get_running_loop()
-    for _ in range(3):
-        left = tree.find_processes(pgid, marker) if left is None else left
-        if not left and exited.done():
-            return
-        _kill_group(pgid, signal.SIGTERM)
-        tree.signal_all(left, signal.SIGTERM)
-        deadline = loop.time() + TERM_GRACE_S
-        while any(tree.is_alive(pid) for pid in left) and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        _kill_group(pgid, signal.SIGKILL)
-        tree.signal_all(left, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
-        tree.reap_adopted(left, keep=pgid)  # asyncio waits for the shell itself
-        left = None  # look again: something may have forked while dying
-    tree.signal_all(tree.find_processes(pgid, marker), signal.SIGKILL)  # still forking: no more grace
-
-
-def _kill_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _pump(reader: asyncio.StreamReader, sink: _OutputSink) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    while chunk := await reader.read(65536):
-        sink.write(decoder.decode(chunk))
-    sink.write(decoder.decode(b"", final=True))
 
 
 class _OutputSink:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .subagents.spawn import MakeProvider
     from .telemetry.observer import RunObserver
     from .tools.base import Tool
+    from .tools.io import CommandRunner, FileAccess
     from .tools.source import ToolSource
     from .usage_wait import UsageLimitWaiter
     from .workspace import Workspace
@@ -72,6 +73,10 @@ class AgentParts:
     server_windows: ServerWindows | None = None
     # Watches the runs (telemetry), shared with sub-agents; None: nothing watches.
     observer: RunObserver | None = None
+    # Where the built-in tools read and write files and run commands (an editor's,
+    # over ACP; shared with sub-agents); None: Loom's own (see tools/io.py).
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down

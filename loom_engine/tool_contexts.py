@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
+    from .tools.io import CommandRunner, FileAccess
     from .workspace import Workspace
 
 
@@ -39,6 +40,8 @@ class ToolContextFactory:
     read_rules: ReadRules | None
     run_subagent: SubagentRunner
     session_id: str | None = None
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
              stamp: Callable[[], Mapping[str, Any]], command_env: Mapping[str, str] | None = None) -> ToolContext:
@@ -55,4 +58,4 @@ class ToolContextFactory:
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
                            sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {},
-                           session_id=self.session_id)
+                           session_id=self.session_id, files=self.files, commands=self.commands)

@@ -22,6 +22,7 @@ from ..workspace import Workspace
 if TYPE_CHECKING:
     from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import SkillCatalog
+    from .io import CommandRunner, FileAccess
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,10 @@ class ToolContext:
     # The session this call is part of (None: not saved), so a search of past sessions
     # can leave it out.
     session_id: str | None = None
+    # Where file contents are read and written, and commands run (an editor's, over
+    # ACP); None: Loom's own. Every check happens before either is called (see io.py).
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
 
     @property
     def cwd(self) -> Path:
