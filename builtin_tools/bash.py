@@ -43,7 +43,7 @@ from loom_engine.permissions.targets import CommandRun, Confinement, PermissionT
 from loom_engine.sandbox.failures import explain as explain_sandbox_failure
 from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
-from loom_engine.tools.io import CommandRunner, CommandSpec
+from loom_engine.tools.io import CommandRunner, CommandSpec, IOBackendError
 
 from . import _process_tree as tree
 from ._local_runner import LocalCommandRunner
@@ -122,6 +122,8 @@ class BashTool(BaseTool[BashInput]):
             run = await run_command(args.command, cwd, args.timeout, ctx, sandbox=confined)
         except OSError as exc:
             return ToolOutput(f"Could not start bash: {exc}", is_error=True)
+        except IOBackendError as exc:
+            return ToolOutput(f"Could not run the command: {exc}.", is_error=True)
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
         if confined is not None and ((run.exit_code or 0) != 0 or run.refused):  # curl exits 0 on a 403
             layout = confined.layout()

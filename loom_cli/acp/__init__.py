@@ -1,0 +1,1 @@
+"""``loom acp``: Loom as an Agent Client Protocol agent (the SDK is imported only here)."""
