@@ -386,5 +386,7 @@ def _result(args: BashInput, run: CommandResult, notes: list[str], ctx: ToolCont
         "truncated": run.size.truncated,
         "shown_head_lines": run.size.head_lines, "shown_tail_lines": run.size.tail_lines,
     }
+    if run.terminal_id is not None:  # an editor's terminal: its tool call shows it
+        display["terminal_id"] = run.terminal_id
     failed = run.timed_out or run.aborted or run.exit_code != 0
     return ToolOutput("\n".join(parts), is_error=failed, display=display)
