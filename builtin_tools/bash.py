@@ -32,7 +32,7 @@ import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -196,15 +196,18 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     sink = _OutputSink(ctx.progress)
     argv: tuple[str, ...] = ("bash", "-c", script)
     pass_fds: tuple[int, ...] = ()
+    portable: tuple[str, ...] | None = argv
     refused: list[str] = []
     try:
         with contextlib.ExitStack() as held:
             if sandbox is not None:  # what the launch holds lasts until the command has ended
                 launch = held.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
                 argv, pass_fds, env, refused = launch.argv, launch.pass_fds, dict(launch.env), launch.refused
+                portable = launch.portable_argv
             spec = CommandSpec(argv, cwd, env, call_id=ctx.call_id, marker=marker,
                                contained=sandbox is not None and sandbox.ends_processes_on_exit, pass_fds=pass_fds)
-            ran = await _runner_for(spec, ctx).run(spec, output=sink.write, timeout=timeout, cancel=ctx.cancel)
+            runner, spec = _runner_for(spec, portable, ctx)
+            ran = await runner.run(spec, output=sink.write, timeout=timeout, cancel=ctx.cancel)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
@@ -229,14 +232,20 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     )
 
 
-def _runner_for(spec: CommandSpec, ctx: ToolContext) -> CommandRunner:
-    """The front end's runner, unless the command needs descriptors it cannot pass on:
-    then Loom starts it itself, so no command the sandbox confines ever runs without
-    what confines it (the seccomp program, the proxy's channel)."""
+def _runner_for(spec: CommandSpec, portable: tuple[str, ...] | None,
+                ctx: ToolContext) -> tuple[CommandRunner, CommandSpec]:
+    """Who starts the command, and as what. The front end's runner (an editor's
+    terminal) cannot pass descriptors on: it gets the confined command line that needs
+    none (``portable``, see Launch.portable_argv); when there is none, Loom starts the
+    command itself. So no command the sandbox confines runs without what confines it."""
     runner = ctx.commands
-    if runner is None or (spec.pass_fds and not runner.can_pass_descriptors()):
-        return LocalCommandRunner()
-    return runner
+    if runner is None:
+        return LocalCommandRunner(), spec
+    if spec.pass_fds and not runner.can_pass_descriptors():
+        if portable is None:
+            return LocalCommandRunner(), spec
+        return runner, replace(spec, argv=portable, pass_fds=())
+    return runner, spec
 
 
 @functools.cache

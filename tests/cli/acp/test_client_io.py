@@ -10,6 +10,7 @@ not on disk; and that the sandbox confines a command the editor runs.
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from loom_cli.acp.client_files import ClientFileAccess
 from loom_cli.acp.client_io import client_io
 from loom_cli.acp.client_terminal import ClientTerminalRunner
 from loom_engine.execution import CancelToken
-from loom_engine.sandbox import Sandbox
+from loom_engine.sandbox import Sandbox, SandboxConfig
 from loom_engine.tools.base import ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
 from tests.doubles.acp_editor import SESSION, EditorDouble, editor_pair
@@ -130,21 +131,39 @@ async def test_a_sandboxed_command_in_the_editors_terminal_is_still_confined(roo
     assert asked.args[asked.args.index("bash") + 1] == "-c"
 
 
-async def test_a_command_whose_sandbox_needs_descriptors_is_not_given_to_the_editor(root: Path,
-                                                                                      tmp_path: Path) -> None:
+async def test_bubblewrap_confines_a_command_the_editor_runs(root: Path, tmp_path: Path) -> None:
     outside = real_path(tmp_path) / "outside"
     outside.mkdir()
+    (root / "src").mkdir()
     sandbox = real_sandbox(Workspace.at(root), "bubblewrap")  # its seccomp program is an inherited fd
     try:
         async with editor_pair() as (connection, editor):
             ctx = context(root, connection, sandbox=sandbox)
+            works = await BashTool().run(BashInput(command="echo confined > src/kept.txt && cat src/kept.txt"), ctx)
             escape = await BashTool().run(BashInput(command=f"echo leaked > {outside}/x.txt"), ctx)
-            done = await BashTool().run(BashInput(command="echo ran"), ctx)
+            # The socket filter holds: no Unix socket can be made inside.
+            socket = await BashTool().run(BashInput(command=(
+                f"{sys.executable} -c 'import socket; socket.socket(socket.AF_UNIX)' && echo made")), ctx)
     finally:
         sandbox.close()
-    assert editor.terminals == []  # Loom ran both itself, confined
-    assert done.content.startswith("ran")
+    assert works.content.startswith("confined\n"), works.content  # it runs, inside the walls
     assert escape.is_error and not (outside / "x.txt").exists()
+    assert socket.is_error and "made" not in socket.content
+    asked = editor.terminals[0]
+    assert any(arg.endswith("sandbox/descriptor_launch.py") for arg in asked.args)
+    assert "--seccomp" in asked.args and any(arg.endswith("bwrap") for arg in asked.args)
+
+
+async def test_a_command_behind_the_allow_list_proxy_is_not_given_to_the_editor(root: Path) -> None:
+    config = SandboxConfig(network="allowlist", allowed_domains=("example.com",))
+    sandbox = real_sandbox(Workspace.at(root), "bubblewrap", config)  # the relay's channel cannot be passed
+    try:
+        async with editor_pair() as (connection, editor):
+            done = await BashTool().run(BashInput(command="echo ran"), context(root, connection, sandbox=sandbox))
+    finally:
+        sandbox.close()
+    assert done.content.startswith("ran"), done.content
+    assert editor.terminals == []  # Loom ran it itself, confined
 
 
 async def test_a_cancel_kills_and_releases_the_editors_terminal(root: Path) -> None:
