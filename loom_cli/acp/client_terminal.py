@@ -4,25 +4,29 @@ The :class:`~loom_engine.tools.io.CommandRunner` of a session whose client offer
 terminals. What the editor is asked to run is the command line Loom built: after the
 permission check, with the cwd trap and environment of every bash call, and wrapped by
 the session's sandbox exactly as a command Loom starts itself (the editor runs Loom's
-Landlock launcher or ``bwrap`` with the command inside). A command whose sandbox needs
-inherited descriptors (bubblewrap's seccomp program, the allow-list proxy's channel) is
-never given to the editor: the bash tool starts that one itself (``can_pass_descriptors``).
+Landlock launcher, or ``bwrap`` behind the launcher that gives it the seccomp program
+Loom would pass as a descriptor: ``Launch.portable_argv``). A command whose sandbox
+needs a descriptor no launcher can give (the allow-list proxy's channel) is never given
+to the editor: the bash tool starts that one itself (``can_pass_descriptors``).
 
 The terminal's id goes to ``on_terminal`` as soon as it exists, so the session can put
 ``{"type": "terminal", "terminalId": ...}`` in the tool call's content and the editor
 shows the command running; it is also in the result's ``display`` (``terminal_id``).
-Timeout and cancel kill the terminal; it is released whatever happens. Processes the
-command left running are then looked for by the marker every bash call carries, and
-stopped, as after a command Loom ran (they are found when the editor runs on this
-machine, which an editor sharing Loom's files does).
+The editor is given the environment Loom sets for every bash call (the marker, the
+pager and git settings, the sandbox's) on top of its own: not Loom's whole environment,
+which holds the model provider's keys. Timeout and cancel kill the terminal; it is
+released whatever happens. Processes the command left running are then looked for by
+the marker every bash call carries, and stopped, as after a command Loom ran (they are
+found when the editor runs on this machine, which an editor sharing Loom's files does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 from acp import (
@@ -87,7 +91,7 @@ class ClientTerminalRunner:
         try:
             created = await self._client.create_terminal(
                 self._session_id, spec.argv[0], list(spec.argv[1:]),
-                [EnvVariable(name=name, value=value) for name, value in spec.env.items()],
+                [EnvVariable(name=name, value=value) for name, value in _added_environment(spec.env).items()],
                 str(spec.cwd), self._limit)
         except (RequestError, ConnectionError) as error:
             raise client_failure("start the command in a terminal", error) from None
@@ -149,6 +153,13 @@ class ClientTerminalRunner:
         tree.signal_all(left, signal.SIGKILL)
         tree.reap_adopted(left)
         return not spec.contained
+
+
+def _added_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """What Loom sets for the command beyond its own environment, which came from the
+    editor that started it (plus the agent settings': Loom's own keys, which a command
+    needs no more than the editor's protocol log should show them)."""
+    return {name: value for name, value in env.items() if os.environ.get(name) != value}
 
 
 def _exit_code(status: WaitForTerminalExitResponse | None) -> int | None:

@@ -94,7 +94,9 @@ async def test_an_editor_error_reads_as_a_one_line_tool_error(root: Path) -> Non
     assert source.read_text() == "x = 1\n"
 
 
-async def test_bash_runs_in_the_editors_terminal_which_the_tool_call_shows(root: Path) -> None:
+async def test_bash_runs_in_the_editors_terminal_which_the_tool_call_shows(root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-for-the-editor")
     (root / "sub").mkdir()
     started: list[tuple[str, str]] = []
     async with editor_pair() as (connection, editor):
@@ -104,6 +106,10 @@ async def test_bash_runs_in_the_editors_terminal_which_the_tool_call_shows(root:
     assert "Exit code: 3" in result.content and result.is_error
     assert "Working directory is now sub." in result.content  # the cwd trap works through the editor
     assert [request.command for request in editor.terminals] == ["bash"]
+    # The editor gets what Loom adds to the command's environment, not Loom's own keys.
+    asked = editor.terminals[0].env
+    assert "LOOM_BASH_CALL" in asked and asked["PAGER"] == "cat" and asked["PWD"] == str(root)
+    assert "ANTHROPIC_API_KEY" not in asked
     assert started == [("call-1", "term-1")]
     assert result.display is not None and result.display["terminal_id"] == "term-1"
     assert editor.released == ["term-1"] and editor.killed == []
