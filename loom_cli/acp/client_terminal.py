@@ -88,13 +88,19 @@ class ClientTerminalRunner:
                   cancel: CancelToken) -> CommandOutcome:
         if spec.pass_fds:  # the bash tool never asks; refusing here keeps it so
             raise RuntimeError("a command that inherits descriptors cannot run in the editor's terminal")
+        creating = asyncio.ensure_future(self._client.create_terminal(
+            self._session_id, spec.argv[0], list(spec.argv[1:]),
+            [EnvVariable(name=name, value=value) for name, value in _added_environment(spec.env).items()],
+            str(spec.cwd), self._limit))
         try:
-            created = await self._client.create_terminal(
-                self._session_id, spec.argv[0], list(spec.argv[1:]),
-                [EnvVariable(name=name, value=value) for name, value in _added_environment(spec.env).items()],
-                str(spec.cwd), self._limit)
+            created = await asyncio.shield(creating)
         except (RequestError, ConnectionError) as error:
             raise client_failure("start the command in a terminal", error) from None
+        except asyncio.CancelledError:
+            # Cancelled while the editor was starting it: it runs, so end it once known.
+            with contextlib.suppress(RequestError, ConnectionError):
+                await self._release((await creating).terminal_id, kill=True)
+            raise
         terminal = created.terminal_id
         ended = False  # its exit was seen: nothing to kill at the release
         try:

@@ -193,3 +193,17 @@ def test_the_client_backends_follow_its_capabilities() -> None:
     assert client_io(read_only, connection, SESSION) == client_io(None, connection, SESSION)  # type: ignore[arg-type]
     assert client_io(None, connection, SESSION).files is None  # type: ignore[arg-type]
     assert client_io(None, connection, SESSION).commands is None  # type: ignore[arg-type]
+
+
+async def test_a_timeout_or_a_cancelled_call_kills_and_releases_the_terminal(root: Path) -> None:
+    async with editor_pair() as (connection, editor):
+        ctx = context(root, connection)
+        timed_out = await BashTool().run(BashInput(command="exec sleep 300", timeout=0.5), ctx)
+        editor.terminal_started.clear()
+        call = asyncio.ensure_future(BashTool().run(BashInput(command="exec sleep 300"), ctx))
+        await editor.terminal_started.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert "Timed out after 0.5 s" in timed_out.content
+    assert editor.killed == ["term-1", "term-2"] and editor.released == ["term-1", "term-2"]
