@@ -1,0 +1,101 @@
+"""Engine events as ACP ``session/update``s: a thin adapter, one run at a time.
+
+Permission questions and the run's end are the server's (they answer or end a request);
+everything else the client is shown comes from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loom_engine.events import (
+    AgentEvent,
+    PermissionAnswered,
+    TextDelta,
+    ThinkingDelta,
+    TodosUpdated,
+    ToolCallStarted,
+    ToolFinished,
+    ToolProgress,
+    UsageUpdated,
+)
+
+from .sdk import (
+    AgentPlanUpdate,
+    Cost,
+    PlanEntry,
+    PlanEntryStatus,
+    SessionUpdate,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+    agent_text,
+    agent_thought,
+)
+from .tool_calls import result_content, tool_kind, tool_locations, tool_title
+
+_PLAN_STATUSES: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
+                                               "completed": "completed"}
+
+
+@dataclass
+class EventAdapter:
+    """Turns one run's events into updates; ``root`` makes the tools' paths absolute."""
+
+    root: Path
+    _running: set[str] = field(default_factory=set)  # calls already said to be in progress
+
+    def updates(self, event: AgentEvent) -> list[SessionUpdate]:
+        match event:
+            # A sub-agent's words reach its parent as the task's result; its tool calls
+            # are shown (they are edits and commands the user wants to see).
+            case TextDelta(text=text) if event.depth == 0 and text:
+                return [agent_text(text)]
+            case ThinkingDelta(text=text) if event.depth == 0 and text:
+                return [agent_thought(text)]
+            case ToolCallStarted():
+                return [self._started(event.call_id, event.name, event.input)]
+            case PermissionAnswered(decision=decision) if decision != "deny":
+                return self._in_progress(event.call_id)
+            case ToolProgress():
+                return self._in_progress(event.call_id)
+            case ToolFinished():
+                return [self._finished(event)]
+            case TodosUpdated() if event.depth == 0:
+                return [plan_update(event.todos)]
+            case UsageUpdated() if event.depth == 0 and event.context_window > 0:
+                return [UsageUpdate(session_update="usage_update", used=event.context_tokens,
+                                    size=event.context_window,
+                                    cost=Cost(amount=event.total_cost_usd, currency="USD"))]
+        return []
+
+    def _started(self, call_id: str, name: str, arguments: Mapping[str, Any]) -> ToolCallStart:
+        return ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=tool_title(name, arguments),
+                             kind=tool_kind(name), status="pending", raw_input=dict(arguments),
+                             locations=tool_locations(arguments, self.root))
+
+    def _in_progress(self, call_id: str) -> list[SessionUpdate]:
+        if call_id in self._running:
+            return []
+        self._running.add(call_id)
+        return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
+
+    def _finished(self, event: ToolFinished) -> ToolCallProgress:
+        self._running.discard(event.call_id)
+        # A refused call (a rule, a hook, the user's no) failed, and says why.
+        failed = event.is_error or event.denied
+        return ToolCallProgress(session_update="tool_call_update", tool_call_id=event.call_id,
+                                status="failed" if failed else "completed",
+                                content=result_content(event.name, event.content, event.display, self.root),
+                                raw_output={"refused": True} if event.denied else None)
+
+
+def plan_update(todos: tuple[Mapping[str, Any], ...]) -> AgentPlanUpdate:
+    """Loom's todo list as the client's plan (Loom's todos have no priority: all medium)."""
+    entries = [PlanEntry(content=str(todo.get("content", "")), priority="medium",
+                         status=_PLAN_STATUSES.get(str(todo.get("status")), "pending"))
+               for todo in todos]
+    return AgentPlanUpdate(session_update="plan", entries=entries)

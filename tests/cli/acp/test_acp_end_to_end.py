@@ -1,0 +1,155 @@
+"""`loom acp` driven by the ACP SDK's own client side, against the fake LLM server.
+
+One agent process serves the whole first conversation (streamed text, an edit allowed,
+one rejected, a cancel mid-stream, a mode switch); a second one lists and loads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from acp.schema import ClientCapabilities, TextContentBlock
+
+from loom_engine.messages import is_prompt
+from loom_engine.sessions.store import SessionStore
+from tests.doubles.acp_client import RecordingClient, Transcript, loom_acp
+from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.loom_command import loom_env
+
+# The lead's closing note shows what the client saw in this run.
+TRANSCRIPT = Path("/tmp/acp-transcript.jsonl")
+REFUSED = "Refused by the user"
+
+
+def _text(text: str) -> list[TextContentBlock]:
+    return [TextContentBlock(type="text", text=text)]
+
+
+def _tool_results(request_messages: list[dict]) -> list[str]:
+    return [str(block.get("content")) for message in request_messages if isinstance(message.get("content"), list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: Path,
+                                                                      fake_llm: FakeLLMServer) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("colour: red\n")
+    env = loom_env(tmp_path, fake_llm)
+    fake_llm.enqueue(
+        Reply.text("Hello from Loom, streamed in pieces.", chunk_size=6),
+        # An edit, asked and allowed.
+        Reply.tool("read_file", {"path": "notes.txt"}),
+        Reply.tool("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}),
+        Reply.text("Changed it."),
+        # A new file, asked and rejected: the turn stops there.
+        Reply.tool("write_file", {"path": "secret.txt", "content": "nope\n"}),
+        # A long answer the client cancels mid-stream (the stream stalls after a few events).
+        Reply.stall("This answer is long and will be cut off by the editor before its end.", after=4,
+                    chunk_size=5),
+        Reply.text("Back after the cancel."),
+        # Plan mode: the write is refused by the mode, without a question.
+        Reply.tool("write_file", {"path": "plan.txt", "content": "x\n"}),
+        Reply.text("Plan mode kept me from writing."),
+    )
+    client = RecordingClient(answers=["allow_once", "reject"])
+    transcript = Transcript()
+
+    async def first_conversation() -> str:
+        async with loom_acp(client, workspace, env, transcript=transcript) as (conn, _):
+            init = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+            assert init.protocol_version == 1
+            assert init.agent_info is not None and init.agent_info.name == "loom"
+            caps = init.agent_capabilities
+            assert caps is not None and caps.load_session and caps.prompt_capabilities is not None
+            assert caps.prompt_capabilities.embedded_context and not caps.prompt_capabilities.image
+
+            new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            sid = new.session_id
+            assert new.modes is not None and new.modes.current_mode_id == "default"
+            assert [m.id for m in new.modes.available_modes] == ["default", "accept-edits", "plan"]
+
+            # Streamed text.
+            done = await conn.prompt(session_id=sid, prompt=_text("say hello"))
+            assert done.stop_reason == "end_turn"
+            assert client.text(sid) == "Hello from Loom, streamed in pieces."
+            assert client.kinds(sid).count("agent_message_chunk") > 1
+
+            # An edit asked and allowed: the question shows the diff, the file changes.
+            client.forget()
+            done = await conn.prompt(session_id=sid, prompt=_text("make it blue"))
+            assert done.stop_reason == "end_turn"
+            assert (workspace / "notes.txt").read_text() == "colour: blue\n"
+            question = client.questions[0]
+            assert [(o.option_id, o.kind) for o in question.options] == [
+                ("allow_once", "allow_once"), ("allow_session", "allow_always"), ("allow_project", "allow_always"),
+                ("reject", "reject_once")]
+            assert "edit_file(./notes.txt)" in question.options[1].name  # what "always" saves
+            diff = question.tool_call.content[0]
+            assert diff.type == "diff" and diff.path == str(workspace / "notes.txt")
+            assert "red" in (diff.old_text or "") and "blue" in diff.new_text
+            call_id = question.tool_call.tool_call_id
+            edit_updates = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == call_id]
+            assert [u.status for u in edit_updates] == ["in_progress", "completed"]
+            started = [u for u in client.of_kind("tool_call") if u.kind == "edit"]
+            assert started[0].locations[0].path == str(workspace / "notes.txt")
+
+            # One rejected: nothing written, the turn stops, the model is told next time.
+            client.forget()
+            done = await conn.prompt(session_id=sid, prompt=_text("write a secret"))
+            assert done.stop_reason == "cancelled"
+            assert not (workspace / "secret.txt").exists()
+            refused = client.of_kind("tool_call_update")[-1]
+            assert refused.status == "failed" and REFUSED in refused.content[0].content.text
+
+            # A cancel mid-stream: the prompt answers cancelled, the next prompt works.
+            client.forget()
+            running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_text("tell me a long story")))
+            await client.wait_until(lambda c: "This" in c.text(sid))
+            await conn.cancel(session_id=sid)
+            assert (await running).stop_reason == "cancelled"
+            done = await conn.prompt(session_id=sid, prompt=_text("are you there?"))
+            assert done.stop_reason == "end_turn" and client.text(sid).endswith("Back after the cancel.")
+            assert any(REFUSED in result for result in _tool_results(fake_llm.requests[-1].messages))
+
+            # Plan mode refuses the write without asking.
+            await conn.set_session_mode(session_id=sid, mode_id="plan")
+            client.forget()
+            done = await conn.prompt(session_id=sid, prompt=_text("write a plan file"))
+            assert done.stop_reason == "end_turn" and not client.questions
+            assert not (workspace / "plan.txt").exists()
+            return sid
+
+    sid = asyncio.run(first_conversation())
+    transcript.save(TRANSCRIPT)
+    assert "session/request_permission" in transcript.methods("agent")
+    assert "session/cancel" in transcript.methods("client")
+
+    # The session file is Loom's own and whole: it loads, with every prompt in it.
+    loaded = SessionStore(tmp_path / "data" / "sessions").load(sid)
+    assert [m.text for m in loaded.messages if is_prompt(m)] == [
+        "say hello", "make it blue", "write a secret", "tell me a long story", "are you there?", "write a plan file"]
+
+    # A second agent lists it and loads it: the history is replayed, then it goes on.
+    fake_llm.enqueue(Reply.text("Still here."))
+    again = RecordingClient()
+
+    async def load_it() -> None:
+        async with loom_acp(again, workspace, env) as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+            listed = await conn.list_sessions(cwd=str(workspace))
+            assert [s.session_id for s in listed.sessions] == [sid]
+            assert listed.sessions[0].title == "say hello"
+            await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+            assert again.text(sid, "user_message_chunk").startswith("say hellomake it blue")
+            assert "Hello from Loom, streamed in pieces." in again.text(sid)
+            replayed = {u.title: u.status for u in again.of_kind("tool_call")}
+            assert replayed["Edit notes.txt"] == "completed" and replayed["Edit secret.txt"] == "failed"
+            done = await conn.prompt(session_id=sid, prompt=_text("one more"))
+            assert done.stop_reason == "end_turn" and again.text(sid).endswith("Still here.")
+
+    asyncio.run(load_it())
+    sent = json.dumps(fake_llm.requests[-1].messages)
+    assert "make it blue" in sent and "one more" in sent
