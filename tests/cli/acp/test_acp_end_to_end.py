@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
-from acp.schema import ClientCapabilities, TextContentBlock
+from acp.schema import ClientCapabilities, McpServerStdio, TextContentBlock
 
 from loom_engine.messages import is_prompt
 from loom_engine.sessions.store import SessionStore
 from tests.doubles.acp_client import RecordingClient, Transcript, loom_acp
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.loom_command import loom_env
+from tests.doubles.mcp_servers import MISBEHAVING
 
 # The lead's closing note shows what the client saw in this run.
 TRANSCRIPT = Path("/tmp/acp-transcript.jsonl")
@@ -37,6 +39,10 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     workspace = tmp_path / "project"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("colour: red\n")
+    # The project would loosen the mode; it is not trusted, so edits still ask, and the
+    # first reply says what was left out.
+    (workspace / ".loom").mkdir()
+    (workspace / ".loom" / "settings.toml").write_text('permission_mode = "accept-edits"\n')
     env = loom_env(tmp_path, fake_llm)
     fake_llm.enqueue(
         Reply.text("Hello from Loom, streamed in pieces.", chunk_size=6),
@@ -74,13 +80,16 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             # Streamed text.
             done = await conn.prompt(session_id=sid, prompt=_text("say hello"))
             assert done.stop_reason == "end_turn"
-            assert client.text(sid) == "Hello from Loom, streamed in pieces."
+            first_reply = client.text(sid)
+            assert first_reply.startswith("Loom: this project is not trusted, so it left out project settings")
+            assert "accept-edits" in first_reply.splitlines()[0]
+            assert first_reply.endswith("\n\nHello from Loom, streamed in pieces.")
             assert client.kinds(sid).count("agent_message_chunk") > 1
 
             # An edit asked and allowed: the question shows the diff, the file changes.
             client.forget()
             done = await conn.prompt(session_id=sid, prompt=_text("make it blue"))
-            assert done.stop_reason == "end_turn"
+            assert done.stop_reason == "end_turn" and "not trusted" not in client.text(sid)  # said once
             assert (workspace / "notes.txt").read_text() == "colour: blue\n"
             question = client.questions[0]
             assert [(o.option_id, o.kind) for o in question.options] == [
@@ -132,17 +141,19 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     assert [m.text for m in loaded.messages if is_prompt(m)] == [
         "say hello", "make it blue", "write a secret", "tell me a long story", "are you there?", "write a plan file"]
 
-    # A second agent lists it and loads it: the history is replayed, then it goes on.
+    # A second agent lists it and loads it: the history is replayed, then it goes on, with
+    # an MCP server the editor passes (the user's own: used without the project's trust).
     fake_llm.enqueue(Reply.text("Still here."))
     again = RecordingClient()
 
     async def load_it() -> None:
-        async with loom_acp(again, workspace, env) as (conn, _):
+        async with loom_acp(again, workspace, env, transcript=transcript) as (conn, _):
             await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
             listed = await conn.list_sessions(cwd=str(workspace))
             assert [s.session_id for s in listed.sessions] == [sid]
             assert listed.sessions[0].title == "say hello"
-            await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+            server = McpServerStdio(name="double", command=sys.executable, args=[str(MISBEHAVING)], env=[])
+            await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[server])
             assert again.text(sid, "user_message_chunk").startswith("say hellomake it blue")
             assert "Hello from Loom, streamed in pieces." in again.text(sid)
             replayed = {u.title: u.status for u in again.of_kind("tool_call")}
@@ -151,5 +162,8 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             assert done.stop_reason == "end_turn" and again.text(sid).endswith("Still here.")
 
     asyncio.run(load_it())
-    sent = json.dumps(fake_llm.requests[-1].messages)
+    transcript.save(TRANSCRIPT)  # both connections, one after the other
+    last = fake_llm.requests[-1].body
+    sent = json.dumps(last["messages"])
     assert "make it blue" in sent and "one more" in sent
+    assert "mcp__double__peek" in [tool["name"] for tool in last["tools"]]

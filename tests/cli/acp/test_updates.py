@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from loom_cli.acp.updates import EventAdapter
+from loom_engine.events import (
+    PermissionAnswered,
+    TextDelta,
+    TodosUpdated,
+    ToolCallStarted,
+    ToolFinished,
+    ToolProgress,
+    UsageUpdated,
+)
+from loom_engine.usage import Usage
+
+
+def test_a_tool_call_goes_pending_in_progress_then_completed() -> None:
+    adapter = EventAdapter(Path("/w"))
+    [start] = adapter.updates(ToolCallStarted(call_id="c1", name="bash", input={"command": "ls"}))
+    assert (start.session_update, start.kind, start.status) == ("tool_call", "execute", "pending")
+    assert start.title == "Run `ls`"
+    assert start.raw_input == {"command": "ls"}
+    [running] = adapter.updates(PermissionAnswered(request_id="r", call_id="c1", decision="allow_once"))
+    assert running.status == "in_progress"
+    assert adapter.updates(ToolProgress(call_id="c1", text="a")) == []  # said once
+    [done] = adapter.updates(ToolFinished(call_id="c1", name="bash", content="a\n", is_error=False, duration_ms=1))
+    assert done.status == "completed" and done.content[0].content.text == "a\n"
+
+
+def test_a_refused_call_fails_and_says_why() -> None:
+    adapter = EventAdapter(Path("/w"))
+    [done] = adapter.updates(ToolFinished(call_id="c", name="write_file", content="Refused by the user: …",
+                                          is_error=True, duration_ms=0, denied=True))
+    assert done.status == "failed" and done.raw_output == {"refused": True}
+    assert done.content[0].content.text.startswith("Refused by the user")
+
+
+def test_text_todos_and_usage() -> None:
+    adapter = EventAdapter(Path("/w"))
+    assert adapter.updates(TextDelta(text="hi"))[0].content.text == "hi"
+    assert adapter.updates(TextDelta(text="sub-agent words", depth=1)) == []  # they reach the parent as a result
+    [plan] = adapter.updates(TodosUpdated(todos=({"content": "Write tests", "status": "in_progress"},)))
+    assert [(e.content, e.status) for e in plan.entries] == [("Write tests", "in_progress")]
+    [usage] = adapter.updates(UsageUpdated(usage=Usage(), total=Usage(), cost_usd=0.01, total_cost_usd=0.25,
+                                           context_tokens=1200, context_window=200_000))
+    assert (usage.used, usage.size, usage.cost.amount, usage.cost.currency) == (1200, 200_000, 0.25, "USD")
