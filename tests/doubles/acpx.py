@@ -40,3 +40,7 @@ def install(root: Path | None = None) -> Path:
         raise RuntimeError(f"npm install {PACKAGE} failed: {done.stderr.strip().splitlines()[-1:]}")
     marker.write_text(json.dumps(PACKAGE))
     return program
+
+
+if __name__ == "__main__":
+    print(install())
