@@ -86,6 +86,16 @@ _Model = TypeVar("_Model", bound=BaseModel)
 _LINE_LIMIT = 50 * 1024 * 1024
 
 
+def invalid_params(message: str) -> RequestError:
+    """A request Loom cannot take, with the one line that says why (shown by editors)."""
+    return RequestError(-32602, message)
+
+
+def internal_error(message: str, **data: object) -> RequestError:
+    """A request that failed in Loom (the run's error, said as `loom run` says it)."""
+    return RequestError(-32603, message, dict(data) or None)
+
+
 def text_block(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
@@ -183,6 +193,8 @@ __all__ = [
     "agent_thought",
     "current_mode",
     "diff_content",
+    "internal_error",
+    "invalid_params",
     "redacted",
     "run_agent",
     "serve_stdio",

@@ -58,6 +58,8 @@ from .sdk import (
     StopReason,
     Usage,
     agent_text,
+    internal_error,
+    invalid_params,
     redacted,
 )
 from .sessions import AcpSession, build_session, untrusted_notice
@@ -139,7 +141,7 @@ class LoomAcpAgent:
         permissions = session.agent.permissions
         offered = offered_modes(session.bypass_allowed)
         if permissions is None or mode_id not in offered:
-            raise RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}; one of: {', '.join(offered)}"})
+            raise invalid_params(f"unknown mode {mode_id!r}; one of: {', '.join(offered)}")
         permissions.mode = next(mode for mode in offered if mode == mode_id)
         return SetSessionModeResponse()
 
@@ -147,9 +149,9 @@ class LoomAcpAgent:
                                 **kwargs: Any) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if config_id != MODEL_OPTION or not isinstance(value, str) or not value.strip():
-            raise RequestError.invalid_params({"configId": f"Loom has one option, {MODEL_OPTION!r}, a model name"})
+            raise invalid_params(f"Loom has one option, {MODEL_OPTION!r}, a model name")
         if session.agent.is_running:
-            raise RequestError.invalid_request({"message": "wait for the prompt to end before switching the model"})
+            raise invalid_params("wait for the prompt to end before switching the model")
         session.agent.choose_model(value.strip())  # saved with the session, as the chat's /model
         return SetSessionConfigOptionResponse(config_options=[self._model(session)])
 
@@ -159,12 +161,12 @@ class LoomAcpAgent:
         session = self._session(session_id)
         agent = session.agent
         if agent.is_running:
-            raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
+            raise invalid_params("a prompt is already running in this session")
         root = session.built.workspace.root
         try:
             content = loom_prompt(prompt, root)
         except UnsupportedContent as error:
-            raise RequestError.invalid_params({"message": str(error)}) from None
+            raise invalid_params(str(error)) from None
         if session.notice is not None:  # the project's additions left out: said in the first reply
             await self._send(session, agent_text(session.notice + "\n\n"))
             session.notice = None
@@ -224,12 +226,12 @@ class LoomAcpAgent:
 
         folder = Path(cwd)
         if not folder.is_absolute() or not folder.is_dir():
-            raise RequestError.invalid_params({"cwd": f"{cwd}: not an absolute path to a folder"})
+            raise invalid_params(f"{cwd}: not an absolute path to a folder")
         try:
             built, refused = await asyncio.to_thread(build_session, self._template, folder, servers,
                                                      resume_id=resume_id)
         except (UsageError, ConfigError, ProviderError) as error:
-            raise RequestError.invalid_params({"message": str(error)}) from None
+            raise invalid_params(str(error)) from None
         for line in (*built.warnings, *refused):
             sys.stderr.write(f"loom: warning: {line}\n")
         session = AcpSession(built, self._client_capabilities, notice=untrusted_notice(built),
@@ -248,8 +250,7 @@ class LoomAcpAgent:
     def _session(self, session_id: str) -> AcpSession:
         session = self._sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"sessionId": f"no open session {session_id!r} (session/new or "
-                                                            "session/load it first)"})
+            raise invalid_params(f"no open session {session_id!r} (session/new or session/load it first)")
         return session
 
     def _modes(self, session: AcpSession) -> Any:
@@ -312,8 +313,8 @@ class LoomAcpAgent:
                 return PromptResponse(stop_reason="end_turn")
             case Error():
                 message = _cleaner(session.agent)(stop_reason(final, headless=True))
-                raise RequestError.internal_error({"message": message, "kind": final.kind})
-        raise RequestError.internal_error({"message": "the run ended without a result"})
+                raise internal_error(message, kind=final.kind)
+        raise internal_error("the run ended without a result")
 
 
 async def _with_attachments(agent: Agent, text: str, extra: Sequence[Any]) -> Any:

@@ -60,6 +60,8 @@ def build_session(template: RunOptions, cwd: Path, servers: Sequence[McpServer],
     a worker thread."""
     from ..bootstrap import build_agent
 
+    if resume_id is not None:
+        _check_workspace(resume_id, cwd)
     folder = Path(tempfile.mkdtemp(prefix="loom-acp-"))  # private (0700): the entries may hold tokens
     try:
         entries, refused = client_servers(servers)
@@ -77,6 +79,23 @@ def build_session(template: RunOptions, cwd: Path, servers: Sequence[McpServer],
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return built, refused
+
+
+def _check_workspace(session_id: str, cwd: Path) -> None:
+    """A session continues only in its own workspace (its files and rules are that folder's)."""
+    from loom_engine.paths import sessions_dir
+    from loom_engine.sessions.store import SessionError, SessionStore
+    from loom_engine.workspace import find_workspace_root
+
+    from ..settings import ConfigError
+
+    try:
+        info = SessionStore(sessions_dir()).load(session_id).info
+    except SessionError as error:
+        raise ConfigError(f"cannot load the session: {error}") from None
+    root = find_workspace_root(cwd)
+    if Path(info.workspace) != root:
+        raise ConfigError(f"session {session_id} belongs to {info.workspace}, not {root}")
 
 
 def client_servers(servers: Sequence[McpServer]) -> tuple[dict[str, dict[str, object]], list[str]]:

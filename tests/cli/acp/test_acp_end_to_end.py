@@ -11,11 +11,13 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+from acp import RequestError
 from acp.schema import ClientCapabilities, McpServerStdio, TextContentBlock
 
 from loom_engine.messages import is_prompt
 from loom_engine.sessions.store import SessionStore
-from tests.doubles.acp_client import RecordingClient, Transcript, loom_acp
+from tests.doubles.acp_client import CANCEL, RecordingClient, Transcript, loom_acp
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.loom_command import loom_env
 from tests.doubles.mcp_servers import MISBEHAVING
@@ -52,6 +54,8 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         Reply.text("Changed it."),
         # A new file, asked and rejected: the turn stops there.
         Reply.tool("write_file", {"path": "secret.txt", "content": "nope\n"}),
+        # A command whose question the client cancels.
+        Reply.tool("bash", {"command": "touch ran.txt"}),
         # A long answer the client cancels mid-stream (the stream stalls after a few events).
         Reply.stall("This answer is long and will be cut off by the editor before its end.", after=4,
                     chunk_size=5),
@@ -60,7 +64,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         Reply.tool("write_file", {"path": "plan.txt", "content": "x\n"}),
         Reply.text("Plan mode kept me from writing."),
     )
-    client = RecordingClient(answers=["allow_once", "reject"])
+    client = RecordingClient(answers=["allow_once", "reject", CANCEL])
     transcript = Transcript()
 
     async def first_conversation() -> str:
@@ -113,6 +117,12 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             refused = client.of_kind("tool_call_update")[-1]
             assert refused.status == "failed" and REFUSED in refused.content[0].content.text
 
+            # A question the client cancels cancels the run; nothing ran.
+            client.forget()
+            done = await conn.prompt(session_id=sid, prompt=_text("touch a file"))
+            assert done.stop_reason == "cancelled" and not (workspace / "ran.txt").exists()
+            assert client.questions[0].tool_call.kind == "execute"
+
             # A cancel mid-stream: the prompt answers cancelled, the next prompt works.
             client.forget()
             running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_text("tell me a long story")))
@@ -139,7 +149,8 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     # The session file is Loom's own and whole: it loads, with every prompt in it.
     loaded = SessionStore(tmp_path / "data" / "sessions").load(sid)
     assert [m.text for m in loaded.messages if is_prompt(m)] == [
-        "say hello", "make it blue", "write a secret", "tell me a long story", "are you there?", "write a plan file"]
+        "say hello", "make it blue", "write a secret", "touch a file", "tell me a long story", "are you there?",
+        "write a plan file"]
 
     # A second agent lists it and loads it: the history is replayed, then it goes on, with
     # an MCP server the editor passes (the user's own: used without the project's trust).
@@ -152,6 +163,8 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             listed = await conn.list_sessions(cwd=str(workspace))
             assert [s.session_id for s in listed.sessions] == [sid]
             assert listed.sessions[0].title == "say hello"
+            with pytest.raises(RequestError, match="no session"):
+                await conn.load_session(cwd=str(workspace), session_id="20200101-000000-000000", mcp_servers=[])
             server = McpServerStdio(name="double", command=sys.executable, args=[str(MISBEHAVING)], env=[])
             await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[server])
             assert again.text(sid, "user_message_chunk").startswith("say hellomake it blue")
