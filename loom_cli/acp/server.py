@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from loom_engine.events import (
     TERMINAL_EVENTS,
-    Aborted,
     AgentEvent,
     BudgetExceeded,
     Error,
     Finished,
     HookRan,
-    MaxTurnsReached,
     Notice,
     PermissionRequested,
 )
@@ -55,25 +53,21 @@ from .sdk import (
     SessionUpdate,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    StopReason,
-    Usage,
     agent_text,
     internal_error,
     invalid_params,
     redacted,
 )
 from .sessions import AcpSession, build_session, untrusted_notice
-from .updates import EventAdapter
+from .updates import EventAdapter, prompt_usage, stop_reason_for
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
-    from loom_engine.usage import Usage as LoomUsage
 
     from ..bootstrap import RunOptions
 
 # Why a run stopped when the editor cancelled it (session/cancel, or a cancelled question).
 CANCELLED_BY_CLIENT = "cancelled by the editor"
-_FINISH_REASONS: dict[str, StopReason] = {"end_turn": "end_turn", "max_tokens": "max_tokens", "refusal": "refusal"}
 
 
 class LoomAcpAgent:
@@ -298,23 +292,15 @@ class LoomAcpAgent:
     async def _ended(self, session: AcpSession, final: AgentEvent | None) -> PromptResponse:
         from ..stop_reason import stop_reason
 
-        match final:
-            case Finished():
-                return PromptResponse(stop_reason=_FINISH_REASONS.get(final.stop_reason, "end_turn"),
-                                      usage=_usage(final.usage))
-            case MaxTurnsReached():
-                return PromptResponse(stop_reason="max_turn_requests")
-            case Aborted():
-                # Cancelled by the client, or the user's rejection stopped the turn (the
-                # chat's "n"): either way the user stopped it, and the transcript is whole.
-                return PromptResponse(stop_reason="cancelled")
-            case BudgetExceeded():
-                await self._send(session, agent_text(f"\n\n{stop_reason(final, headless=True)}"))
-                return PromptResponse(stop_reason="end_turn")
-            case Error():
-                message = _cleaner(session.agent)(stop_reason(final, headless=True))
-                raise internal_error(message, kind=final.kind)
-        raise internal_error("the run ended without a result")
+        reason = stop_reason_for(final)
+        if reason is None:  # an error: the request fails with what `loom run` would say
+            if not isinstance(final, Error):
+                raise internal_error("the run ended without a result")
+            raise internal_error(_cleaner(session.agent)(stop_reason(final, headless=True)), kind=final.kind)
+        if isinstance(final, BudgetExceeded):  # no ACP reason says it: the answer does
+            await self._send(session, agent_text(f"\n\n{stop_reason(final, headless=True)}"))
+        usage = prompt_usage(final.usage) if isinstance(final, Finished) else None
+        return PromptResponse(stop_reason=reason, usage=usage)
 
 
 async def _with_attachments(agent: Agent, text: str, extra: Sequence[Any]) -> Any:
@@ -337,15 +323,6 @@ def _cleaner(agent: Agent) -> Callable[[Any], Any]:
     session file and `loom run`'s output."""
     config = agent.config
     return config.redactor.redact_tree if config.redact_secrets else (lambda value: value)
-
-
-def _usage(usage: LoomUsage) -> Usage:
-    return Usage(total_tokens=usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens
-                 + usage.cache_creation_input_tokens,
-                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                 thought_tokens=usage.reasoning_tokens or None,
-                 cached_read_tokens=usage.cache_read_input_tokens or None,
-                 cached_write_tokens=usage.cache_creation_input_tokens or None)
 
 
 def _log(event: AgentEvent) -> None:

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from loom_engine.events import (
+    Aborted,
     AgentEvent,
+    BudgetExceeded,
+    Finished,
+    MaxTurnsReached,
     PermissionAnswered,
     TextDelta,
     ThinkingDelta,
@@ -22,6 +26,7 @@ from loom_engine.events import (
     ToolProgress,
     UsageUpdated,
 )
+from loom_engine.usage import Usage as LoomUsage
 
 from .sdk import (
     AgentPlanUpdate,
@@ -29,14 +34,18 @@ from .sdk import (
     PlanEntry,
     PlanEntryStatus,
     SessionUpdate,
+    StopReason,
     ToolCallProgress,
     ToolCallStart,
+    Usage,
     UsageUpdate,
     agent_text,
     agent_thought,
 )
 from .tool_calls import result_content, tool_kind, tool_locations, tool_title
 
+# The providers' stop reasons ACP has words for; any other ends the turn normally.
+_FINISH_REASONS: dict[str, StopReason] = {"end_turn": "end_turn", "max_tokens": "max_tokens", "refusal": "refusal"}
 _PLAN_STATUSES: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
                                                "completed": "completed"}
 
@@ -99,3 +108,29 @@ def plan_update(todos: tuple[Mapping[str, Any], ...]) -> AgentPlanUpdate:
                          status=_PLAN_STATUSES.get(str(todo.get("status")), "pending"))
                for todo in todos]
     return AgentPlanUpdate(session_update="plan", entries=entries)
+
+
+def stop_reason_for(final: AgentEvent | None) -> StopReason | None:
+    """Why the prompt ended, in ACP's words; None when it failed (an error, or no end)."""
+    match final:
+        case Finished():
+            return _FINISH_REASONS.get(final.stop_reason, "end_turn")  # max_tokens: the answer was cut off
+        case MaxTurnsReached():
+            return "max_turn_requests"
+        case Aborted():
+            # Cancelled by the client, or the user's rejection stopped the turn (the chat's
+            # "n"): either way the user stopped it, and the transcript is whole.
+            return "cancelled"
+        case BudgetExceeded():
+            return "end_turn"  # ACP has no budget reason; the answer says it
+    return None
+
+
+def prompt_usage(usage: LoomUsage) -> Usage:
+    """The prompt's tokens as ACP counts them (cache reads and writes are input too)."""
+    return Usage(total_tokens=usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens
+                 + usage.cache_creation_input_tokens,
+                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                 thought_tokens=usage.reasoning_tokens or None,
+                 cached_read_tokens=usage.cache_read_input_tokens or None,
+                 cached_write_tokens=usage.cache_creation_input_tokens or None)

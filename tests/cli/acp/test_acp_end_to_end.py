@@ -63,6 +63,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         # Plan mode: the write is refused by the mode, without a question.
         Reply.tool("write_file", {"path": "plan.txt", "content": "x\n"}),
         Reply.text("Plan mode kept me from writing."),
+        Reply.text("Opus here."),
     )
     client = RecordingClient(answers=["allow_once", "reject", CANCEL])
     transcript = Transcript()
@@ -139,6 +140,12 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             done = await conn.prompt(session_id=sid, prompt=_text("write a plan file"))
             assert done.stop_reason == "end_turn" and not client.questions
             assert not (workspace / "plan.txt").exists()
+
+            # The model option: the next request goes to the chosen model.
+            changed = await conn.set_config_option(config_id="model", session_id=sid, value="claude-opus-4-7")
+            assert changed.config_options[0].current_value == "claude-opus-4-7"
+            done = await conn.prompt(session_id=sid, prompt=_text("which model?"))
+            assert done.stop_reason == "end_turn" and fake_llm.requests[-1].body["model"] == "claude-opus-4-7"
             return sid
 
     sid = asyncio.run(first_conversation())
@@ -150,7 +157,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     loaded = SessionStore(tmp_path / "data" / "sessions").load(sid)
     assert [m.text for m in loaded.messages if is_prompt(m)] == [
         "say hello", "make it blue", "write a secret", "touch a file", "tell me a long story", "are you there?",
-        "write a plan file"]
+        "write a plan file", "which model?"]
 
     # A second agent lists it and loads it: the history is replayed, then it goes on, with
     # an MCP server the editor passes (the user's own: used without the project's trust).

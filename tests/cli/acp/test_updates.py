@@ -2,8 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom_cli.acp.updates import EventAdapter
+from loom_cli.acp.updates import EventAdapter, prompt_usage, stop_reason_for
 from loom_engine.events import (
+    Aborted,
+    BudgetExceeded,
+    Error,
+    Finished,
+    MaxTurnsReached,
     PermissionAnswered,
     TextDelta,
     TodosUpdated,
@@ -45,3 +50,23 @@ def test_text_todos_and_usage() -> None:
     [usage] = adapter.updates(UsageUpdated(usage=Usage(), total=Usage(), cost_usd=0.01, total_cost_usd=0.25,
                                            context_tokens=1200, context_window=200_000))
     assert (usage.used, usage.size, usage.cost.amount, usage.cost.currency) == (1200, 200_000, 0.25, "USD")
+
+
+def test_each_end_of_a_run_has_its_acp_stop_reason() -> None:
+    def finished(why: str) -> Finished:
+        return Finished(result="", num_turns=1, stop_reason=why)
+
+    assert [stop_reason_for(finished(why)) for why in ("end_turn", "max_tokens", "refusal", "stop_sequence")] == \
+           ["end_turn", "max_tokens", "refusal", "end_turn"]
+    assert stop_reason_for(MaxTurnsReached(max_turns=3, num_turns=3)) == "max_turn_requests"
+    assert stop_reason_for(Aborted(reason="refused by user")) == "cancelled"
+    assert stop_reason_for(BudgetExceeded(max_budget_usd=1, cost_usd=1.2)) == "end_turn"
+    assert stop_reason_for(Error(message="bad key", kind="auth")) is None
+    assert stop_reason_for(None) is None
+
+
+def test_prompt_usage_counts_cache_tokens_as_input() -> None:
+    usage = prompt_usage(Usage(input_tokens=10, output_tokens=5, cache_read_input_tokens=100,
+                               cache_creation_input_tokens=20))
+    assert (usage.total_tokens, usage.cached_read_tokens, usage.cached_write_tokens, usage.thought_tokens) == \
+           (135, 100, 20, None)
