@@ -41,9 +41,13 @@ from .sdk import (
     UsageUpdate,
     agent_text,
     agent_thought,
+    text_content,
 )
 from .tool_calls import result_content, tool_kind, tool_locations, tool_title
 
+# How many of a running command's last output lines the editor is shown live (the whole
+# output comes with the call's end).
+_LIVE_LINES = 40
 # The providers' stop reasons ACP has words for; any other ends the turn normally.
 _FINISH_REASONS: dict[str, StopReason] = {"end_turn": "end_turn", "max_tokens": "max_tokens", "refusal": "refusal"}
 _PLAN_STATUSES: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
@@ -56,6 +60,7 @@ class EventAdapter:
 
     root: Path
     _running: set[str] = field(default_factory=set)  # calls already said to be in progress
+    _output: dict[str, list[str]] = field(default_factory=dict)  # a running call's last lines
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
         match event:
@@ -70,7 +75,7 @@ class EventAdapter:
             case PermissionAnswered(decision=decision) if decision != "deny":
                 return self._in_progress(event.call_id)
             case ToolProgress():
-                return self._in_progress(event.call_id)
+                return [*self._in_progress(event.call_id), self._progress(event.call_id, event.text)]
             case ToolFinished():
                 return [self._finished(event)]
             case TodosUpdated() if event.depth == 0:
@@ -92,8 +97,17 @@ class EventAdapter:
         self._running.add(call_id)
         return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
 
+    def _progress(self, call_id: str, line: str) -> ToolCallProgress:
+        """A running command's output so far (its last lines: each update replaces the last)."""
+        lines = self._output.setdefault(call_id, [])
+        lines.append(line)
+        del lines[:-_LIVE_LINES]
+        return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                                content=[text_content("\n".join(lines))])
+
     def _finished(self, event: ToolFinished) -> ToolCallProgress:
         self._running.discard(event.call_id)
+        self._output.pop(event.call_id, None)
         # A refused call (a rule, a hook, the user's no) failed, and says why.
         failed = event.is_error or event.denied
         return ToolCallProgress(session_update="tool_call_update", tool_call_id=event.call_id,

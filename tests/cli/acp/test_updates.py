@@ -28,7 +28,12 @@ def test_a_tool_call_goes_pending_in_progress_then_completed() -> None:
     assert start.raw_input == {"command": "ls"}
     [running] = adapter.updates(PermissionAnswered(request_id="r", call_id="c1", decision="allow_once"))
     assert running.status == "in_progress"
-    assert adapter.updates(ToolProgress(call_id="c1", text="a")) == []  # said once
+    [output] = adapter.updates(ToolProgress(call_id="c1", text="a"))  # in progress is said once
+    assert output.status is None and output.content[0].content.text == "a"
+    for n in range(100):
+        [output] = adapter.updates(ToolProgress(call_id="c1", text=f"line {n}"))
+    shown = output.content[0].content.text.splitlines()
+    assert len(shown) == 40 and shown[-1] == "line 99"  # the tail, live
     [done] = adapter.updates(ToolFinished(call_id="c1", name="bash", content="a\n", is_error=False, duration_ms=1))
     assert done.status == "completed" and done.content[0].content.text == "a\n"
 
