@@ -21,6 +21,8 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     AudioContentBlock,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     ContentToolCallContent,
     Cost,
@@ -72,7 +74,7 @@ from pydantic import BaseModel
 
 # What a ``session/update`` may carry, of the kinds Loom sends.
 SessionUpdate = (UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
-                 | AgentPlanUpdate | CurrentModeUpdate | UsageUpdate)
+                 | AgentPlanUpdate | AvailableCommandsUpdate | CurrentModeUpdate | UsageUpdate)
 # What a prompt may hold, as the SDK types it.
 PromptBlock = (TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock
                | EmbeddedResourceContentBlock)
@@ -138,6 +140,8 @@ __all__ = [
     "AgentPlanUpdate",
     "AllowedOutcome",
     "AudioContentBlock",
+    "AvailableCommand",
+    "AvailableCommandsUpdate",
     "Client",
     "ClientCapabilities",
     "ContentToolCallContent",

@@ -26,8 +26,10 @@ from loom_engine.events import (
 )
 from loom_engine.permissions.answer import PermissionAnswer
 
+from ..turns import start_turn
 from ..version import __version__
 from .asks import permission_options, question_tool_call, read_reply
+from .commands import ChatOnlyCommand, commands_update, invocation_of
 from .modes import MODEL_OPTION, mode_state, model_option, offered_modes
 from .prompt_content import UnsupportedContent, loom_prompt
 from .replay import history_updates
@@ -105,6 +107,7 @@ class LoomAcpAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: Sequence[McpServer] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or (), resume_id=None)
+        self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=self._modes(session),
                                   config_options=[self._model(session)])
 
@@ -115,6 +118,7 @@ class LoomAcpAgent:
             session = await self._open(cwd, mcp_servers or (), resume_id=session_id)
         for update in history_updates(session.agent.messages, session.built.workspace.root):
             await self._send(session, update)
+        self._offer_commands(session)
         return LoadSessionResponse(modes=self._modes(session), config_options=[self._model(session)])
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
@@ -159,7 +163,8 @@ class LoomAcpAgent:
         root = session.built.workspace.root
         try:
             content = loom_prompt(prompt, root)
-        except UnsupportedContent as error:
+            invocation = invocation_of(agent, content.text) if not content.attachments else None
+        except (UnsupportedContent, ChatOnlyCommand) as error:
             raise invalid_params(str(error)) from None
         if session.notice is not None:  # the project's additions left out: said in the first reply
             await self._send(session, agent_text(session.notice + "\n\n"))
@@ -167,7 +172,10 @@ class LoomAcpAgent:
         session.stopped = None
         adapter = EventAdapter(root)
         final: AgentEvent | None = None
-        async with aclosing(agent.run(await _with_attachments(agent, content.text, content.attachments))) as events:
+        # A custom command or skill runs as in `loom run`; any other prompt with its files.
+        run = start_turn(agent, content.text, invocation) if invocation is not None else \
+            agent.run(await _with_attachments(agent, content.text, content.attachments))
+        async with aclosing(run) as events:
             async for event in events:
                 if isinstance(event, PermissionRequested):
                     self._ask(session, event)
@@ -240,6 +248,10 @@ class LoomAcpAgent:
                                                  "resume" if built.resumed else "startup"):
             _log(event)
         return session
+
+    def _offer_commands(self, session: AcpSession) -> None:
+        """The session's commands, sent once its id is the client's (after this response)."""
+        session.offer = asyncio.create_task(self._send(session, commands_update(session.agent)))
 
     def _session(self, session_id: str) -> AcpSession:
         session = self._sessions.get(session_id)

@@ -41,6 +41,8 @@ class AcpSession:
     # cancelled a question), or "refused" (the user rejected a tool call).
     stopped: str | None = None
     asks: set[asyncio.Task[None]] = field(default_factory=set)
+    # Sending the session's commands, just after the response that gives the client its id.
+    offer: asyncio.Task[None] | None = None
     # The question each open ``session/request_permission`` answers, by the engine's id.
     open_questions: dict[str, PermissionRequested] = field(default_factory=dict)
 

@@ -108,6 +108,9 @@ async def loom_acp(client: RecordingClient, cwd: Path, env: Mapping[str, str], *
                    ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """`loom acp ARGS` started in ``cwd`` with ``env``, connected to ``client``."""
     observers = [transcript.observe] if transcript is not None else []
+    # The SDK gives an agent 2 s to exit once its input closes, then kills it; on a loaded
+    # machine Loom's orderly close (sessions, MCP servers) may take longer.
     async with spawn_agent_process(client, sys.executable, "-m", "loom_cli", "acp", *args, env=dict(env),
-                                   cwd=cwd, observers=observers) as (conn, process):
+                                   cwd=cwd, observers=observers,
+                                   transport_kwargs={"shutdown_timeout": 30}) as (conn, process):
         yield conn, process

@@ -45,6 +45,9 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     # first reply says what was left out.
     (workspace / ".loom").mkdir()
     (workspace / ".loom" / "settings.toml").write_text('permission_mode = "accept-edits"\n')
+    (workspace / ".loom" / "commands").mkdir()
+    (workspace / ".loom" / "commands" / "greet.md").write_text(
+        "---\ndescription: Greet someone warmly\n---\nSay a warm hello to $ARGUMENTS.\n")
     env = loom_env(tmp_path, fake_llm)
     fake_llm.enqueue(
         Reply.text("Hello from Loom, streamed in pieces.", chunk_size=6),
@@ -64,6 +67,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         Reply.tool("write_file", {"path": "plan.txt", "content": "x\n"}),
         Reply.text("Plan mode kept me from writing."),
         Reply.text("Opus here."),
+        Reply.text("Hello, Ada!"),
     )
     client = RecordingClient(answers=["allow_once", "reject", CANCEL])
     transcript = Transcript()
@@ -79,6 +83,8 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
 
             new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             sid = new.session_id
+            await client.wait_until(lambda c: "available_commands_update" in c.kinds(sid))
+            offered_first = client.of_kind("available_commands_update")
             assert new.modes is not None and new.modes.current_mode_id == "default"
             assert [m.id for m in new.modes.available_modes] == ["default", "accept-edits", "plan"]
 
@@ -146,6 +152,15 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             assert changed.config_options[0].current_value == "claude-opus-4-7"
             done = await conn.prompt(session_id=sid, prompt=_text("which model?"))
             assert done.stop_reason == "end_turn" and fake_llm.requests[-1].body["model"] == "claude-opus-4-7"
+            # A custom command: offered as the session's command, run with its arguments.
+            offered = offered_first
+            assert any(c.name == "greet" and c.description.startswith("Greet someone")
+                       for c in offered[0].available_commands)
+            done = await conn.prompt(session_id=sid, prompt=_text("/greet Ada"))
+            assert done.stop_reason == "end_turn" and "Say a warm hello to Ada." in json.dumps(
+                fake_llm.requests[-1].messages[-1])
+            with pytest.raises(RequestError, match="command of the chat"):
+                await conn.prompt(session_id=sid, prompt=_text("/clear"))
             return sid
 
     sid = asyncio.run(first_conversation())
@@ -155,9 +170,9 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
 
     # The session file is Loom's own and whole: it loads, with every prompt in it.
     loaded = SessionStore(tmp_path / "data" / "sessions").load(sid)
-    assert [m.text for m in loaded.messages if is_prompt(m)] == [
+    assert [m.meta.get("prompt", m.text) for m in loaded.messages if is_prompt(m)] == [
         "say hello", "make it blue", "write a secret", "touch a file", "tell me a long story", "are you there?",
-        "write a plan file", "which model?"]
+        "write a plan file", "which model?", "/greet Ada"]
 
     # A second agent lists it and loads it: the history is replayed, then it goes on, with
     # an MCP server the editor passes (the user's own: used without the project's trust).
