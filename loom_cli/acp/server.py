@@ -157,9 +157,16 @@ class LoomAcpAgent:
 
     async def prompt(self, prompt: Sequence[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        agent = session.agent
-        if agent.is_running:
+        if session.busy:
             raise invalid_params("a prompt is already running in this session")
+        session.busy, session.cancelled_early = True, False
+        try:
+            return await self._answer(session, prompt)
+        finally:
+            session.busy = False
+
+    async def _answer(self, session: AcpSession, prompt: Sequence[PromptBlock]) -> PromptResponse:
+        agent = session.agent
         root = session.built.workspace.root
         try:
             content = loom_prompt(prompt, root)
@@ -169,12 +176,14 @@ class LoomAcpAgent:
         if session.notice is not None:  # the project's additions left out: said in the first reply
             await self._send(session, agent_text(session.notice + "\n\n"))
             session.notice = None
-        session.stopped = None
-        adapter = EventAdapter(root)
-        final: AgentEvent | None = None
         # A custom command or skill runs as in `loom run`; any other prompt with its files.
         run = start_turn(agent, content.text, invocation) if invocation is not None else \
             agent.run(await _with_attachments(agent, content.text, content.attachments))
+        if session.cancelled_early:  # cancelled while its files were read: nothing was sent
+            await run.aclose()
+            return PromptResponse(stop_reason="cancelled")
+        adapter = EventAdapter(root)
+        final: AgentEvent | None = None
         async with aclosing(run) as events:
             async for event in events:
                 if isinstance(event, PermissionRequested):
@@ -193,10 +202,12 @@ class LoomAcpAgent:
         """Esc's semantics: the run stops at once, its transcript stays valid, and the
         prompt answers ``cancelled``."""
         session = self._sessions.get(session_id)
-        if session is None or not session.agent.is_running:
+        if session is None or not session.busy:
             return
-        session.stopped = "cancelled"
-        session.agent.abort(CANCELLED_BY_CLIENT)
+        if session.agent.is_running:
+            session.agent.abort(CANCELLED_BY_CLIENT)
+        else:
+            session.cancelled_early = True
 
     # --- the end ------------------------------------------------------------------------
 
@@ -292,11 +303,9 @@ class LoomAcpAgent:
             response = None
         reply = read_reply(response) if response is not None else None
         if reply is None or reply.kind == "cancelled":
-            session.stopped = "cancelled"
             agent.abort(CANCELLED_BY_CLIENT)
         elif reply.kind == "reject":
             # The chat's "n": the call is refused (the model is told), and the turn stops.
-            session.stopped = "refused"
             agent.refuse_and_stop(request.request_id, request.call_id)
         else:
             agent.answer_permission(request.request_id, PermissionAnswer(reply.decision))

@@ -37,9 +37,10 @@ class AcpSession:
     # bypass is offered as a mode only when `loom acp --permission-mode bypass` asked for it
     # by name (the chat's Shift+Tab rule).
     bypass_allowed: bool = False
-    # How the running prompt ended early: "cancelled" (session/cancel, or the client
-    # cancelled a question), or "refused" (the user rejected a tool call).
-    stopped: str | None = None
+    # A prompt is being answered (from its request on, before the engine's run starts),
+    # and whether session/cancel came before the run did.
+    busy: bool = False
+    cancelled_early: bool = False
     asks: set[asyncio.Task[None]] = field(default_factory=set)
     # Sending the session's commands, just after the response that gives the client its id.
     offer: asyncio.Task[None] | None = None
