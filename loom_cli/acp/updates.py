@@ -6,7 +6,7 @@ everything else the client is shown comes from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from loom_engine.events import (
 )
 from loom_engine.usage import Usage as LoomUsage
 
+from .held_text import HeldText
 from .sdk import (
     AgentPlanUpdate,
     Cost,
@@ -61,15 +62,21 @@ class EventAdapter:
     root: Path
     _running: set[str] = field(default_factory=set)  # calls already said to be in progress
     _output: dict[str, list[str]] = field(default_factory=dict)  # a running call's last lines
+    # The answer's and the thinking's text, given out as the redactor can read it whole.
+    _text: HeldText = field(default_factory=HeldText)
+    _thought: HeldText = field(default_factory=HeldText)
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
+        # A sub-agent's words reach its parent as the task's result; its tool calls are
+        # shown (they are edits and commands the user wants to see).
+        if isinstance(event, TextDelta) and event.depth == 0:
+            return [*self._said(self._thought, agent_thought), *self._said(self._text, agent_text, event.text)]
+        if isinstance(event, ThinkingDelta) and event.depth == 0:
+            return [*self._said(self._text, agent_text), *self._said(self._thought, agent_thought, event.text)]
+        return [*self._said(self._text, agent_text), *self._said(self._thought, agent_thought), *self._other(event)]
+
+    def _other(self, event: AgentEvent) -> list[SessionUpdate]:
         match event:
-            # A sub-agent's words reach its parent as the task's result; its tool calls
-            # are shown (they are edits and commands the user wants to see).
-            case TextDelta(text=text) if event.depth == 0 and text:
-                return [agent_text(text)]
-            case ThinkingDelta(text=text) if event.depth == 0 and text:
-                return [agent_thought(text)]
             case ToolCallStarted():
                 return [self._started(event.call_id, event.name, event.input)]
             case PermissionAnswered(decision=decision) if decision != "deny":
@@ -85,6 +92,13 @@ class EventAdapter:
                                     size=event.context_window,
                                     cost=Cost(amount=event.total_cost_usd, currency="USD"))]
         return []
+
+    @staticmethod
+    def _said(held: HeldText, make: Callable[[str], SessionUpdate], piece: str | None = None) -> list[SessionUpdate]:
+        """What of ``held`` may go out now: with ``piece`` added, its whole lines; without,
+        all of it (the stream moved on)."""
+        out = held.take(piece) if piece is not None else held.flush()
+        return [make(out)] if out else []
 
     def _started(self, call_id: str, name: str, arguments: Mapping[str, Any]) -> ToolCallStart:
         return ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=tool_title(name, arguments),

@@ -25,6 +25,8 @@ from tests.doubles.mcp_servers import MISBEHAVING
 # The lead's closing note shows what the client saw in this run.
 TRANSCRIPT = Path("/tmp/acp-transcript.jsonl")
 REFUSED = "Refused by the user"
+STREAMED = "Hello from Loom,\nstreamed in pieces,\nline by line."
+KEY = "sk-ant-api03-" + "k" * 90  # the key Loom holds: never sent to the editor
 
 
 def _text(text: str) -> list[TextContentBlock]:
@@ -48,9 +50,9 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
     (workspace / ".loom" / "commands").mkdir()
     (workspace / ".loom" / "commands" / "greet.md").write_text(
         "---\ndescription: Greet someone warmly\n---\nSay a warm hello to $ARGUMENTS.\n")
-    env = loom_env(tmp_path, fake_llm)
+    env = loom_env(tmp_path, fake_llm, api_key=KEY)
     fake_llm.enqueue(
-        Reply.text("Hello from Loom, streamed in pieces.", chunk_size=6),
+        Reply.text(STREAMED, chunk_size=6),
         # An edit, asked and allowed.
         Reply.tool("read_file", {"path": "notes.txt"}),
         Reply.tool("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}),
@@ -60,7 +62,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         # A command whose question the client cancels.
         Reply.tool("bash", {"command": "touch ran.txt"}),
         # A long answer the client cancels mid-stream (the stream stalls after a few events).
-        Reply.stall("This answer is long and will be cut off by the editor before its end.", after=4,
+        Reply.stall("Long.\nThis answer will be cut off by the editor before its end.", after=7,
                     chunk_size=5),
         Reply.text("Back after the cancel."),
         # Plan mode: the write is refused by the mode, without a question.
@@ -68,6 +70,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
         Reply.text("Plan mode kept me from writing."),
         Reply.text("Opus here."),
         Reply.text("Hello, Ada!"),
+        Reply.text(f"Your key is {KEY}."),
     )
     client = RecordingClient(answers=["allow_once", "reject", CANCEL])
     transcript = Transcript()
@@ -94,8 +97,9 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             first_reply = client.text(sid)
             assert first_reply.startswith("Loom: this project is not trusted, so it left out project settings")
             assert "accept-edits" in first_reply.splitlines()[0]
-            assert first_reply.endswith("\n\nHello from Loom, streamed in pieces.")
-            assert client.kinds(sid).count("agent_message_chunk") > 1
+            assert first_reply.endswith("\n\n" + STREAMED)
+            # Streamed a line at a time (the redactor sees each line whole): the notice, 3 lines.
+            assert client.kinds(sid).count("agent_message_chunk") == 4
 
             # An edit asked and allowed: the question shows the diff, the file changes.
             client.forget()
@@ -133,7 +137,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             # A cancel mid-stream: the prompt answers cancelled, the next prompt works.
             client.forget()
             running = asyncio.create_task(conn.prompt(session_id=sid, prompt=_text("tell me a long story")))
-            await client.wait_until(lambda c: "This" in c.text(sid))
+            await client.wait_until(lambda c: "Long." in c.text(sid))
             await conn.cancel(session_id=sid)
             assert (await running).stop_reason == "cancelled"
             done = await conn.prompt(session_id=sid, prompt=_text("are you there?"))
@@ -161,18 +165,24 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
                 fake_llm.requests[-1].messages[-1])
             with pytest.raises(RequestError, match="command of the chat"):
                 await conn.prompt(session_id=sid, prompt=_text("/clear"))
+
+            # Secrets are redacted from what the editor gets.
+            client.forget()
+            await conn.prompt(session_id=sid, prompt=_text("what is my key?"))
+            assert client.text(sid).startswith("Your key is ") and KEY not in client.text(sid)
             return sid
 
     sid = asyncio.run(first_conversation())
     transcript.save(TRANSCRIPT)
     assert "session/request_permission" in transcript.methods("agent")
     assert "session/cancel" in transcript.methods("client")
+    assert KEY not in json.dumps([line["message"] for line in transcript.lines if line["from"] == "agent"])
 
     # The session file is Loom's own and whole: it loads, with every prompt in it.
     loaded = SessionStore(tmp_path / "data" / "sessions").load(sid)
     assert [m.meta.get("prompt", m.text) for m in loaded.messages if is_prompt(m)] == [
         "say hello", "make it blue", "write a secret", "touch a file", "tell me a long story", "are you there?",
-        "write a plan file", "which model?", "/greet Ada"]
+        "write a plan file", "which model?", "/greet Ada", "what is my key?"]
 
     # A second agent lists it and loads it: the history is replayed, then it goes on, with
     # an MCP server the editor passes (the user's own: used without the project's trust).
@@ -190,7 +200,7 @@ def test_an_editor_session_from_first_prompt_to_a_loaded_continuation(tmp_path: 
             server = McpServerStdio(name="double", command=sys.executable, args=[str(MISBEHAVING)], env=[])
             await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[server])
             assert again.text(sid, "user_message_chunk").startswith("say hellomake it blue")
-            assert "Hello from Loom, streamed in pieces." in again.text(sid)
+            assert STREAMED in again.text(sid)
             replayed = {u.title: u.status for u in again.of_kind("tool_call")}
             assert replayed["Edit notes.txt"] == "completed" and replayed["Edit secret.txt"] == "failed"
             done = await conn.prompt(session_id=sid, prompt=_text("one more"))
