@@ -48,7 +48,11 @@ def test_a_refused_call_fails_and_says_why() -> None:
 
 def test_text_todos_and_usage() -> None:
     adapter = EventAdapter(Path("/w"))
-    assert adapter.updates(TextDelta(text="hi"))[0].content.text == "hi"
+    assert adapter.updates(TextDelta(text="hi")) == []  # held: the line is not whole yet
+    assert [u.content.text for u in adapter.updates(TextDelta(text=" there\nand"))] == ["hi there\n"]
+    flushed = adapter.updates(ToolCallStarted(call_id="c", name="ls", input={}))  # the stream moved on
+    assert [u.session_update for u in flushed] == ["agent_message_chunk", "tool_call"]
+    assert flushed[0].content.text == "and"
     assert adapter.updates(TextDelta(text="sub-agent words", depth=1)) == []  # they reach the parent as a result
     [plan] = adapter.updates(TodosUpdated(todos=({"content": "Write tests", "status": "in_progress"},)))
     assert [(e.content, e.status) for e in plan.entries] == [("Write tests", "in_progress")]
