@@ -50,8 +50,10 @@ from .sdk import (
     PromptResponse,
     RequestError,
     SessionCapabilities,
+    SessionConfigOptionSelect,
     SessionInfo,
     SessionListCapabilities,
+    SessionModeState,
     SessionUpdate,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -65,6 +67,7 @@ from .updates import EventAdapter, prompt_usage, stop_reason_for
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
+    from loom_engine.attachments import Attachment, UserPrompt
 
     from ..bootstrap import RunOptions
 
@@ -270,11 +273,11 @@ class LoomAcpAgent:
             raise invalid_params(f"no open session {session_id!r} (session/new or session/load it first)")
         return session
 
-    def _modes(self, session: AcpSession) -> Any:
+    def _modes(self, session: AcpSession) -> SessionModeState | None:
         permissions = session.agent.permissions
         return mode_state(permissions.mode, session.bypass_allowed) if permissions is not None else None
 
-    def _model(self, session: AcpSession) -> Any:
+    def _model(self, session: AcpSession) -> SessionConfigOptionSelect:
         config = session.agent.config
         return model_option(config.provider, session.agent.client.model)
 
@@ -324,7 +327,7 @@ class LoomAcpAgent:
         return PromptResponse(stop_reason=reason, usage=usage)
 
 
-async def _with_attachments(agent: Agent, text: str, extra: Sequence[Any]) -> Any:
+async def _with_attachments(agent: Agent, text: str, extra: Sequence[Attachment]) -> str | UserPrompt:
     """The prompt with its ``@path`` mentions attached (Loom's read tool, under the rules)
     and the editor's embedded context after them."""
     from loom_engine.attachments import UserPrompt
