@@ -18,9 +18,9 @@ import io
 from pathlib import Path
 from typing import Protocol
 
-from acp import ReadTextFileResponse, RequestError, WriteTextFileResponse
-
 from loom_engine.tools.io import IOBackendError, OpenedFile
+
+from .sdk import ReadTextFileResponse, RequestError, WriteTextFileResponse
 
 
 class EditorFiles(Protocol):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from acp.schema import ClientCapabilities
-
 from .client_files import ClientFileAccess, EditorFiles
 from .client_terminal import ClientTerminalRunner, EditorTerminals, TerminalStarted
+from .sdk import ClientCapabilities
 
 
 class EditorConnection(EditorFiles, EditorTerminals, Protocol):

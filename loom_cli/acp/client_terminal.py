@@ -29,21 +29,20 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
-from acp import (
+from builtin_tools import _process_tree as tree
+from loom_engine.execution import CancelToken
+from loom_engine.tools.io import CommandOutcome, CommandSpec, Outcome
+
+from .client_files import client_failure
+from .sdk import (
     CreateTerminalResponse,
+    EnvVariable,
     KillTerminalResponse,
     ReleaseTerminalResponse,
     RequestError,
     TerminalOutputResponse,
     WaitForTerminalExitResponse,
 )
-from acp.schema import EnvVariable
-
-from builtin_tools import _process_tree as tree
-from loom_engine.execution import CancelToken
-from loom_engine.tools.io import CommandOutcome, CommandSpec, Outcome
-
-from .client_files import client_failure
 
 # What the editor keeps of a command's output (it drops the start beyond this); the
 # bash tool then keeps the first and last 15,000 characters of it for the model.

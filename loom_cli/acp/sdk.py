@@ -11,7 +11,19 @@ import sys
 from collections.abc import Callable
 from typing import TextIO, TypeVar
 
-from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
+from acp import (
+    PROTOCOL_VERSION,
+    CreateTerminalResponse,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestError,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+    run_agent,
+    stdio_streams,
+)
 from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
@@ -29,6 +41,7 @@ from acp.schema import (
     CurrentModeUpdate,
     DeniedOutcome,
     EmbeddedResourceContentBlock,
+    EnvVariable,
     FileEditToolCallContent,
     HttpMcpServer,
     ImageContentBlock,
@@ -107,6 +120,11 @@ def text_content(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=text_block(text))
 
 
+def terminal_content(terminal_id: str) -> TerminalToolCallContent:
+    """An editor terminal a command runs in, shown live inside its tool call."""
+    return TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
 def diff_content(path: str, old_text: str | None, new_text: str) -> FileEditToolCallContent:
     return FileEditToolCallContent(type="diff", path=path, old_text=old_text, new_text=new_text)
 
@@ -146,13 +164,16 @@ __all__ = [
     "ClientCapabilities",
     "ContentToolCallContent",
     "Cost",
+    "CreateTerminalResponse",
     "DeniedOutcome",
     "EmbeddedResourceContentBlock",
+    "EnvVariable",
     "FileEditToolCallContent",
     "HttpMcpServer",
     "ImageContentBlock",
     "Implementation",
     "InitializeResponse",
+    "KillTerminalResponse",
     "ListSessionsResponse",
     "LoadSessionResponse",
     "McpCapabilities",
@@ -165,6 +186,8 @@ __all__ = [
     "PromptBlock",
     "PromptCapabilities",
     "PromptResponse",
+    "ReadTextFileResponse",
+    "ReleaseTerminalResponse",
     "RequestError",
     "RequestPermissionResponse",
     "ResourceContentBlock",
@@ -180,6 +203,7 @@ __all__ = [
     "SetSessionModeResponse",
     "SseMcpServer",
     "StopReason",
+    "TerminalOutputResponse",
     "TerminalToolCallContent",
     "TextContentBlock",
     "TextResourceContents",
@@ -193,6 +217,8 @@ __all__ = [
     "Usage",
     "UsageUpdate",
     "UserMessageChunk",
+    "WaitForTerminalExitResponse",
+    "WriteTextFileResponse",
     "agent_text",
     "agent_thought",
     "current_mode",
@@ -202,6 +228,7 @@ __all__ = [
     "redacted",
     "run_agent",
     "serve_stdio",
+    "terminal_content",
     "text_block",
     "text_content",
     "user_text",

@@ -11,6 +11,7 @@ import datetime
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 from ..turns import start_turn
 from ..version import __version__
 from .asks import permission_options, question_tool_call, read_reply
+from .client_io import client_io
 from .commands import ChatOnlyCommand, commands_update, invocation_of
 from .modes import MODEL_OPTION, mode_state, model_option, offered_modes
 from .prompt_content import UnsupportedContent, loom_prompt
@@ -57,10 +59,12 @@ from .sdk import (
     SessionUpdate,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    ToolCallProgress,
     agent_text,
     internal_error,
     invalid_params,
     redacted,
+    terminal_content,
 )
 from .sessions import AcpSession, build_session, untrusted_notice
 from .updates import EventAdapter, prompt_usage, stop_reason_for
@@ -253,6 +257,7 @@ class LoomAcpAgent:
         session = AcpSession(built, self._client_capabilities, notice=untrusted_notice(built),
                              bypass_allowed=self._template.permission_mode == "bypass")
         self._sessions[session.id] = session
+        self._use_client_io(session)
         manager = built.mcp
         if manager is not None:
             manager.start()
@@ -262,6 +267,20 @@ class LoomAcpAgent:
                                                  "resume" if built.resumed else "startup"):
             _log(event)
         return session
+
+    def _use_client_io(self, session: AcpSession) -> None:
+        """Files and commands through the editor where it offers them (its unsaved buffers,
+        its terminal); Loom's own for the rest. Checks, snapshots and the sandbox stay Loom's."""
+        if self._client is None:
+            return
+
+        async def show_terminal(call_id: str, terminal_id: str) -> None:
+            await self._send(session, ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                                                       content=[terminal_content(terminal_id)]))
+
+        chosen = client_io(session.client_capabilities, self._client, session.id, on_terminal=show_terminal)
+        agent = session.agent
+        agent.parts = replace(agent.parts, files=chosen.files, commands=chosen.commands)
 
     def _offer_commands(self, session: AcpSession) -> None:
         """The session's commands, sent once its id is the client's (after this response)."""

@@ -28,9 +28,7 @@ class AcpSession:
 
     built: Built
     # What the client said it can do (``initialize``'s clientCapabilities): fs/read_text_file,
-    # fs/write_text_file, terminal. THE PLACE where the client-side file and terminal
-    # backend (loom_cli/acp/client_files.py, client_terminal.py) is wired into this
-    # session's agent when the client offers them; until then Loom's own tools run.
+    # fs/write_text_file, terminal: what the server routes through the client (client_io).
     client_capabilities: ClientCapabilities
     # Said once, in the first reply: what the project adds that was left out (not trusted).
     notice: str | None = None

@@ -13,6 +13,7 @@ from .sdk import (
     ToolCallLocation,
     ToolKind,
     diff_content,
+    terminal_content,
     text_content,
 )
 
@@ -21,7 +22,7 @@ from .sdk import (
 TOOL_KINDS: Mapping[str, ToolKind] = {
     "read_file": "read", "ls": "read",
     "edit_file": "edit", "multi_edit": "edit", "write_file": "edit", "apply_patch": "edit",
-    "glob": "search", "grep": "search",
+    "glob": "search", "grep": "search", "session_search": "search",
     "bash": "execute",
     "web_fetch": "fetch",
     "todo_write": "think", "task": "think",
@@ -92,7 +93,10 @@ def result_content(name: str, text: str, display: Mapping[str, Any] | None, root
     shown = display_content(display, root)
     if any(isinstance(item, FileEditToolCallContent) for item in shown):
         return shown
-    return [text_content(text)] if text else []
+    # A command the editor ran keeps its terminal in the call, above the output Loom read.
+    terminal: list[ToolCallContent] = (
+        [terminal_content(str(display["terminal_id"]))] if display and display.get("terminal_id") else [])
+    return [*terminal, text_content(text)] if text else terminal
 
 
 def diff_sides(diff: str) -> tuple[str, str]:

@@ -127,7 +127,9 @@ class EventAdapter:
         return ToolCallProgress(session_update="tool_call_update", tool_call_id=event.call_id,
                                 status="failed" if failed else "completed",
                                 content=result_content(event.name, event.content, event.display, self.root),
-                                raw_output={"refused": True} if event.denied else None)
+                                # The result as the model read it: what a harness (Harbor) keeps as the
+                                # observation, since a diff carries no text.
+                                raw_output={"output": event.content, **({"refused": True} if event.denied else {})})
 
 
 def plan_update(todos: tuple[Mapping[str, Any], ...]) -> AgentPlanUpdate:

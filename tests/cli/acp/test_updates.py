@@ -42,8 +42,20 @@ def test_a_refused_call_fails_and_says_why() -> None:
     adapter = EventAdapter(Path("/w"))
     [done] = adapter.updates(ToolFinished(call_id="c", name="write_file", content="Refused by the user: …",
                                           is_error=True, duration_ms=0, denied=True))
-    assert done.status == "failed" and done.raw_output == {"refused": True}
+    assert done.status == "failed"
+    assert done.raw_output == {"output": "Refused by the user: …", "refused": True}  # Harbor's observation
     assert done.content[0].content.text.startswith("Refused by the user")
+
+
+def test_a_command_the_editor_ran_keeps_its_terminal_and_an_edit_its_text_for_harnesses() -> None:
+    adapter = EventAdapter(Path("/w"))
+    [ran] = adapter.updates(ToolFinished(call_id="c", name="bash", content="ok", is_error=False, duration_ms=0,
+                                         display={"kind": "command", "command": "make", "terminal_id": "t1"}))
+    assert [item.type for item in ran.content] == ["terminal", "content"] and ran.content[0].terminal_id == "t1"
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    [edited] = adapter.updates(ToolFinished(call_id="e", name="edit_file", content="Edited x", is_error=False,
+                                            duration_ms=0, display={"kind": "diff", "diff": diff, "path": "x"}))
+    assert [item.type for item in edited.content] == ["diff"] and edited.raw_output == {"output": "Edited x"}
 
 
 def test_text_todos_and_usage() -> None:
