@@ -31,7 +31,7 @@ from types import MappingProxyType
 
 from ..redact import redact_secrets
 from .entries import Entry, MemoryOperationError, MemoryStore, ReadOnlyScope, Scope, StaleVersion
-from .tree_paths import TreeLimits, content_size, entry_path, folder_path, under
+from .tree_paths import DEFAULT_LIMITS, TreeLimits, content_size, entry_path, folder_path, under
 
 Redact = Callable[[str], str]
 
@@ -41,7 +41,7 @@ class TreeStore:
     counter as its version, so a version is never reused — not even by an entry deleted
     and made again, which a stale writer could otherwise mistake for the one it read."""
 
-    def __init__(self, scope: Scope, *, redact: Redact = redact_secrets, limits: TreeLimits = TreeLimits()) -> None:
+    def __init__(self, scope: Scope, *, redact: Redact = redact_secrets, limits: TreeLimits = DEFAULT_LIMITS) -> None:
         self._scope = scope
         self._redact = redact
         self.limits = limits
@@ -147,7 +147,7 @@ class FrozenStore:
     """A read-only scope: entries fixed when it was made. Every write raises
     :class:`ReadOnlyScope` naming where to write instead."""
 
-    def __init__(self, scope: Scope, entries: Iterable[Entry], *, limits: TreeLimits = TreeLimits()) -> None:
+    def __init__(self, scope: Scope, entries: Iterable[Entry], *, limits: TreeLimits = DEFAULT_LIMITS) -> None:
         self._scope = scope
         self.limits = limits
         self._entries: Mapping[str, Entry] = MappingProxyType({entry.path: entry for entry in entries})
@@ -214,7 +214,7 @@ class TreeMemory:
         object.__setattr__(self, "_scopes", MappingProxyType(scopes))
 
     @classmethod
-    def start(cls, *, redact: Redact = redact_secrets, limits: TreeLimits = TreeLimits()) -> TreeMemory:
+    def start(cls, *, redact: Redact = redact_secrets, limits: TreeLimits = DEFAULT_LIMITS) -> TreeMemory:
         """A top agent's: its own local notes and a new tree's shared ones, nothing inherited."""
         return cls(TreeStore(Scope.LOCAL, redact=redact, limits=limits),
                    TreeStore(Scope.SHARED, redact=redact, limits=limits))

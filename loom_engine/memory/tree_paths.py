@@ -26,6 +26,9 @@ class TreeLimits:
     max_total_bytes: int = 4 * 1024 * 1024
 
 
+DEFAULT_LIMITS = TreeLimits()
+
+
 def entry_path(path: str, limits: TreeLimits) -> str:
     """``path`` checked as the name of one entry; returned unchanged when it is valid."""
     if not path:
