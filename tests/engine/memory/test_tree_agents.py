@@ -62,8 +62,8 @@ def note(op: str, scope: str, path: str = "", text: str = "") -> tuple[str, dict
     return "note", {"op": op, "scope": scope, "path": path, "text": text}
 
 
-def task(prompt: str) -> tuple[str, dict[str, Any]]:
-    return "task", {"description": prompt, "prompt": prompt, "tools": ["note"]}
+def task(prompt: str, tools: Sequence[str] = ("note",)) -> tuple[str, dict[str, Any]]:
+    return "task", {"description": prompt, "prompt": prompt, "tools": list(tools)}
 
 
 def parent_agent(tmp_path: Path, provider: TreeScript, memory: TreeMemory, probe: NoteTool) -> Agent:
@@ -166,3 +166,20 @@ async def test_shared_lasts_the_session_and_clear_starts_a_new_tree(tmp_path: Pa
     [_ async for _ in parent.run("after clear")]
     assert script.results("after clear", 0) == ["(no a.md)", "(no b.md)"]
     assert memory.shared.get("a.md") is not None  # the old tree's store, no longer the agent's
+
+
+async def test_shared_reaches_any_depth_and_a_grandchild_inherits_from_its_own_parent(tmp_path: Path) -> None:
+    script = TreeScript({
+        "research": [[note("write", "local", "plan.md", "top plan")], [task("child", ("note", "task"))],
+                     [note("read", "shared", "deep.md")], "parent done"],
+        "child": [[note("write", "local", "plan.md", "child plan")], [task("grandchild", ("note", "task"))],
+                  "child done"],
+        "grandchild": [[note("read", "inherited", "plan.md"), note("write", "shared", "deep.md", "from depth 2")],
+                       "grandchild done"],
+    })
+    memory = TreeMemory.start()
+    parent = parent_agent(tmp_path, script, memory, NoteTool())
+    events = [e async for e in parent.run("research")]
+    assert isinstance(events[-1], Finished) and events[-1].result == "parent done"
+    assert script.results("grandchild", 0) == ["child plan", "wrote deep.md"]
+    assert script.results("research", 2) == ["from depth 2"]
