@@ -16,6 +16,7 @@ from .tools.base import ReadRules, ToolContext, ToolOutput, ToolSessionState
 
 if TYPE_CHECKING:
     from .execution import CancelToken
+    from .memory.entries import MemoryStore, Scope
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
@@ -42,6 +43,8 @@ class ToolContextFactory:
     session_id: str | None = None
     files: FileAccess | None = None
     commands: CommandRunner | None = None
+    # This agent's memory scopes (see loom_engine/memory); None: no memory.
+    memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
              stamp: Callable[[], Mapping[str, Any]], command_env: Mapping[str, str] | None = None) -> ToolContext:
@@ -58,4 +61,5 @@ class ToolContextFactory:
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
                            sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {},
-                           session_id=self.session_id, files=self.files, commands=self.commands)
+                           session_id=self.session_id, files=self.files, commands=self.commands,
+                           memory_scopes=self.memory_scopes)

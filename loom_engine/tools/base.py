@@ -20,6 +20,7 @@ from ..tool_spec import ToolSpec
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
+    from ..memory.entries import MemoryStore, Scope
     from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import SkillCatalog
     from .io import CommandRunner, FileAccess
@@ -121,6 +122,8 @@ class ToolContext:
     # ACP); None: Loom's own. Every check happens before either is called (see io.py).
     files: FileAccess | None = None
     commands: CommandRunner | None = None
+    # The memory scopes this agent may use, for the memory tool (None: no memory here).
+    memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     @property
     def cwd(self) -> Path:
