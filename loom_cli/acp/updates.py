@@ -28,7 +28,7 @@ from loom_engine.events import (
 )
 from loom_engine.usage import Usage as LoomUsage
 
-from .held_text import HeldText
+from ..held_text import HeldText
 from .sdk import (
     AgentPlanUpdate,
     Cost,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from loom_cli.acp.held_text import HeldText
+from loom_cli.held_text import HeldDeltas, HeldText
 from loom_engine.redact import Redactor
 
 KEY = "sk-ant-api03-" + "x" * 90
@@ -30,3 +30,17 @@ def test_a_private_key_block_is_held_until_it_ends() -> None:
     pieces = _stream(f"Here:\n{PEM}done\n", 10)
     assert pieces[0] == "Here:\n" and pieces[1] == PEM and pieces[2] == "done\n"
     assert BODY not in redact(pieces[1])
+
+
+def test_deltas_keep_the_streams_order_and_each_agents_text_apart() -> None:
+    from loom_engine.events import Notice, TextDelta, ThinkingDelta
+
+    held = HeldDeltas()
+    stream = [ThinkingDelta(text="hm", agent_id="a"), ThinkingDelta(text="m\nso", agent_id="a"),
+              TextDelta(text="Your key: sk-ant", agent_id="a"), TextDelta(text="sub", agent_id="b"),
+              TextDelta(text="-api03-xyz\nok", agent_id="a"), Notice(level="info", message="n")]
+    out = [event for item in stream for event in held.events(item)]
+    said = [(type(e).__name__, e.agent_id, getattr(e, "text", "")) for e in out]
+    assert said == [("ThinkingDelta", "a", "hmm\n"), ("ThinkingDelta", "a", "so"),
+                    ("TextDelta", "a", "Your key: sk-ant-api03-xyz\n"), ("TextDelta", "a", "ok"),
+                    ("TextDelta", "b", "sub"), ("Notice", "", "")]
