@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_engine.events import (
+    TERMINAL_EVENTS,
     Aborted,
     AgentEvent,
     BudgetExceeded,
@@ -24,6 +25,7 @@ from loom_engine.events import (
     ToolCallStarted,
     ToolFinished,
     ToolProgress,
+    TurnStarted,
     UsageUpdated,
 )
 from loom_engine.usage import Usage as LoomUsage
@@ -65,8 +67,15 @@ class EventAdapter:
     # The answer's and the thinking's text, given out as the redactor can read it whole.
     _text: HeldText = field(default_factory=HeldText)
     _thought: HeldText = field(default_factory=HeldText)
+    # The turn's usage, said once its tool calls are done: a harness (Harbor) ends a step
+    # at a usage update, so one sent at the answer's end would part the calls from it.
+    _usage: UsageUpdate | None = None
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
+        if event.depth == 0 and isinstance(event, (TurnStarted, *TERMINAL_EVENTS)) and self._usage is not None:
+            usage, self._usage = self._usage, None
+            return [*self._said(self._text, agent_text), *self._said(self._thought, agent_thought), usage,
+                    *self._other(event)]
         # A sub-agent's words reach its parent as the task's result; its tool calls are
         # shown (they are edits and commands the user wants to see).
         if isinstance(event, TextDelta) and event.depth == 0:
@@ -88,9 +97,9 @@ class EventAdapter:
             case TodosUpdated() if event.depth == 0:
                 return [plan_update(event.todos)]
             case UsageUpdated() if event.depth == 0 and event.context_window > 0:
-                return [UsageUpdate(session_update="usage_update", used=event.context_tokens,
-                                    size=event.context_window,
-                                    cost=Cost(amount=event.total_cost_usd, currency="USD"))]
+                self._usage = UsageUpdate(session_update="usage_update", used=event.context_tokens,
+                                          size=event.context_window,
+                                          cost=Cost(amount=event.total_cost_usd, currency="USD"))
         return []
 
     @staticmethod

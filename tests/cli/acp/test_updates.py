@@ -15,6 +15,7 @@ from loom_engine.events import (
     ToolCallStarted,
     ToolFinished,
     ToolProgress,
+    TurnStarted,
     UsageUpdated,
 )
 from loom_engine.usage import Usage
@@ -68,9 +69,14 @@ def test_text_todos_and_usage() -> None:
     assert adapter.updates(TextDelta(text="sub-agent words", depth=1)) == []  # they reach the parent as a result
     [plan] = adapter.updates(TodosUpdated(todos=({"content": "Write tests", "status": "in_progress"},)))
     assert [(e.content, e.status) for e in plan.entries] == [("Write tests", "in_progress")]
-    [usage] = adapter.updates(UsageUpdated(usage=Usage(), total=Usage(), cost_usd=0.01, total_cost_usd=0.25,
-                                           context_tokens=1200, context_window=200_000))
+    # The turn's usage waits for its tool calls (a harness ends a step at a usage update).
+    assert adapter.updates(UsageUpdated(usage=Usage(), total=Usage(), cost_usd=0.01, total_cost_usd=0.25,
+                                        context_tokens=1200, context_window=200_000)) == []
+    assert [u.session_update for u in adapter.updates(ToolCallStarted(call_id="d", name="ls", input={}))] == \
+           ["tool_call"]
+    [usage] = adapter.updates(TurnStarted(turn=2))
     assert (usage.used, usage.size, usage.cost.amount, usage.cost.currency) == (1200, 200_000, 0.25, "USD")
+    assert adapter.updates(TurnStarted(turn=3)) == []  # said once
 
 
 def test_each_end_of_a_run_has_its_acp_stop_reason() -> None:
