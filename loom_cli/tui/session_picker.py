@@ -37,10 +37,23 @@ def session_label(info: SessionInfo) -> str:
     return f"{when}  {conversation_length(info.prompts):>11}  {first}  [{info.id}]"
 
 
+# Context kept before the first match, so that a narrow picker, which cuts the line's
+# end, still shows what matched.
+_LEAD = 24
+
+
 def snippet_text(hit: SearchHit) -> Text:
     """The hit's snippet on one line (cut with … where the picker is narrow), matches bold."""
     text = Text("  ", no_wrap=True, overflow="ellipsis", style="dim")
-    for part in hit.snippet:
+    parts = list(hit.snippet)
+    first = next((i for i, part in enumerate(parts) if part.matched), 0)
+    before = "".join(part.text for part in parts[:first])
+    if len(before) > _LEAD:
+        kept = before[-_LEAD:]
+        kept = kept[kept.find(" ") + 1:] if " " in kept else kept  # from a word's start
+        text.append("…" + kept)
+        parts = parts[first:]
+    for part in parts:
         text.append(part.text, style="bold reverse" if part.matched else "")
     return text
 

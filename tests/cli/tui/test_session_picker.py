@@ -114,3 +114,12 @@ async def test_the_real_index_finds_a_session_by_a_word_being_typed(tmp_path: Pa
         await pilot.press(*"norma")  # half a word of the answer
         await pilot.pause()
         assert _listed(picker) == [writer.id]
+
+
+def test_a_snippet_starts_near_its_first_match_so_a_narrow_picker_still_shows_it() -> None:
+    from loom_cli.tui.session_picker import snippet_text
+
+    long_lead = _hit("s", ("We fixed the flaky login test by waiting for the session ", False), ("cookie", True),
+                     (" to be set.", False))
+    assert snippet_text(long_lead).plain == "  …for the session cookie to be set."
+    assert snippet_text(_hit("s", ("the ", False), ("cookie", True))).plain == "  the cookie"
