@@ -10,6 +10,7 @@ from .edit_file import EditFileTool
 from .glob import GlobTool
 from .grep import GrepTool
 from .ls import LsTool
+from .memory import MemoryTool
 from .multi_edit import MultiEditTool
 from .read_file import ReadFileTool
 from .session_search import SessionSearchTool
@@ -28,4 +29,4 @@ def default_tools() -> list[Tool]:
     """
     return [ReadFileTool(), WriteFileTool(), EditFileTool(), MultiEditTool(), ApplyPatchTool(),
             GlobTool(), GrepTool(), LsTool(), BashTool(), TodoWriteTool(), TaskTool(), SkillTool(),
-            WebFetchTool(), SessionSearchTool()]
+            WebFetchTool(), SessionSearchTool(), MemoryTool()]

@@ -432,7 +432,8 @@ class Agent:
     def _new_run(self, emit: Callable[[AgentEvent], None], cancel: CancelToken) -> Run:
         contexts = ToolContextFactory(workspace=self.workspace, state=self._tool_state, skills=self.skills,
                                       sandbox=self.sandbox, read_rules=self.permissions,
-                                      run_subagent=self.run_subagent, session_id=self.session_id)
+                                      run_subagent=self.run_subagent, session_id=self.session_id,
+                                      memory_scopes=self.parts.memory_scopes)
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,

@@ -11,7 +11,7 @@ A sub-agent is built from its parent's parts, narrowed (:meth:`AgentParts.for_ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .providers.breaker import CircuitBreakers
 if TYPE_CHECKING:
     from .checkpoints import Checkpoints
     from .config import AgentConfig
+    from .memory.entries import MemoryStore, Scope
     from .permissions.manager import PermissionManager
     from .providers.base import Provider
     from .providers.retry import RetryPolicy
@@ -72,6 +73,9 @@ class AgentParts:
     server_windows: ServerWindows | None = None
     # Watches the runs (telemetry), shared with sub-agents; None: nothing watches.
     observer: RunObserver | None = None
+    # The memory stores by scope the memory tool works on (the project's long-term folder
+    # for ``global``); None: no memory.
+    memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down

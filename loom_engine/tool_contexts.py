@@ -16,6 +16,7 @@ from .tools.base import ReadRules, ToolContext, ToolOutput, ToolSessionState
 
 if TYPE_CHECKING:
     from .execution import CancelToken
+    from .memory.entries import MemoryStore, Scope
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
@@ -39,6 +40,7 @@ class ToolContextFactory:
     read_rules: ReadRules | None
     run_subagent: SubagentRunner
     session_id: str | None = None
+    memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
              stamp: Callable[[], Mapping[str, Any]], command_env: Mapping[str, str] | None = None) -> ToolContext:
@@ -55,4 +57,4 @@ class ToolContextFactory:
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
                            sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {},
-                           session_id=self.session_id)
+                           session_id=self.session_id, memory_scopes=self.memory_scopes)

@@ -20,6 +20,7 @@ from ..tool_spec import ToolSpec
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
+    from ..memory.entries import MemoryStore, Scope
     from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import SkillCatalog
 
@@ -57,6 +58,9 @@ class ToolSessionState:
     todos: list[dict[str, Any]] = field(default_factory=list)
     # Working directory for bash; `cd` persists while it stays inside the workspace.
     cwd: Path | None = None
+    # The version of each memory entry this agent last saw ("scope:path" -> version), so
+    # an edit based on an outdated view is refused (builtin_tools/memory.py).
+    memory_seen: dict[str, str] = field(default_factory=dict)
 
     def record_read(self, resolved: Path) -> None:
         st = resolved.stat()
@@ -116,6 +120,9 @@ class ToolContext:
     # The session this call is part of (None: not saved), so a search of past sessions
     # can leave it out.
     session_id: str | None = None
+    # The memory stores this agent may use, by scope (the project's long-term folder for
+    # ``global``; an agent tree's own for the others); None: no memory.
+    memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     @property
     def cwd(self) -> Path:
