@@ -139,7 +139,8 @@ class _Session:
             entry = self.read(path)
             self.store.delete(path, expected=entry.version)
             self.seen.pop(self.prefix + path, None)
-            return ToolOutput(f"Deleted {shown(path)} from memory.", display=_display("deleted", path, entry.content, ""))
+            return ToolOutput(f"Deleted {shown(path)} from memory.",
+                              display=_display("deleted", path, entry.content, ""))
         entry = self.read(path)
         if args.command == "str_replace":
             if args.old_str is None:

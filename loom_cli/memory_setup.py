@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from loom_engine.memory.entries import MemoryStore, Scope
+from loom_engine.memory.entries import MemoryOperationError, MemoryStore, Scope
+from loom_engine.memory.folder import MemoryFolder as MemoryFolderType
 
 if TYPE_CHECKING:
+    from loom_engine.agent import Agent
     from loom_engine.context.assembler import PromptComponent
-    from loom_engine.memory.folder import MemoryFolder
+    from loom_engine.memory.promotion import Proposal
     from loom_engine.redact import Redactor
     from loom_engine.tools.base import Tool
 
@@ -23,7 +25,7 @@ MEMORY_TOOL_NAMES = frozenset({"memory", "recall"})
 
 @dataclass(frozen=True)
 class ProjectMemory:
-    folder: MemoryFolder
+    folder: MemoryFolderType
 
     @property
     def scopes(self) -> Mapping[Scope, MemoryStore]:
@@ -39,10 +41,40 @@ def project_memory(workspace_root: Path, chosen: MemorySettings, redactor: Redac
     """The memory of the project ``workspace_root`` is part of; None when turned off."""
     if not chosen.enabled:
         return None
-    from loom_engine.memory.folder import MemoryFolder
-
-    return ProjectMemory(MemoryFolder.for_project(workspace_root, redactor=redactor))
+    return ProjectMemory(MemoryFolderType.for_project(workspace_root, redactor=redactor))
 
 
 def without_memory_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     return [tool for tool in tools if tool.name not in MEMORY_TOOL_NAMES]
+
+
+async def proposals_of(agent: Agent, folder: MemoryFolderType) -> list[Proposal]:
+    """What the session in ``agent`` proposes to remember ([] when it had no substance
+    or the request failed: a proposal is never worth an error at exit)."""
+    from loom_engine.memory.promotion import propose
+    from loom_engine.providers.base import ProviderError
+
+    try:
+        return await propose(agent.provider, agent.client.model, agent.messages, folder.index_text())
+    except (ProviderError, OSError, MemoryOperationError):
+        return []
+
+
+def propose_after_headless(agent: Agent, chosen: MemorySettings, err: TextIO) -> None:
+    """A headless run's proposals, written to the memory folder's proposals file for the
+    user to review (never applied here); one line on ``err`` saying where."""
+    if not chosen.enabled or not chosen.promote or agent.session_id is None:
+        return
+    import asyncio
+
+    from loom_engine.memory.promotion import save_proposals
+
+    stores = agent.parts.memory_scopes or {}
+    folder = stores.get(Scope.GLOBAL)
+    if not isinstance(folder, MemoryFolderType):
+        return
+    proposals = asyncio.run(proposals_of(agent, folder))
+    if proposals:
+        path = save_proposals(folder, agent.session_id, proposals)
+        err.write(f"loom: {len(proposals)} memory proposal{'s' if len(proposals) != 1 else ''} saved to {path} "
+                  "(review: loom memory proposals)\n")

@@ -118,6 +118,10 @@ class MemorySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = True
+    # At a session's end, ask the model (one small request) which facts are worth keeping
+    # and propose them: the chat asks at /clear, a headless run writes a proposals file.
+    # Off by default: it costs a request per session.
+    promote: bool = False
     # An OpenAI-compatible embeddings endpoint (``.../v1``) for recall by meaning; None:
     # recall ranks by words (bm25) only. Its key: the ``embeddings_key_env`` variable.
     embeddings_url: str | None = None

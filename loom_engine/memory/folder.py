@@ -111,6 +111,10 @@ class MemoryFolder:
                 found.append(Entry(relative, text, version_of(text)))
         return found
 
+    def redact(self, text: str) -> str:
+        """``text`` as this folder would store it (secrets removed)."""
+        return self._redactor.redact(text)
+
     def index_text(self) -> str:
         entry = self.get(INDEX_NAME)
         return entry.content if entry is not None else ""
@@ -196,6 +200,8 @@ class MemoryFolder:
         for folder, dirs, files in os.walk(start, followlinks=False):
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
             for name in files:
+                if name.startswith(".") and name.endswith(".tmp"):
+                    continue  # a write in progress (or one a killed Loom left)
                 path = Path(folder, name)
                 if not path.is_symlink() and path.is_file():
                     yield path
