@@ -13,6 +13,7 @@ from .ls import LsTool
 from .memory import MemoryTool
 from .multi_edit import MultiEditTool
 from .read_file import ReadFileTool
+from .recall import RecallTool
 from .session_search import SessionSearchTool
 from .skill import SkillTool
 from .task import TaskTool
@@ -29,4 +30,4 @@ def default_tools() -> list[Tool]:
     """
     return [ReadFileTool(), WriteFileTool(), EditFileTool(), MultiEditTool(), ApplyPatchTool(),
             GlobTool(), GrepTool(), LsTool(), BashTool(), TodoWriteTool(), TaskTool(), SkillTool(),
-            WebFetchTool(), SessionSearchTool(), MemoryTool()]
+            WebFetchTool(), SessionSearchTool(), MemoryTool(), RecallTool()]

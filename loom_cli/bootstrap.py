@@ -145,10 +145,9 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
     workspace = Workspace.at(root, (*options.add_dirs, *project_dirs))
     agents = _agents(workspace, layered, claude_home)
     tools = with_agents(default_tools(), agents)
-    if not settings.memory.enabled:
-        from .memory_setup import without_memory_tools
+    from .memory_setup import with_recall_by_meaning, without_memory_tools
 
-        tools = without_memory_tools(tools)
+    tools = with_recall_by_meaning(tools, settings.memory) if settings.memory.enabled else without_memory_tools(tools)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind

@@ -44,6 +44,19 @@ def project_memory(workspace_root: Path, chosen: MemorySettings, redactor: Redac
     return ProjectMemory(MemoryFolderType.for_project(workspace_root, redactor=redactor))
 
 
+def with_recall_by_meaning(tools: Sequence[Tool[Any]], chosen: MemorySettings) -> list[Tool[Any]]:
+    """The tools, recall given the embeddings endpoint the user configured (if any)."""
+    if not chosen.embeddings_url:
+        return list(tools)
+    import os
+
+    from builtin_tools.recall import Embeddings, RecallTool
+
+    key = os.environ.get(chosen.embeddings_key_env, "")
+    embeddings = Embeddings(chosen.embeddings_url, chosen.embeddings_model, key)
+    return [RecallTool(embeddings) if tool.name == "recall" else tool for tool in tools]
+
+
 def without_memory_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     return [tool for tool in tools if tool.name not in MEMORY_TOOL_NAMES]
 

@@ -30,8 +30,9 @@ async def test_commands(call_tool: CallTool, mctx: ToolContext, folder: MemoryFo
     assert not out.is_error and "Saved to memory: /memories/MEMORY.md created" in out.content
     assert out.display is not None and out.display["summary"] == "saved to memory: /memories/MEMORY.md"
     assert "+- uses uv" in str(out.display["diff"])
-    await call_tool(tool, mctx, command="insert", path="/memories/MEMORY.md", insert_line=1, insert_text="- tests: pytest")
-    await call_tool(tool, mctx, command="str_replace", path="/memories/MEMORY.md", old_str="uv", new_str="uv (never pip)")
+    index = "/memories/MEMORY.md"
+    await call_tool(tool, mctx, command="insert", path=index, insert_line=1, insert_text="- tests: pytest")
+    await call_tool(tool, mctx, command="str_replace", path=index, old_str="uv", new_str="uv (never pip)")
     assert folder.index_text() == "- uses uv (never pip)\n- tests: pytest\n"
     view = await call_tool(tool, mctx, command="view", path="/memories/MEMORY.md", view_range=[2, -1])
     assert view.content == "/memories/MEMORY.md:\n     2\t- tests: pytest"
