@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -73,6 +73,20 @@ async def proposals_of(agent: Agent, folder: MemoryFolderType) -> list[Proposal]
         return []
 
 
+def session_proposer(agent: Agent, chosen: MemorySettings) -> Callable[[], Awaitable[list[Proposal]]] | None:
+    """What asks, at a chat session's end, which facts of ``agent``'s session to keep;
+    None when ``[memory] promote`` is off."""
+    folder = _global_folder(agent)
+    if not chosen.enabled or not chosen.promote or folder is None:
+        return None
+    return lambda: proposals_of(agent, folder)
+
+
+def _global_folder(agent: Agent) -> MemoryFolderType | None:
+    store = (agent.parts.memory_scopes or {}).get(Scope.GLOBAL)
+    return store if isinstance(store, MemoryFolderType) else None
+
+
 def propose_after_headless(agent: Agent, chosen: MemorySettings, err: TextIO) -> None:
     """A headless run's proposals, written to the memory folder's proposals file for the
     user to review (never applied here); one line on ``err`` saying where."""
@@ -82,9 +96,8 @@ def propose_after_headless(agent: Agent, chosen: MemorySettings, err: TextIO) ->
 
     from loom_engine.memory.promotion import save_proposals
 
-    stores = agent.parts.memory_scopes or {}
-    folder = stores.get(Scope.GLOBAL)
-    if not isinstance(folder, MemoryFolderType):
+    folder = _global_folder(agent)
+    if folder is None:
         return
     proposals = asyncio.run(proposals_of(agent, folder))
     if proposals:

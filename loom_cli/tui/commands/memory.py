@@ -82,5 +82,26 @@ def _clear(host: ChatHost, folder: MemoryFolder) -> None:
                              "Sessions will no longer see them; this cannot be undone."), callback=confirmed)
 
 
+async def offer_proposals(host: ChatHost) -> None:
+    """At a session's end (/clear): what the model proposes to remember, asked about; the
+    answer applied. Only when ``[memory] promote`` is on and the session had substance."""
+    from loom_engine.memory.promotion import apply_proposals
+
+    from ..memory_proposals import MemoryProposalsScreen
+
+    proposer = host.lifecycle.propose_memory
+    folder = _folder(host)
+    if proposer is None or folder is None:
+        return
+    proposals = await proposer()  # [] when the session taught nothing (or the request failed)
+    if not proposals:
+        return
+    chosen = await host.push_screen_wait(MemoryProposalsScreen(proposals))
+    if not chosen:
+        host.output("memory proposals skipped: nothing saved")
+        return
+    host.output("\n".join(apply_proposals(folder, [proposals[index] for index in chosen])))
+
+
 MEMORY = SlashCommand("memory", "the project's memory: list, show, edit, clear", memory, usage=USAGE,
                       max_words=None)
