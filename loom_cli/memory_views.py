@@ -27,10 +27,11 @@ def list_text(folder: MemoryFolder) -> str:
     entries = folder.list()
     if not entries:
         return f"No memory saved for this project yet ({folder.entries_dir})."
-    lines = [f"Memory of this project ({folder.entries_dir}), {len(entries)} file{'s' if len(entries) != 1 else ''}:"]
+    lines = [f"{len(entries)} memory file{'s' if len(entries) != 1 else ''} for this project:"]
     for entry in entries:
         first = next((line.strip() for line in entry.content.splitlines() if line.strip()), "")
         lines.append(f"  {ROOT}/{entry.path}  {len(entry.content.encode()):,} B  {first[:60]}")
+    lines.append(f"kept in {folder.entries_dir}")
     pending = proposal_files(folder)
     if pending:
         lines.append(f"{len(pending)} proposal file{'s' if len(pending) != 1 else ''} to review: loom memory proposals")

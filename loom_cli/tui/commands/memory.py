@@ -82,9 +82,10 @@ def _clear(host: ChatHost, folder: MemoryFolder) -> None:
                              "Sessions will no longer see them; this cannot be undone."), callback=confirmed)
 
 
-async def offer_proposals(host: ChatHost) -> None:
+async def offer_proposals(host: ChatHost) -> str:
     """At a session's end (/clear): what the model proposes to remember, asked about; the
-    answer applied. Only when ``[memory] promote`` is on and the session had substance."""
+    answer applied, and said ("" when nothing was asked). Only when ``[memory] promote``
+    is on and the session had substance."""
     from loom_engine.memory.promotion import apply_proposals
 
     from ..memory_proposals import MemoryProposalsScreen
@@ -92,15 +93,14 @@ async def offer_proposals(host: ChatHost) -> None:
     proposer = host.lifecycle.propose_memory
     folder = _folder(host)
     if proposer is None or folder is None:
-        return
+        return ""
     proposals = await proposer()  # [] when the session taught nothing (or the request failed)
     if not proposals:
-        return
+        return ""
     chosen = await host.push_screen_wait(MemoryProposalsScreen(proposals))
     if not chosen:
-        host.output("memory proposals skipped: nothing saved")
-        return
-    host.output("\n".join(apply_proposals(folder, [proposals[index] for index in chosen])))
+        return "memory proposals skipped: nothing saved"
+    return "saved to memory:\n" + "\n".join(apply_proposals(folder, [proposals[index] for index in chosen]))
 
 
 MEMORY = SlashCommand("memory", "the project's memory: list, show, edit, clear", memory, usage=USAGE,
