@@ -219,7 +219,10 @@ class ToolView(StripView):
             parsed = parse_unified_diff(str(data.display.get("diff", "")))
             counts = f"+{parsed.added} -{parsed.removed}"
             said = data.display.get("summary")  # a memory write: "saved to memory: PATH"
-            return f"{said.split(':')[0]}  {counts}" if isinstance(said, str) else counts
+            if not isinstance(said, str):
+                return counts
+            said = said.split(":")[0]  # "saved to memory"; narrow: "saved", the path keeps its room
+            return f"{said.split()[0] if 0 < width < CUT_NOTE_IN_HEADER_WIDTH else said}  {counts}"
         total = real_line_count(data.display)
         if total == 0:
             return "no output"
