@@ -68,3 +68,19 @@ async def test_write_list_show_and_promotion_at_clear(chat: Harness, repo: Path)
         await wait_for(pilot, lambda: "pytest" in folder.index_text())
         assert folder.index_text() == "- Deploys need VPN.\n- Tests run with pytest -n 2.\n"  # only the one picked
         await wait_for(pilot, lambda: "/memories/MEMORY.md: added - Tests run with pytest" in screen_text(app))
+
+
+async def test_quitting_asks_too_and_says_what_was_kept(chat: Harness, repo: Path) -> None:
+    app: LoomApp = chat.app(agent_factory=None, provider="scripted", model="scripted")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.agent is not None)
+        await _send(pilot, "remember that deploys need the VPN")
+        await wait_idle(pilot, app)
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryProposalsScreen))
+        app.screen._guard_s = 0  # type: ignore[attr-defined]
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.is_running or app.memory_said not in (None, ""))
+    assert app.memory_said is not None and "added - Build with make." in app.memory_said
+    assert MemoryFolder.for_project(repo).index_text().splitlines() == [
+        "- Deploys need VPN.", "- Build with make.", "- Tests run with pytest -n 2."]
