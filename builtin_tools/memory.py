@@ -30,6 +30,8 @@ MAX_VIEW_CHARS = 16_000
 MAX_STALE_CHARS = 4_000
 
 Command = Literal["view", "create", "str_replace", "insert", "delete", "rename"]
+# Scope's values, spelled out so the schema has no $ref (some providers reject one).
+ScopeName = Literal["global", "local", "shared", "inherited"]
 
 
 class MemoryInput(BaseModel):
@@ -44,7 +46,7 @@ class MemoryInput(BaseModel):
     insert_text: str | None = Field(None, description="insert: the text to insert.")
     old_path: str | None = Field(None, description="rename: the file to move.")
     new_path: str | None = Field(None, description="rename: where it goes (must not exist).")
-    scope: Scope = Field(Scope.GLOBAL, description=(
+    scope: ScopeName = Field("global", description=(
         "Whose memory: global (this project's, kept across sessions; the default), or in a sub-agent tree local "
         "(your own task notes), shared (seen by the whole tree), inherited (from your parent, read-only)."))
 
@@ -85,13 +87,14 @@ class MemoryTool(BaseTool[MemoryInput]):
         "from it. View a topic file before relying on it; update notes that became wrong rather than adding more.")
 
     async def run(self, args: MemoryInput, ctx: ToolContext) -> ToolOutput:
-        store = _store(args.scope, ctx)
+        scope = Scope(args.scope)
+        store = _store(scope, ctx)
         try:
             return _Session(store, ctx).run(args)
         except StaleVersion as stale:
-            return ToolOutput(_stale_text(stale, args.scope), is_error=True)
+            return ToolOutput(_stale_text(stale, scope), is_error=True)
         except ReadOnlyScope as error:
-            return ToolOutput(str(error) or f"the {args.scope} scope is read-only here", is_error=True)
+            return ToolOutput(str(error) or f"the {scope.value} scope is read-only here", is_error=True)
         except MemoryOperationError as error:
             return ToolOutput(str(error), is_error=True)
 
