@@ -23,9 +23,7 @@ user about it); in sandbox mode ``on`` with no working sandbox, commands are ref
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import codecs
 import contextlib
 import functools
 import os
@@ -34,7 +32,7 @@ import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +43,16 @@ from loom_engine.permissions.targets import CommandRun, Confinement, PermissionT
 from loom_engine.sandbox.failures import explain as explain_sandbox_failure
 from loom_engine.sandbox.sandbox import Sandbox
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
+from loom_engine.tools.io import CommandRunner, CommandSpec, IOBackendError
 
 from . import _process_tree as tree
+from ._local_runner import LocalCommandRunner
 
 MAX_TIMEOUT_S = 600
 DEFAULT_TIMEOUT_S = 120
 MAX_OUTPUT_CHARS = 30_000
 # A line longer than this reaches the UI in pieces rather than after it ends.
 MAX_PROGRESS_LINE = 4096
-# How long the group has to exit after SIGTERM before SIGKILL.
-TERM_GRACE_S = 2.0
-# How long to keep reading after the group is gone, for output still in the pipe (a
-# process that left the group with setsid may hold it open forever).
-DRAIN_GRACE_S = 2.0
 
 
 class BashInput(BaseModel):
@@ -127,6 +122,8 @@ class BashTool(BaseTool[BashInput]):
             run = await run_command(args.command, cwd, args.timeout, ctx, sandbox=confined)
         except OSError as exc:
             return ToolOutput(f"Could not start bash: {exc}", is_error=True)
+        except IOBackendError as exc:
+            return ToolOutput(f"Could not run the command: {exc}.", is_error=True)
         notes.extend(_follow_cd(run.final_cwd, cwd, ctx))
         if confined is not None and ((run.exit_code or 0) != 0 or run.refused):  # curl exits 0 on a 403
             layout = confined.layout()
@@ -168,6 +165,7 @@ class CommandResult:
     stopped_background: bool
     size: OutputSize = OutputSize(0, 0, False, 0, 0)
     refused: tuple[str, ...] = ()  # what the sandbox's domain proxy refused the command
+    terminal_id: str | None = None  # the editor terminal it ran in (None: Loom's own child)
 
 
 async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext, *,
@@ -198,35 +196,25 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     sink = _OutputSink(ctx.progress)
     argv: tuple[str, ...] = ("bash", "-c", script)
     pass_fds: tuple[int, ...] = ()
+    portable: tuple[str, ...] | None = argv
     refused: list[str] = []
     try:
         with contextlib.ExitStack() as held:
             if sandbox is not None:  # what the launch holds lasts until the command has ended
                 launch = held.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
                 argv, pass_fds, env, refused = launch.argv, launch.pass_fds, dict(launch.env), launch.refused
-            read_fd, write_fd = os.pipe()
-            pipe = os.fdopen(read_fd, "rb", 0)
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    cwd=os.fspath(cwd), env=env,
-                    stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                    start_new_session=True, pass_fds=pass_fds,
-                )
-            except BaseException:
-                pipe.close()
-                raise
-            finally:
-                os.close(write_fd)  # the child has its copy; ours would hide EOF
-            outcome, stopped = await _supervise(proc, pipe, sink, timeout, ctx, marker,
-                                                sandbox is not None and sandbox.ends_processes_on_exit)
+                portable = launch.portable_argv
+            spec = CommandSpec(argv, cwd, env, call_id=ctx.call_id, marker=marker,
+                               contained=sandbox is not None and sandbox.ends_processes_on_exit, pass_fds=pass_fds)
+            runner, spec = _runner_for(spec, portable, ctx)
+            ran = await runner.run(spec, output=sink.write, timeout=timeout, cancel=ctx.cancel)
         final_cwd = _read_text(cwd_file) or None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(cwd_file)
     sink.flush()
     output = sink.render()
-    exit_code = proc.returncode
+    exit_code = ran.exit_code
     if sandbox is not None and exit_code is not None and final_cwd is None and 128 < exit_code <= 128 + 64:
         # The sandbox's launcher reports a shell killed by signal N as 128+N; the exit
         # trap did not run, so it was the signal and not an `exit 137`.
@@ -234,13 +222,30 @@ async def run_command(command: str, cwd: Path, timeout: float, ctx: ToolContext,
     return CommandResult(
         output=output,
         size=sink.size(output),
-        exit_code=exit_code if outcome == "exited" else None,
-        timed_out=outcome == "timeout",
-        aborted=outcome == "aborted",
+        exit_code=exit_code if ran.how == "exited" else None,
+        timed_out=ran.how == "timeout",
+        aborted=ran.how == "aborted",
         final_cwd=final_cwd,
-        stopped_background=stopped,
+        stopped_background=ran.stopped_background,
         refused=tuple(refused),
+        terminal_id=ran.terminal_id,
     )
+
+
+def _runner_for(spec: CommandSpec, portable: tuple[str, ...] | None,
+                ctx: ToolContext) -> tuple[CommandRunner, CommandSpec]:
+    """Who starts the command, and as what. The front end's runner (an editor's
+    terminal) cannot pass descriptors on: it gets the confined command line that needs
+    none (``portable``, see Launch.portable_argv); when there is none, Loom starts the
+    command itself. So no command the sandbox confines runs without what confines it."""
+    runner = ctx.commands
+    if runner is None:
+        return LocalCommandRunner(), spec
+    if spec.pass_fds and not runner.can_pass_descriptors():
+        if portable is None:
+            return LocalCommandRunner(), spec
+        return runner, replace(spec, argv=portable, pass_fds=())
+    return runner, spec
 
 
 @functools.cache
@@ -248,100 +253,6 @@ def prepare_process_cleanup() -> None:
     """Once per process: adopt the commands' orphans, and kill what they left at exit."""
     tree.become_subreaper()
     atexit.register(tree.kill_own_leftovers)
-
-
-async def _supervise(
-    proc: asyncio.subprocess.Process, pipe: Any, sink: _OutputSink,
-    timeout: float, ctx: ToolContext, marker: str, contained: bool = False,
-) -> tuple[str, bool]:
-    """Wait for exit, timeout or abort; then make sure the group and the marked are gone.
-
-    ``contained``: the command ran in a PID namespace that ends with it (the kernel kills
-    whatever is left when its first process exits), so what is found after a normal exit
-    is already dying and is not reported as stopped. It is still looked for and waited
-    out: bubblewrap's outer process exits as soon as the command does, before the kernel
-    has finished ending the namespace."""
-    pgid = proc.pid  # start_new_session: the shell leads its own group
-    pump: asyncio.Future[None] | None = None
-    exited = asyncio.ensure_future(proc.wait())
-    aborted = asyncio.ensure_future(ctx.cancel.wait())
-    transport: asyncio.BaseTransport | None = None
-    cleaned = False  # everything the command started is known to be gone
-    try:
-        reader = asyncio.StreamReader(limit=1 << 20)
-        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        pump = asyncio.ensure_future(_pump(reader, sink))
-        done, _ = await asyncio.wait({exited, aborted}, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if exited in done:
-            outcome = "exited"
-        elif aborted in done:
-            outcome = "aborted"
-        else:
-            outcome = "timeout"
-        left = tree.find_processes(pgid, marker)
-        stopped = outcome == "exited" and bool(left) and not contained
-        await _terminate(pgid, marker, exited, left)
-        cleaned = True
-        # Output written before the group ended is still in the pipe.
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pump), DRAIN_GRACE_S)
-        return outcome, stopped
-    except asyncio.CancelledError:
-        # Cancelled from outside: still give the group its SIGTERM grace unless
-        # cancelled again, in which case the SIGKILL below does the job.
-        with contextlib.suppress(asyncio.CancelledError):
-            await _terminate(pgid, marker, exited)
-        raise
-    finally:
-        _kill_group(pgid, signal.SIGKILL)  # whatever is left, whatever happened
-        if not cleaned:
-            tree.signal_all(tree.find_processes(None, marker), signal.SIGKILL)
-        for task in (pump, exited, aborted):
-            if task is not None:
-                task.cancel()
-        if transport is not None:
-            transport.close()
-        else:
-            pipe.close()
-
-
-async def _terminate(pgid: int, marker: str, exited: asyncio.Future[int],
-                     left: list[int] | None = None) -> None:
-    """SIGTERM, a grace period, SIGKILL: for the group and every marked process.
-
-    Looked for again after each round, since a process may fork while it is dying.
-    """
-    loop = asyncio.get_running_loop()
-    for _ in range(3):
-        left = tree.find_processes(pgid, marker) if left is None else left
-        if not left and exited.done():
-            return
-        _kill_group(pgid, signal.SIGTERM)
-        tree.signal_all(left, signal.SIGTERM)
-        deadline = loop.time() + TERM_GRACE_S
-        while any(tree.is_alive(pid) for pid in left) and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        _kill_group(pgid, signal.SIGKILL)
-        tree.signal_all(left, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_S)
-        tree.reap_adopted(left, keep=pgid)  # asyncio waits for the shell itself
-        left = None  # look again: something may have forked while dying
-    tree.signal_all(tree.find_processes(pgid, marker), signal.SIGKILL)  # still forking: no more grace
-
-
-def _kill_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _pump(reader: asyncio.StreamReader, sink: _OutputSink) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    while chunk := await reader.read(65536):
-        sink.write(decoder.decode(chunk))
-    sink.write(decoder.decode(b"", final=True))
 
 
 class _OutputSink:
@@ -484,5 +395,7 @@ def _result(args: BashInput, run: CommandResult, notes: list[str], ctx: ToolCont
         "truncated": run.size.truncated,
         "shown_head_lines": run.size.head_lines, "shown_tail_lines": run.size.tail_lines,
     }
+    if run.terminal_id is not None:  # an editor's terminal: its tool call shows it
+        display["terminal_id"] = run.terminal_id
     failed = run.timed_out or run.aborted or run.exit_code != 0
     return ToolOutput("\n".join(parts), is_error=failed, display=display)

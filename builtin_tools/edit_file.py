@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._files.access import LOCAL_FILES, BlockingFiles, blocking_files
 from ._files.diff import changed_regions, diff_labels, snippet, unified_diff
 from ._files.edit_match import fold_quotes, has_quotes, whole_line_span, with_file_quotes
 from ._files.near_match import find_near_match
@@ -218,7 +219,7 @@ def edit_of_own_text(edits: Sequence[Edit]) -> tuple[int, int] | None:
     return None
 
 
-def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdit:
+def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit], files: BlockingFiles = LOCAL_FILES) -> PlannedEdit:
     """Check the read record, load the file and apply ``edits`` in order, in memory.
 
     All or nothing: any edit that cannot be applied raises, naming which one when
@@ -250,7 +251,7 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
             raise EditError(f"{shown} has changed on disk since you last read it (the user or another "
                             "process modified it). Call read_file again and redo the edit against its "
                             "current content.")
-        file = load_text(resolved, shown)
+        file = load_text(resolved, shown, files)
         text = file.text
     newline = file.newline if file is not None else "\n"
     after = text
@@ -276,10 +277,10 @@ def plan_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> PlannedEdi
     return PlannedEdit(resolved, shown, text, after, data, file, total, quotes_folded)
 
 
-def commit_edit(plan: PlannedEdit, ctx: ToolContext) -> None:
+def commit_edit(plan: PlannedEdit, ctx: ToolContext, files: BlockingFiles = LOCAL_FILES) -> None:
     mode = plan.file.mode if plan.file is not None else None
     try:
-        atomic_write(plan.resolved, plan.data, mode, plan.shown)
+        atomic_write(plan.resolved, plan.data, mode, plan.shown, files)
     except OSError as error:
         raise write_error(plan.shown, error) from None
     # The model now knows the content, so consecutive edits need no re-read.
@@ -299,9 +300,11 @@ def edit_report(plan: PlannedEdit) -> ToolOutput:
 
 
 async def run_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> ToolOutput:
+    files = blocking_files(ctx)
+
     def work() -> ToolOutput:
-        plan = plan_edits(ctx, path, edits)
-        commit_edit(plan, ctx)
+        plan = plan_edits(ctx, path, edits, files)
+        commit_edit(plan, ctx, files)
         return edit_report(plan)
 
     try:
@@ -313,7 +316,7 @@ async def run_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> ToolO
 
 
 async def preview_edits(ctx: ToolContext, path: str, edits: Sequence[Edit]) -> Mapping[str, Any]:
-    plan = await asyncio.to_thread(plan_edits, ctx, path, edits)
+    plan = await asyncio.to_thread(plan_edits, ctx, path, edits, blocking_files(ctx))
     return plan.display()
 
 

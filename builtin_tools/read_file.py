@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.key_blocks import OpenBlock
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
+from loom_engine.tools.io import IOBackendError
 
+from ._files.access import BlockingFiles, blocking_files
 from ._files.paths import resolve_path
-from ._files.safe_io import open_regular
 from ._files.text import (
     CP1252_UNDEFINED,
     LARGE_FILE_BYTES,
@@ -96,27 +96,31 @@ class ReadFileTool(BaseTool[ReadFileInput]):
             return ToolOutput(str(error), is_error=True)
         shown = ctx.workspace.relative(resolved)
         try:
-            return await asyncio.to_thread(self._read, ctx, resolved, shown, max(args.offset, 1), args.limit)
+            return await asyncio.to_thread(self._read, ctx, blocking_files(ctx), resolved, shown,
+                                           max(args.offset, 1), args.limit)
         except ToolError as error:
             return ToolOutput(str(error), is_error=True)
         except OSError as error:
             return ToolOutput(f"Cannot read {shown}: {error.strerror or error}.", is_error=True)
 
-    def _read(self, ctx: ToolContext, resolved: Path, shown: str, offset: int, limit: int) -> ToolOutput:
+    def _read(self, ctx: ToolContext, files: BlockingFiles, resolved: Path, shown: str, offset: int,
+              limit: int) -> ToolOutput:
         regular_file_stat(resolved, shown)
         try:
-            fd, st = open_regular(resolved, shown)
+            opened = files.open_read(resolved, shown)
         except OSError as error:
             raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
-        with os.fdopen(fd, "rb") as handle:
+        except IOBackendError as error:
+            raise TextFileError(f"Cannot read {shown}: {error}") from None
+        with opened.handle as handle:
             head = handle.read(_HEAD_BYTES)
             kind = binary_kind(head)
             if kind is not None:
-                raise BinaryFileError(f"{shown} is a {kind} ({st.st_size:,} bytes); read_file only reads text "
+                raise BinaryFileError(f"{shown} is a {kind} ({opened.size:,} bytes); read_file only reads text "
                                       "files.")
             # Up to LARGE_FILE_BYTES the whole file decides the encoding and is counted to its
             # end; beyond, the first 64 KiB decide and counting stops after the window.
-            whole = st.st_size <= LARGE_FILE_BYTES
+            whole = opened.size <= LARGE_FILE_BYTES
             encoding = _scan_encoding(handle, head) if whole else bom_encoding(head) or detect_encoding(head)
             window = _read_window(handle, encoding, offset, limit, count_to_end=whole)
         ctx.state.record_read(resolved)

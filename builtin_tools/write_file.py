@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolError, ToolOutput
 
+from ._files.access import LOCAL_FILES, BlockingFiles, blocking_files
 from ._files.diff import diff_labels, unified_diff
 from ._files.paths import resolve_path
 from ._files.text import (
@@ -51,7 +52,7 @@ class PlannedWrite:
                 "diff": unified_diff(self.before or "", self.after, old_label, new_label)}
 
 
-def plan_write(ctx: ToolContext, path: str, content: str) -> PlannedWrite:
+def plan_write(ctx: ToolContext, path: str, content: str, files: BlockingFiles = LOCAL_FILES) -> PlannedWrite:
     resolved = resolve_path(ctx, path)
     shown = ctx.workspace.relative(resolved)
     if not resolved.exists():
@@ -63,7 +64,7 @@ def plan_write(ctx: ToolContext, path: str, content: str) -> PlannedWrite:
         raise TextFileError(
             f"{shown} has changed on disk since you last read it (the user or another process modified "
             "it). Call read_file again, then write the file taking those changes into account.")
-    existing = load_text(resolved, shown)
+    existing = load_text(resolved, shown, files)
     after = content
     # A model writes "\n"; a CRLF file stays CRLF unless the content chose its own endings.
     if existing.newline == "\r\n" and "\r" not in content:
@@ -88,15 +89,16 @@ class WriteFileTool(BaseTool[WriteFileInput]):
         return FileAccess(paths=(str(resolve_path(ctx, args.path)),), write=True)
 
     async def preview(self, args: WriteFileInput, ctx: ToolContext) -> Mapping[str, Any] | None:
-        plan = await asyncio.to_thread(plan_write, ctx, args.path, args.content)
+        plan = await asyncio.to_thread(plan_write, ctx, args.path, args.content, blocking_files(ctx))
         return plan.display()
 
     async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
+        files = blocking_files(ctx)
 
         def work() -> ToolOutput:
-            plan = plan_write(ctx, args.path, args.content)
+            plan = plan_write(ctx, args.path, args.content, files)
             try:
-                atomic_write(plan.resolved, plan.data, plan.mode, plan.shown)
+                atomic_write(plan.resolved, plan.data, plan.mode, plan.shown, files)
             except OSError as error:
                 raise write_error(plan.shown, error) from None
             ctx.state.record_read(plan.resolved)

@@ -114,7 +114,10 @@ class Built:
     sandbox_source: str = DEFAULT_SOURCE
 
 
-def build_agent(options: RunOptions, *, interactive: bool) -> Built:
+def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: bool | None = None) -> Built:
+    """``interactive``: the chat (its warnings); ``answers_permissions``: whether a
+    permission question reaches someone who answers it (default: ``interactive``; `loom
+    acp` is not the chat, but its client answers)."""
     from builtin_tools import default_tools
     from builtin_tools.task import with_agents
     from loom_engine.agent import Agent
@@ -243,7 +246,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                          max_budget_usd=options.max_budget_usd, compact_threshold=settings.compact_threshold,
                          context_window=settings.context_window, thinking_budget=settings.thinking_budget,
                          redact_secrets=settings.redact_secrets, redactor=redactor,
-                         interactive=interactive)
+                         interactive=interactive if answers_permissions is None else answers_permissions)
     mcp_plan, manager, toolset = _mcp(options, workspace, records, settings, model, session, permissions,
                                       claude_home)
     warnings += list(mcp_plan.notes)
@@ -274,7 +277,7 @@ def build_agent(options: RunOptions, *, interactive: bool) -> Built:
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
                        usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer,
-                       memory_scopes=memory.scopes if memory is not None else None)
+                       memory=memory.folder if memory is not None else None)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     warnings += context.warnings  # the instruction files are read as the agent builds its prompt
     _prepare(provider)

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, TextIO, TypeVar, assert_never
 
 from loom_engine.mcp.names import is_prompt_command
 
+from .held_text import HeldDeltas
 from .turns import SessionHook, session_hook_failures, start_turn
 
 if TYPE_CHECKING:
     from loom_engine.commands.invoke import Invocation
-    from loom_engine.events import Finished, HookRan
+    from loom_engine.events import AgentEvent, Finished, HookRan
     from loom_engine.mcp.manager import McpManager
     from loom_engine.usage_wait import UsageLimitPolicy
 
@@ -250,6 +251,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
     # Claude Code's messages and result object (json, stream-json); their facts are
     # gathered for json too (the denied calls, the time spent waiting for the model).
     transcript = ClaudeTranscript(agent.session_id or "", agent.config.model)
+    # Deltas go out in whole lines, so a secret split between two is redacted whole.
+    held = HeldDeltas()
     if loom_events:  # what the run is, before its first event
         out.write(json.dumps(clean({"type": "system", "subtype": "init", "session_id": agent.session_id,
                                     "model": agent.config.model, "sandbox": sandbox,
@@ -270,13 +273,7 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
                         out.write(json.dumps(clean(message), default=str) + "\n")
                         out.flush()
                 if loom_events:
-                    line = event.to_dict()
-                    if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
-                        line["sandbox"] = sandbox  # the final line says it again, for who reads only that
-                        if isinstance(event, Error) and event.kind == "usage_limit":
-                            line["stop_reason"] = "usage_limit"
-                    out.write(json.dumps(clean(line), default=str) + "\n")
-                    out.flush()
+                    _write_events(held.events(event), sandbox, clean, out)
                 if isinstance(event, Notice) and event.level == "warning":
                     err.write(clean(f"loom: {event.message}\n"))
                 elif isinstance(event, HookRan) and event.outcome in ("error", "timeout") and event.message:
@@ -299,6 +296,8 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         finally:
             countdown.stop()
             await stream.aclose()  # a command's turn-only grants end with it
+            if loom_events:
+                _write_events(held.flush(), sandbox, clean, out)  # what a stream cut short held
     finally:
         for sig, _ in _STOP_SIGNALS:
             try:
@@ -349,6 +348,21 @@ async def _run(agent: ChatAgent, prompt: str, output_format: str, out: TextIO, e
         err.write(f"loom: {notice}\n")
     out.flush()
     return code
+
+
+def _write_events(events: Sequence[AgentEvent], sandbox: object,
+                  clean: Callable[[dict[str, object]], dict[str, object]], out: TextIO) -> None:
+    """``loom-stream-json``'s lines: an event each."""
+    from loom_engine.events import TERMINAL_EVENTS, Error
+
+    for event in events:
+        line = event.to_dict()
+        if event.depth == 0 and isinstance(event, TERMINAL_EVENTS):
+            line["sandbox"] = sandbox  # the final line says it again, for who reads only that
+            if isinstance(event, Error) and event.kind == "usage_limit":
+                line["stop_reason"] = "usage_limit"
+        out.write(json.dumps(clean(line), default=str) + "\n")
+        out.flush()
 
 
 def _window(agent: ChatAgent) -> dict[str, object]:

@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 
 
 def _start_sdk_import_for_run(argv: list[str]) -> None:
-    """`loom run`: the provider SDK (most of a second) starts importing now, before
+    """`loom run` (and `loom acp`): the provider SDK (most of a second) starts importing now, before
     typer and the engine load, so that it overlaps with them, the settings, the git
     status and the files read; the agent's provider waits for it when it builds its client."""
     args = argv[1:]
-    if (args[:1] == ["run"] or any(arg in PRINT_FLAGS for arg in args)) and not {"--help", "-h"} & set(args):
+    if (args[:1] in (["run"], ["acp"]) or any(arg in PRINT_FLAGS for arg in args)) and not {"--help", "-h"} & set(args):
         start_sdk_import(likely_provider(args))
 
 
@@ -41,6 +41,18 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
 OutputFormat = Literal["text", "json", "stream-json", "loom-stream-json"]
 SANDBOX_HELP = ("auto: confine commands where this machine can; on: refuse to run them where it cannot; "
                 "off: no sandbox. Beats LOOM_SANDBOX and [sandbox] mode.")
+
+# The project-trust flags of `loom run` and `loom acp` (neither can ask the trust question).
+TrustProject = Annotated[bool, typer.Option(
+    "--trust-project", help="Use what the project's settings (.loom/settings*.toml, .claude/settings*.json) "
+                            "and agent files would widen (allow rules, a looser mode, the model), "
+                            "for this run only.")]
+TrustProjectMcp = Annotated[bool, typer.Option(
+    "--trust-project-mcp", help="Use the MCP servers of the project's .mcp.json without approval, "
+                                "for this run only.")]
+TrustProjectHooks = Annotated[bool, typer.Option(
+    "--trust-project-hooks", help="Run the hooks of the project's settings files (.loom/, .claude/) "
+                                  "that you have not trusted, for this run only.")]
 
 
 def _fail(message: str, code: int) -> None:
@@ -158,18 +170,11 @@ def run(prompt: Annotated[str | None, typer.Argument(
         add_dir: Annotated[list[Path] | None, typer.Option(
             "--add-dir", help="Another folder the tools may use.")] = None,
         script: Annotated[Path | None, typer.Option("--script", help="Script file for --provider scripted.")] = None,
-        trust_project: Annotated[bool, typer.Option(
-            "--trust-project", help="Use what the project's settings (.loom/settings*.toml, .claude/settings*.json) "
-                                    "and agent files would widen (allow rules, a looser mode, the model), "
-                                    "for this run only.")] = False,
+        trust_project: TrustProject = False,
         mcp_config: Annotated[list[Path] | None, typer.Option(
             "--mcp-config", help="A JSON file of MCP servers ({\"mcpServers\": ...}) to use too.")] = None,
-        trust_project_mcp: Annotated[bool, typer.Option(
-            "--trust-project-mcp", help="Use the MCP servers of the project's .mcp.json without "
-                                        "approval, for this run only.")] = False,
-        trust_project_hooks: Annotated[bool, typer.Option(
-            "--trust-project-hooks", help="Run the hooks of the project's settings files (.loom/, .claude/) "
-                                          "that you have not trusted, for this run only.")] = False,
+        trust_project_mcp: TrustProjectMcp = False,
+        trust_project_hooks: TrustProjectHooks = False,
         wait_for_reset: Annotated[bool, typer.Option(
             "--wait-for-reset", help="At a usage limit (a plan's 5-hour or weekly allowance, a spent quota), "
                                      "wait for it to reset and go on; without it the run stops (exit 5).")] = False,
@@ -244,6 +249,25 @@ def run(prompt: Annotated[str | None, typer.Argument(
     from .exit import exit_now
 
     exit_now(code, built.session)
+
+
+@app.command()
+def acp(provider: Annotated[ProviderName | None, typer.Option("--provider", help="LLM provider.")] = None,
+        model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
+        permission_mode: Annotated[PermissionMode | None, typer.Option(
+            "--permission-mode", help="The sessions' first mode (bypass is offered only when named here).")] = None,
+        sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
+        trust_project: TrustProject = False, trust_project_mcp: TrustProjectMcp = False,
+        trust_project_hooks: TrustProjectHooks = False) -> None:
+    """Serve Loom to an editor over the Agent Client Protocol on stdio (docs/editors.md)."""
+    from .acp.command import serve
+    from .bootstrap import RunOptions
+
+    _check_user_setup()
+    raise typer.Exit(serve(RunOptions(provider=provider, model=model, permission_mode=permission_mode,
+                                      sandbox=sandbox, trust_project=trust_project or None,
+                                      trust_project_mcp=trust_project_mcp,
+                                      trust_project_hooks=trust_project_hooks)))
 
 
 from .sessions_command import sessions_app  # noqa: E402  (the body lives there)

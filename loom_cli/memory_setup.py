@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from loom_engine.memory.entries import MemoryOperationError, MemoryStore, Scope
+from loom_engine.memory.entries import MemoryOperationError
 from loom_engine.memory.folder import MemoryFolder as MemoryFolderType
 
 if TYPE_CHECKING:
@@ -26,10 +26,6 @@ MEMORY_TOOL_NAMES = frozenset({"memory", "recall"})
 @dataclass(frozen=True)
 class ProjectMemory:
     folder: MemoryFolderType
-
-    @property
-    def scopes(self) -> Mapping[Scope, MemoryStore]:
-        return {Scope.GLOBAL: self.folder}
 
     def prompt_component(self) -> PromptComponent:
         from loom_engine.memory.prompt import memory_component
@@ -83,7 +79,7 @@ def session_proposer(agent: Agent, chosen: MemorySettings) -> Callable[[], Await
 
 
 def _global_folder(agent: Agent) -> MemoryFolderType | None:
-    store = (agent.parts.memory_scopes or {}).get(Scope.GLOBAL)
+    store = agent.parts.memory
     return store if isinstance(store, MemoryFolderType) else None
 
 

@@ -30,6 +30,7 @@ from .hooks.claude_transcript import ClaudeTranscript, claude_transcript_file
 from .hooks.config import HookEventName, HookSet
 from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
 from .hooks.outcome import HookVerdict
+from .memory.tree import TreeMemory
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
@@ -75,7 +76,7 @@ class Agent:
                  messages: Sequence[Message] = (), turn_state: TurnState | None = None,
                  system_prompt: str | None = None, identity: AgentIdentity | None = None,
                  context: ContextAssembler | None = None, path_rules: PathRules | None = None,
-                 session_context: ContextAssembler | None = None) -> None:
+                 session_context: ContextAssembler | None = None, tree_memory: TreeMemory | None = None) -> None:
         # A configuration that names its skills (a sub-agent's) sees only those.
         if parts.skills is not None and config.skill_names is not None:
             parts = replace(parts, skills=parts.skills.restricted(config.skill_names))
@@ -104,6 +105,8 @@ class Agent:
                                   cache_key=lambda: self.session_id or self.identity.agent_id)
         self._state = turn_state or TurnState.initial()
         self._tool_state = ToolSessionState()
+        # Its local, shared and inherited memories (a sub-agent's come from its parent).
+        self._tree_memory = tree_memory or TreeMemory.start(redact=config.redactor.redact)
         from .context.assembler import ChangingFacts
 
         self._changing_facts = ChangingFacts(parts.workspace)
@@ -367,6 +370,7 @@ class Agent:
         self._hook_context.clear()
         self._state = TurnState.initial()
         self._tool_state = ToolSessionState()
+        self._tree_memory = self._tree_memory.renewed()
         self.client.forget_usage()
 
     # --- session hooks (the application calls these) -------------------------------------
@@ -433,7 +437,8 @@ class Agent:
         contexts = ToolContextFactory(workspace=self.workspace, state=self._tool_state, skills=self.skills,
                                       sandbox=self.sandbox, read_rules=self.permissions,
                                       run_subagent=self.run_subagent, session_id=self.session_id,
-                                      memory_scopes=self.parts.memory_scopes)
+                                      files=self.parts.files, commands=self.parts.commands,
+                                      memory_scopes=self._tree_memory.scopes(self.parts.global_memory()))
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
@@ -562,6 +567,6 @@ class Agent:
                            system_prompt=context.subagent_prompt(own) if context is not None else own,
                            identity=AgentIdentity.new(config.depth, parent_call_id),
                            path_rules=context.subagent_path_rules() if context is not None else None,
-                           session_context=context)
+                           session_context=context, tree_memory=self._tree_memory.child())
         child._parent_hook_session = self._hook_session
         return child

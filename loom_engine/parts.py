@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .subagents.spawn import MakeProvider
     from .telemetry.observer import RunObserver
     from .tools.base import Tool
+    from .tools.io import CommandRunner, FileAccess
     from .tools.source import ToolSource
     from .usage_wait import UsageLimitWaiter
     from .workspace import Workspace
@@ -73,13 +74,22 @@ class AgentParts:
     server_windows: ServerWindows | None = None
     # Watches the runs (telemetry), shared with sub-agents; None: nothing watches.
     observer: RunObserver | None = None
-    # The memory stores by scope the memory tool works on (the project's long-term folder
-    # for ``global``); None: no memory.
-    memory_scopes: Mapping[Scope, MemoryStore] | None = None
+    # Where the built-in tools read and write files and run commands (an editor's,
+    # over ACP; shared with sub-agents); None: Loom's own (see tools/io.py).
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
+    # The project's long-term memory (the ``global`` scope; shared with sub-agents); None: none.
+    memory: MemoryStore | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down
             object.__setattr__(self, "tools", tuple(self.tools))
+
+    def global_memory(self) -> Mapping[Scope, MemoryStore] | None:
+        """The ``global`` scope for a tool call's memory scopes (beside the tree's)."""
+        from .memory.entries import Scope
+
+        return {Scope.GLOBAL: self.memory} if self.memory is not None else None
 
     def for_child(self, config: AgentConfig, definition: AgentDefinition | None, *, vendor: str) -> AgentParts:
         """A sub-agent's parts. It shares the bus, hooks, snapshots, skills, sandbox and

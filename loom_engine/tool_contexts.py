@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
     from .subagents.definitions import AgentDefinition
+    from .tools.io import CommandRunner, FileAccess
     from .workspace import Workspace
 
 
@@ -40,6 +41,9 @@ class ToolContextFactory:
     read_rules: ReadRules | None
     run_subagent: SubagentRunner
     session_id: str | None = None
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
+    # This agent's memory scopes (see loom_engine/memory); None: no memory.
     memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     def make(self, call_id: str, *, cancel: CancelToken, emit: Callable[[AgentEvent], None],
@@ -57,4 +61,5 @@ class ToolContextFactory:
         return ToolContext(workspace=self.workspace, cancel=cancel, state=self.state, call_id=call_id,
                            progress=progress, emit=emit, skills=self.skills, spawn_subagent=spawn,
                            sandbox=self.sandbox, read_rules=self.read_rules, command_env=command_env or {},
-                           session_id=self.session_id, memory_scopes=self.memory_scopes)
+                           session_id=self.session_id, files=self.files, commands=self.commands,
+                           memory_scopes=self.memory_scopes)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_engine.tools.base import ToolError
+from loom_engine.tools.io import IOBackendError
 
 from . import limits
-from .safe_io import open_regular, write_file_at
+from .access import LOCAL_FILES, BlockingFiles
 
 # Enough to classify a file without reading all of it.
 SNIFF_BYTES = 8192
@@ -273,26 +274,30 @@ def missing_file_message(path: Path, shown: str) -> str:
     return message
 
 
-def load_text(path: Path, shown: str) -> TextFile:
+def load_text(path: Path, shown: str, files: BlockingFiles = LOCAL_FILES) -> TextFile:
     """Read ``path`` as text for editing; refuses directories, special, binary and huge files.
 
-    The file is opened without following any symlink (the path was resolved when it was
-    checked), so what is read is the file that was checked.
+    Loom's own backend opens the file without following any symlink (the path was
+    resolved when it was checked), so what is read is the file that was checked; an
+    editor's gives its buffer of the file, which must exist on disk as a regular file.
     """
-    regular_file_stat(path, shown)
+    checked = regular_file_stat(path, shown)
     try:
-        fd, st = open_regular(path, shown)
+        opened = files.open_read(path, shown)
     except FileNotFoundError:
         raise TextFileError(missing_file_message(path, shown)) from None
     except PermissionError:
         raise TextFileError(f"Cannot read {shown}: permission denied.") from None
     except OSError as error:
         raise TextFileError(f"Cannot read {shown}: {error.strerror or error}.") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(st.st_mode):
+    except IOBackendError as error:
+        raise TextFileError(f"Cannot read {shown}: {error}") from None
+    st_mode = opened.st_mode if opened.st_mode is not None else checked.st_mode
+    with opened.handle as handle:
+        if not stat.S_ISREG(st_mode):
             raise TextFileError(f"{shown} is not a regular file; it cannot be edited as text.")
-        if st.st_size > limits.EDIT_LIMIT_BYTES:
-            raise TextFileError(too_big_to_edit(shown, st.st_size))
+        if opened.size > limits.EDIT_LIMIT_BYTES:
+            raise TextFileError(too_big_to_edit(shown, opened.size))
         try:
             data = handle.read(limits.EDIT_LIMIT_BYTES + 1)
         except OSError as error:
@@ -305,7 +310,7 @@ def load_text(path: Path, shown: str) -> TextFile:
             f"{shown} is a {kind} ({len(data):,} bytes), not text; these tools only handle text files.")
     encoding = detect_encoding(data)
     text = encoding.decode(data)
-    return TextFile(path, text, encoding, detect_newline(text), stat.S_IMODE(st.st_mode))
+    return TextFile(path, text, encoding, detect_newline(text), stat.S_IMODE(st_mode))
 
 
 def too_big_to_edit(shown: str, size: int) -> str:
@@ -320,13 +325,19 @@ def unread_overwrite_message(shown: str) -> str:
             "safer).")
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None, shown: str | None = None) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None, shown: str | None = None,
+                 files: BlockingFiles = LOCAL_FILES) -> None:
     """Replace ``path`` with ``data`` in one rename, so readers never see half a file.
 
     ``mode`` keeps an existing file's permission bits. No symlink is followed on the way:
     a folder of ``path`` that became a symlink since it was resolved stops the write.
+    An editor's backend writes the text to its buffer of the file instead (a failure
+    there is an OSError naming the editor's cause).
     """
-    write_file_at(path, data, mode, shown or str(path))
+    try:
+        files.write(path, data, mode, shown or str(path))
+    except IOBackendError as error:
+        raise OSError(f"the editor refused it: {error}") from None
 
 
 def write_error(shown: str, error: OSError) -> TextFileError:

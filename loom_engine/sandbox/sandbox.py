@@ -23,9 +23,11 @@ put the relay in, so there the allow-list means no network, and the status says 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+import loom_engine.sandbox.descriptor_launch as descriptor_launch
 import loom_engine.sandbox.landlock as landlock
 import loom_engine.sandbox.seccomp as seccomp
 
@@ -74,6 +77,10 @@ class Launch:
     env: Mapping[str, str]
     # What the domain proxy refused this command, one line each; filled while it runs.
     refused: list[str] = field(default_factory=list)
+    # The same confined command as a line that needs no inherited descriptor, for a
+    # process Loom does not start itself (an editor's terminal); None when there is
+    # none (the allow-list's relay channel cannot be given another way).
+    portable_argv: tuple[str, ...] | None = None
 
 
 class _Runner(Protocol):
@@ -224,11 +231,26 @@ class Sandbox:
                     argv = (*relay.argv, *argv)
                     confined_env.update(relay.environment)
                     pass_fds += relay.pass_fds
-                yield Launch(tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd)), pass_fds,
-                             confined_env, refused)
+                confined = tuple(runner.argv(layout, cwd=cwd, argv=argv, seccomp_fd=fd))
+                yield Launch(confined, pass_fds, confined_env, refused,
+                             self._portable(confined, fd, program) if relay is None else None)
         finally:
             if fd is not None:
                 os.close(fd)
+
+    def _portable(self, confined: tuple[str, ...], fd: int | None, program: bytes | None) -> tuple[str, ...] | None:
+        """``confined`` with its seccomp program put at ``fd`` by the descriptor launcher
+        (see descriptor_launch.py) rather than inherited; None when the launcher or its
+        interpreter lies where a confined command could replace it."""
+        if fd is None or program is None:
+            return confined
+        launcher = Path(os.path.realpath(descriptor_launch.__file__))
+        interpreter = Path(os.path.realpath(sys.executable))
+        unsafe = writable_test(self.config, self.workspace)
+        if unsafe(launcher) or unsafe(interpreter):
+            return None
+        return (os.fspath(interpreter), "-I", "-S", os.fspath(launcher), str(fd),
+                base64.b64encode(program).decode("ascii"), *confined)
 
     def close(self) -> None:
         self._finalizer()
@@ -252,11 +274,7 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
     if not config.enabled:
         return Sandbox(config, workspace, protected, SandboxStatus("off", None, config.network), None, None)
     protected = (*protected, *configured_hooks_folders((workspace.root, *workspace.extra_dirs)))
-    writable = [Path(os.path.realpath(p)) for p in (workspace.root, *workspace.extra_dirs, *config.allow_write)]
-
-    def unsafe(path: Path) -> bool:
-        return any(path == w or w in path.parents for w in writable)
-
+    unsafe = writable_test(config, workspace)
     reasons: list[tuple[str, str]] = []
     for backend in machine.backends:
         session_dir = _new_session_dir()
@@ -282,6 +300,17 @@ def open_sandbox(config: SandboxConfig, workspace: Workspace, *, protected: Sequ
     status = SandboxStatus(config.mode, None, config.network, reason=reason, fix=fix,
                            allowed_domains=config.allowed_domains)
     return Sandbox(config, workspace, protected, status, None, None)
+
+
+def writable_test(config: SandboxConfig, workspace: Workspace) -> Callable[[Path], bool]:
+    """Whether a confined command could change a path (a real path): what Loom runs
+    before any wall is up must not lie there."""
+    writable = [Path(os.path.realpath(p)) for p in (workspace.root, *workspace.extra_dirs, *config.allow_write)]
+
+    def unsafe(path: Path) -> bool:
+        return any(path == w or w in path.parents for w in writable)
+
+    return unsafe
 
 
 def _working(config: SandboxConfig, backend: Backend, detail: str) -> SandboxStatus:

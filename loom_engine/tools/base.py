@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..memory.entries import MemoryStore, Scope
     from ..sandbox.sandbox import Sandbox
     from ..skills.catalog import SkillCatalog
+    from .io import CommandRunner, FileAccess
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,11 @@ class ToolContext:
     # The session this call is part of (None: not saved), so a search of past sessions
     # can leave it out.
     session_id: str | None = None
-    # The memory stores this agent may use, by scope (the project's long-term folder for
-    # ``global``; an agent tree's own for the others); None: no memory.
+    # Where file contents are read and written, and commands run (an editor's, over
+    # ACP); None: Loom's own. Every check happens before either is called (see io.py).
+    files: FileAccess | None = None
+    commands: CommandRunner | None = None
+    # The memory scopes this agent may use, for the memory tool (None: no memory here).
     memory_scopes: Mapping[Scope, MemoryStore] | None = None
 
     @property

@@ -15,7 +15,6 @@ from loom_cli.memory_setup import propose_after_headless
 from loom_cli.settings import MemorySettings
 from loom_engine.agent import Agent
 from loom_engine.config import AgentConfig
-from loom_engine.memory.entries import Scope
 from loom_engine.memory.folder import MemoryFolder
 from loom_engine.memory.promotion import Proposal, load_proposals, parse_proposals, save_proposals
 from loom_engine.messages import Message, TextPart
@@ -87,7 +86,7 @@ def test_a_headless_run_writes_a_proposals_file_never_the_memory(project: Path, 
                                            + "Ab1" * 20 + '"}]}'}])
     agent = Agent(AgentConfig(model="m", provider="scripted"),
                   AgentParts(provider=provider, workspace=Workspace.at(project),
-                             memory_scopes={Scope.GLOBAL: folder}),
+                             memory=folder),
                   messages=[Message.user("how do we deploy? " * 30), Message.assistant(TextPart("make deploy " * 30)),
                             Message.user("and tests?"), Message.assistant(TextPart("pytest -n 2"))],
                   system_prompt="s", session=session)

@@ -165,7 +165,8 @@ def _interrupt(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer, wait_for: st
 
 
 def test_sigint_during_stream(repo: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    fake_llm.enqueue(Reply.text("word " * 400, chunk_size=5, chunk_delay=0.5))  # 200 s of stream
+    # 200 s of stream; text_delta comes a line at a time (held whole for the redactor).
+    fake_llm.enqueue(Reply.text("word\n" * 400, chunk_size=5, chunk_delay=0.5))
     _interrupt(repo, tmp_path, fake_llm, "text_delta")
 
 

@@ -11,24 +11,32 @@ from loom_engine.config import AgentConfig
 from loom_engine.events import CompactionApplied, Finished
 from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
+from loom_engine.tools.base import Tool
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 
 SECTIONS = ["Background context", "Key decisions", "Tool usage", "User intent evolution",
             "Execution results", "Errors and solutions", "Open issues", "Next steps"]
+
+
+def only_read_file() -> list[Tool]:
+    return [tool for tool in default_tools() if tool.name == "read_file"]
+
+
 SUMMARY = "\n".join(f"## {name}\n- point about {name.lower()}" for name in SECTIONS)
 
 
 async def test_session_past_the_threshold_compacts_and_continues(workspace: Path, fake_llm: FakeLLMServer) -> None:
     for k in range(4):
-        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
-    # A 16k window compacts at 8k: after the fourth read, before the fifth request.
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(150)))
+    # A 16k window compacts at 8k: after the fourth read, before the fifth request. Only
+    # the read tool is offered, so the arithmetic does not move as Loom gains tools.
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)],
                      Reply.text(SUMMARY), Reply.text("finished after compaction"))
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     agent = Agent(AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
                                      interactive=False),
-                  AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace)),
+                  AgentParts(provider=provider, tools=only_read_file(), workspace=Workspace.at(workspace)),
                   system_prompt="You are a test.")
     events = [e async for e in agent.run("summarise the files")]
     assert isinstance(events[-1], Finished) and events[-1].result == "finished after compaction"

@@ -14,13 +14,12 @@ from loom_engine.events import CompactionApplied, Error, Finished, UsageUpdated
 from loom_engine.parts import AgentParts
 from loom_engine.providers.factory import create_provider
 from loom_engine.providers.server_window import ServerWindows
+from loom_engine.tools.base import Tool
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
 from tests.doubles.window_servers import WindowStub, llama_cpp
+from tests.integration.test_compaction import SUMMARY, only_read_file
 
-SECTIONS = ["Background context", "Key decisions", "Tool usage", "User intent evolution",
-            "Execution results", "Errors and solutions", "Open issues", "Next steps"]
-SUMMARY = "\n".join(f"## {name}\n- point about {name.lower()}" for name in SECTIONS)
 MODEL = "smollm2-135m-instruct"  # unknown to the model table: 128k would be assumed
 
 # What llama-server answers when the prompt does not fit (see conformance/llama-server).
@@ -37,11 +36,12 @@ def _probed(stub: WindowStub) -> ServerWindows:
 
 
 def _agent(workspace: Path, fake_llm: FakeLLMServer, windows: ServerWindows | None, *, provider: str = "openai",
-           **config: object) -> Agent:
+           tools: list[Tool] | None = None, **config: object) -> Agent:
     url = fake_llm.openai_base_url if provider == "openai" else fake_llm.anthropic_base_url
     return Agent(AgentConfig(model=MODEL, provider=provider, interactive=False, **config),  # type: ignore[arg-type]
                  AgentParts(provider=create_provider(provider, api_key="test", base_url=url),
-                            tools=default_tools(), workspace=Workspace.at(workspace), server_windows=windows),
+                            tools=default_tools() if tools is None else tools, workspace=Workspace.at(workspace),
+                            server_windows=windows),
                  system_prompt="You are a test.")
 
 
@@ -58,12 +58,13 @@ async def test_the_status_share_uses_the_servers_window(workspace: Path, fake_ll
 
 async def test_auto_compaction_fires_at_the_servers_window(workspace: Path, fake_llm: FakeLLMServer) -> None:
     for k in range(4):
-        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
-    # A 16k window compacts at 8k (threshold 0.5): after the fourth read, before the fifth request.
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(150)))
+    # A 16k window compacts at 8k (threshold 0.5): after the fourth read, before the fifth
+    # request (only the read tool is offered, so the arithmetic stays as Loom gains tools).
     fake_llm.enqueue(*[Reply.tool("read_file", {"path": f"f{k}.txt"}) for k in range(4)],
                      Reply.text(SUMMARY), Reply.text("finished after compaction"))
     with WindowStub(llama_cpp(n_ctx=16_000)) as stub:
-        agent = _agent(workspace, fake_llm, _probed(stub), compact_threshold=0.5)
+        agent = _agent(workspace, fake_llm, _probed(stub), tools=only_read_file(), compact_threshold=0.5)
     events = [e async for e in agent.run("summarise the files")]
     assert isinstance(events[-1], Finished) and events[-1].result == "finished after compaction"
     assert [e.reason for e in events if isinstance(e, CompactionApplied)] == ["auto"]

@@ -256,6 +256,17 @@ def test_stream_json_never_prints_the_api_keys_loom_holds(repo: Path, tmp_path: 
             assert key.lower() not in text.lower(), f"{key} reached {where}"
 
 
+def test_a_key_the_model_streams_in_pieces_is_redacted_whole(repo: Path, tmp_path: Path,
+                                                             fake_llm: FakeLLMServer) -> None:
+    # Each piece alone is no key: the deltas go out in whole lines, redacted as one.
+    key = "LoomTestKey-5e1d9c7a3b"
+    fake_llm.enqueue(Reply.text(f"Your key is {key}.\nAnd a last line", chunk_size=4))
+    stdout, _, _, _ = run_loom(tmp_path, repo, fake_llm, ANTHROPIC_API_KEY=key)
+    events = [json.loads(line) for line in stdout.splitlines()]
+    streamed = "".join(e["text"] for e in events if e["type"] == "text_delta")
+    assert streamed == "Your key is [REDACTED:api-key].\nAnd a last line", streamed
+
+
 def test_private_keys_never_reach_the_model_the_session_or_stdout(repo: Path, tmp_path: Path,
                                                                    fake_llm: FakeLLMServer,
                                                                    keys: dict[str, str]) -> None:
