@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from loom_engine.memory.entries import MemoryOperationError
-from loom_engine.memory.folder import MemoryFolder as MemoryFolderType
+from loom_engine.memory.folder import MemoryFolder
 
 if TYPE_CHECKING:
     from loom_engine.agent import Agent
@@ -25,7 +25,7 @@ MEMORY_TOOL_NAMES = frozenset({"memory", "recall"})
 
 @dataclass(frozen=True)
 class ProjectMemory:
-    folder: MemoryFolderType
+    folder: MemoryFolder
 
     def prompt_component(self) -> PromptComponent:
         from loom_engine.memory.prompt import memory_component
@@ -37,7 +37,7 @@ def project_memory(workspace_root: Path, chosen: MemorySettings, redactor: Redac
     """The memory of the project ``workspace_root`` is part of; None when turned off."""
     if not chosen.enabled:
         return None
-    return ProjectMemory(MemoryFolderType.for_project(workspace_root, redactor=redactor))
+    return ProjectMemory(MemoryFolder.for_project(workspace_root, redactor=redactor))
 
 
 def with_recall_by_meaning(tools: Sequence[Tool[Any]], chosen: MemorySettings) -> list[Tool[Any]]:
@@ -57,7 +57,7 @@ def without_memory_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     return [tool for tool in tools if tool.name not in MEMORY_TOOL_NAMES]
 
 
-async def proposals_of(agent: Agent, folder: MemoryFolderType) -> list[Proposal]:
+async def proposals_of(agent: Agent, folder: MemoryFolder) -> list[Proposal]:
     """What the session in ``agent`` proposes to remember ([] when it had no substance
     or the request failed: a proposal is never worth an error at exit)."""
     from loom_engine.memory.promotion import propose
@@ -78,9 +78,9 @@ def session_proposer(agent: Agent, chosen: MemorySettings) -> Callable[[], Await
     return lambda: proposals_of(agent, folder)
 
 
-def _global_folder(agent: Agent) -> MemoryFolderType | None:
+def _global_folder(agent: Agent) -> MemoryFolder | None:
     store = agent.parts.memory
-    return store if isinstance(store, MemoryFolderType) else None
+    return store if isinstance(store, MemoryFolder) else None
 
 
 def propose_after_headless(agent: Agent, chosen: MemorySettings, err: TextIO) -> None:
