@@ -10,8 +10,10 @@ from .edit_file import EditFileTool
 from .glob import GlobTool
 from .grep import GrepTool
 from .ls import LsTool
+from .memory import MemoryTool
 from .multi_edit import MultiEditTool
 from .read_file import ReadFileTool
+from .recall import RecallTool
 from .session_search import SessionSearchTool
 from .skill import SkillTool
 from .task import TaskTool
@@ -28,4 +30,4 @@ def default_tools() -> list[Tool]:
     """
     return [ReadFileTool(), WriteFileTool(), EditFileTool(), MultiEditTool(), ApplyPatchTool(),
             GlobTool(), GrepTool(), LsTool(), BashTool(), TodoWriteTool(), TaskTool(), SkillTool(),
-            WebFetchTool(), SessionSearchTool()]
+            WebFetchTool(), SessionSearchTool(), MemoryTool(), RecallTool()]

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
+    from .memory_setup import ProjectMemory
     from .settings import SettingsFile
 
 
@@ -147,6 +148,9 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
     workspace = Workspace.at(root, (*options.add_dirs, *project_dirs))
     agents = _agents(workspace, layered, claude_home)
     tools = with_agents(default_tools(), agents)
+    from .memory_setup import with_recall_by_meaning, without_memory_tools
+
+    tools = with_recall_by_meaning(tools, settings.memory) if settings.memory.enabled else without_memory_tools(tools)
     from builtin_tools.stale_files import remove_stale_files_in_background
 
     remove_stale_files_in_background(workspace.root)  # what a killed Loom left behind
@@ -222,7 +226,10 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         session = store.create(workspace.root, provider=provider_name, model=model,
                                redactor=session_redactor)
 
-    skills, context, warnings = _context(workspace, claude_home, options.cwd)
+    from .memory_setup import project_memory
+
+    memory = project_memory(workspace.root, settings.memory, redactor)
+    skills, context, warnings = _context(workspace, claude_home, options.cwd, memory)
     from .slash_commands import discover_commands
     from .tui.commands.registry import BUILTIN_NAMES
 
@@ -269,7 +276,8 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
                        permissions=permissions, skills=skills, make_provider=make_provider,
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
-                       usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer)
+                       usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer,
+                       memory=memory.folder if memory is not None else None)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     warnings += context.warnings  # the instruction files are read as the agent builds its prompt
     _prepare(provider)
@@ -420,13 +428,15 @@ def _held_secrets(settings: Settings) -> Redactor:
     return Redactor.for_values(values)
 
 
-def _context(workspace: Workspace, claude_home: Path | None, cwd: Path) -> tuple[Any, Any, list[str]]:
-    """The skills catalog and the system-prompt assembler."""
+def _context(workspace: Workspace, claude_home: Path | None, cwd: Path,
+             memory: ProjectMemory | None = None) -> tuple[Any, Any, list[str]]:
+    """The skills catalog and the system-prompt assembler (with the memory index, read now)."""
     from loom_engine.context.assembler import ContextAssembler
     from loom_engine.paths import builtin_skills_dir, config_dir
     from loom_engine.skills.catalog import SkillCatalog
 
     skills = SkillCatalog.discover(workspace.root, user_config_dir=config_dir(), builtin_dir=builtin_skills_dir(),
                                    claude_home=claude_home)
-    context = ContextAssembler(workspace, skills=skills, claude_home=claude_home, cwd=cwd)
+    extra = (memory.prompt_component(),) if memory is not None else ()
+    context = ContextAssembler(workspace, skills=skills, claude_home=claude_home, cwd=cwd, extra_components=extra)
     return skills, context, list(skills.warnings)

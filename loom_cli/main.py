@@ -243,6 +243,9 @@ def run(prompt: Annotated[str | None, typer.Argument(
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
                                     mcp_wait_s=headless_wait_s(), usage_limits=usage_limits,
                                     more_prompts=more_prompts))
+    from .memory_setup import propose_after_headless
+
+    propose_after_headless(built.agent, built.settings.memory, sys.stderr)  # when [memory] promote is on
     from .exit import exit_now
 
     exit_now(code, built.session)
@@ -270,6 +273,9 @@ def acp(provider: Annotated[ProviderName | None, typer.Option("--provider", help
 from .sessions_command import sessions_app  # noqa: E402  (the body lives there)
 
 app.add_typer(sessions_app, name="sessions")
+from .memory_command import memory_app  # noqa: E402  (the body lives there)
+
+app.add_typer(memory_app, name="memory")
 
 
 @app.command()

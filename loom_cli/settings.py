@@ -54,8 +54,9 @@ HOOKS_KEY = "hooks"
 # The warm server's table: the user's config.toml only (see WarmSettings).
 WARM_KEY = "warm"
 # The user's own switches, which no project file may set (left out with a line): the warm
-# server, and whether Claude Code's user folder is read.
-USER_ONLY_KEYS = (WARM_KEY, "claude")
+# server, whether Claude Code's user folder is read, and memory (a project must not name
+# where its memory's text is sent for embeddings).
+USER_ONLY_KEYS = (WARM_KEY, "claude", "memory")
 # Far beyond any real settings file; a bigger one is refused unread.
 MAX_FILE_BYTES = 1_000_000
 
@@ -112,6 +113,22 @@ class ClaudeHomeSettings(BaseModel):
     read_user_folder: bool = True
 
 
+class MemorySettings(BaseModel):
+    """``[memory]``: the project's long-term memory (docs/memory.md). User config only."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    # At a session's end, ask the model (one small request) which facts are worth keeping
+    # and propose them: the chat asks at /clear, a headless run writes a proposals file.
+    # Off by default: it costs a request per session.
+    promote: bool = False
+    # An OpenAI-compatible embeddings endpoint (``.../v1``) for recall by meaning; None:
+    # recall ranks by words (bm25) only. Its key: the ``embeddings_key_env`` variable.
+    embeddings_url: str | None = None
+    embeddings_model: str = "text-embedding-3-small"
+    embeddings_key_env: str = "OPENAI_API_KEY"
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provider: ProviderName | None = None
@@ -134,6 +151,7 @@ class Settings(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     warm: WarmSettings = Field(default_factory=WarmSettings)
     claude: ClaudeHomeSettings = Field(default_factory=ClaudeHomeSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
 @dataclass(frozen=True)

@@ -438,7 +438,7 @@ class Agent:
                                       sandbox=self.sandbox, read_rules=self.permissions,
                                       run_subagent=self.run_subagent, session_id=self.session_id,
                                       files=self.parts.files, commands=self.parts.commands,
-                                      memory_scopes=self._tree_memory.scopes())
+                                      memory_scopes=self._tree_memory.scopes(self.parts.global_memory()))
         deps = RunDeps(config=self.config, identity=self.identity, transcript=self.transcript, client=self.client,
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,

@@ -11,7 +11,7 @@ A sub-agent is built from its parent's parts, narrowed (:meth:`AgentParts.for_ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .providers.breaker import CircuitBreakers
 if TYPE_CHECKING:
     from .checkpoints import Checkpoints
     from .config import AgentConfig
+    from .memory.entries import MemoryStore, Scope
     from .permissions.manager import PermissionManager
     from .providers.base import Provider
     from .providers.retry import RetryPolicy
@@ -77,10 +78,18 @@ class AgentParts:
     # over ACP; shared with sub-agents); None: Loom's own (see tools/io.py).
     files: FileAccess | None = None
     commands: CommandRunner | None = None
+    # The project's long-term memory (the ``global`` scope; shared with sub-agents); None: none.
+    memory: MemoryStore | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down
             object.__setattr__(self, "tools", tuple(self.tools))
+
+    def global_memory(self) -> Mapping[Scope, MemoryStore] | None:
+        """The ``global`` scope for a tool call's memory scopes (beside the tree's)."""
+        from .memory.entries import Scope
+
+        return {Scope.GLOBAL: self.memory} if self.memory is not None else None
 
     def for_child(self, config: AgentConfig, definition: AgentDefinition | None, *, vendor: str) -> AgentParts:
         """A sub-agent's parts. It shares the bus, hooks, snapshots, skills, sandbox and

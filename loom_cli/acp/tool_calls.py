@@ -22,10 +22,10 @@ from .sdk import (
 TOOL_KINDS: Mapping[str, ToolKind] = {
     "read_file": "read", "ls": "read",
     "edit_file": "edit", "multi_edit": "edit", "write_file": "edit", "apply_patch": "edit",
-    "glob": "search", "grep": "search", "session_search": "search",
+    "glob": "search", "grep": "search", "session_search": "search", "recall": "search",
     "bash": "execute",
     "web_fetch": "fetch",
-    "todo_write": "think", "task": "think",
+    "todo_write": "think", "task": "think", "memory": "think",  # the model's own notes, not a file of yours
 }
 
 # The input field that names the file or folder a tool works on.
@@ -58,6 +58,8 @@ def tool_title(name: str, arguments: Mapping[str, Any]) -> str:
             title = f"Task: {arguments.get('description', '')}"
         case _ if name == "todo_write":
             title = "Update the plan"
+        case _ if name == "memory":
+            title = f"Memory: {arguments.get('command', '')} {path or arguments.get('old_path', '')}"
         case _:
             title = name
     title = " ".join(title.split())  # a multi-line command on one line

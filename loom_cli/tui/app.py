@@ -125,6 +125,8 @@ class LoomApp(SafeTextApp[int]):
         self.memory = MemorySettler()
         self.clock = RunClock()
         self.ctrl_keys = CtrlKeys(self)
+        # What the session's end kept in memory, printed after the chat closes; None: not asked yet.
+        self.memory_said: str | None = None
         self._files: list[str] | None = None
         self._frame = 0
         self.bypass_allowed = options.permission_mode == "bypass"
@@ -483,7 +485,19 @@ class LoomApp(SafeTextApp[int]):
         self.ctrl_keys.ctrl_c()
 
     def action_quit_now(self) -> None:
+        if self.memory_said is None and not self.running and self.lifecycle.propose_memory is not None \
+                and self.agent is not None and self.agent.messages:
+            # [memory] promote: ask what to keep first (a second Ctrl+D meanwhile quits at once).
+            self.memory_said = ""
+            self.run_worker(self._remember_then_quit(), group="memory", exit_on_error=False)
+            return
         self.ctrl_keys.ctrl_d()
+
+    async def _remember_then_quit(self) -> None:
+        from .commands.memory import offer_proposals
+
+        self.memory_said = await offer_proposals(self)
+        self.exit(0)
 
     def action_cycle_mode(self) -> None:
         if self.agent is None or self.agent.permissions is None:
@@ -518,4 +532,6 @@ def run_tui(options: TuiOptions) -> int:
     if app.return_code:
         return app.return_code  # Textual already printed the crash
     print_exit_summary(app.agent, app.agent_error)
+    if app.memory_said:
+        print(app.memory_said)
     return int(result or 0)

@@ -46,6 +46,9 @@ def key_argument(name: str, tool_input: Mapping[str, Any]) -> str:
     if name == "task" and isinstance(tool_input.get("subagent_type"), str) and tool_input["subagent_type"]:
         # A custom agent: which one runs matters as much as what it was asked.
         return f"{tool_input['subagent_type']}: {tool_input.get('description') or ''}".rstrip(": ")
+    if name == "memory":  # the command and the file: "create /memories/MEMORY.md"
+        where = tool_input.get("path") or " → ".join(str(tool_input.get(k) or "") for k in ("old_path", "new_path"))
+        return f"{tool_input.get('command') or ''} {where}".strip()
     if name == "apply_patch":
         patch = str(tool_input.get("patch") or tool_input.get("input") or "")
         paths = [line.split(":", 1)[1].strip() for line in patch.splitlines()
@@ -214,7 +217,12 @@ class ToolView(StripView):
             return _one_line(data.content) or "failed"
         if data.display and data.display.get("kind") == "diff":
             parsed = parse_unified_diff(str(data.display.get("diff", "")))
-            return f"+{parsed.added} -{parsed.removed}"
+            counts = f"+{parsed.added} -{parsed.removed}"
+            said = data.display.get("summary")  # a memory write: "saved to memory: PATH"
+            if not isinstance(said, str):
+                return counts
+            said = said.split(":")[0]  # "saved to memory"; narrow: "saved", the path keeps its room
+            return f"{said.split()[0] if 0 < width < CUT_NOTE_IN_HEADER_WIDTH else said}  {counts}"
         total = real_line_count(data.display)
         if total == 0:
             return "no output"

@@ -59,6 +59,9 @@ class ToolSessionState:
     todos: list[dict[str, Any]] = field(default_factory=list)
     # Working directory for bash; `cd` persists while it stays inside the workspace.
     cwd: Path | None = None
+    # The version of each memory entry this agent last saw ("scope:path" -> version), so
+    # an edit based on an outdated view is refused (builtin_tools/memory.py).
+    memory_seen: dict[str, str] = field(default_factory=dict)
 
     def record_read(self, resolved: Path) -> None:
         st = resolved.stat()

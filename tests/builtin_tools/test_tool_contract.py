@@ -37,7 +37,7 @@ from loom_engine.tools.function_tool import tool
 from loom_engine.workspace import Workspace
 
 NAMES = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "glob", "grep", "ls",
-         "bash", "todo_write", "task", "skill", "web_fetch", "session_search"]
+         "bash", "todo_write", "task", "skill", "web_fetch", "session_search", "memory", "recall"]
 
 
 def test_default_tools_is_the_explicit_list_in_the_models_order() -> None:
@@ -144,8 +144,9 @@ def test_the_built_in_declarations_give_todays_rule_groups_and_plan_safe_set() -
 
 
 def test_the_tools_that_change_the_workspace() -> None:
+    # memory writes Loom's data folder, not the workspace, but counts as a change (plan mode refuses it)
     assert {t.name for t in default_tools() if changes_workspace(t)} == {
-        "edit_file", "multi_edit", "write_file", "apply_patch", "bash"}
+        "edit_file", "multi_edit", "write_file", "apply_patch", "bash", "memory"}
 
 
 def test_a_function_tool_brings_its_note(tmp_path: Path) -> None:

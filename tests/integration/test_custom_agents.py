@@ -299,6 +299,7 @@ async def test_mcp_servers_and_skills_only_narrow(workspace: Path, fake_llm: Fak
     await _run(parent)
     first, child, after_beta, after_alpha, _ = fake_llm.requests
     assert {"mcp__github__issues", "mcp__db__query", "task"} <= set(_tool_names(first))
-    assert _tool_names(child) == ["glob", "grep", "ls", "mcp__github__issues", "read_file", "session_search", "skill"]
+    assert _tool_names(child) == ["glob", "grep", "ls", "mcp__github__issues", "memory", "read_file", "recall",
+                                  "session_search", "skill"]
     assert "Unknown skill 'beta'. Available skills: alpha." in json.dumps(after_beta.messages[-1])
     assert "Do alpha." in json.dumps(after_alpha.messages[-1])

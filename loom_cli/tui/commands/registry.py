@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from loom_engine.mcp.names import is_mcp_name
 
 from ...slash_commands import ParsedCommand, SlashCommand, SlashRegistry, discover_commands
-from . import info, mcp, model, permissions, rewind, session
+from . import info, mcp, memory, model, permissions, rewind, session
 from .custom import custom_command, custom_entries, not_ready
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ REGISTRY = SlashRegistry((
     model.MODEL,
     info.COST,
     info.SKILLS,
+    memory.MEMORY,
     session.RESUME,
     rewind.REWIND,
     permissions.MODE,

@@ -71,7 +71,14 @@ async def new_session(host: ChatHost) -> None:
     if host.busy:
         host.interrupt()
     had_messages = host.agent is not None and bool(host.agent.messages)
+    remembered = ""
+    if had_messages:
+        from .memory import offer_proposals
+
+        remembered = await offer_proposals(host)
     await host.replace_agent(replace(host.options, continue_session=False, resume_id=None), "new session started")
+    if remembered:
+        host.output(remembered)
     if had_messages:
         host.transcript.add_notice("the previous session can be reopened with /resume", "info")
 

@@ -11,5 +11,5 @@ def test_the_app_refreshes_after_tools_that_change_the_workspace(harness: Harnes
     assert not app.changes_workspace("write_file")  # no agent yet
     app.agent = harness.factory(harness.options())
     changing = {name for name in app.agent.registry.names if app.changes_workspace(name)}
-    assert changing == {"edit_file", "multi_edit", "write_file", "apply_patch", "bash"}
+    assert changing == {"edit_file", "multi_edit", "write_file", "apply_patch", "bash", "memory"}
     assert not app.changes_workspace("no_such_tool")

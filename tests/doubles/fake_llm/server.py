@@ -14,6 +14,8 @@ test process (real SDK clients) and subprocesses such as ``loom run`` can reach 
 * ``POST /v1/responses`` (and ``/responses``) - OpenAI's Responses API, streamed: see
   :mod:`.responses_api` (it also checks Loom's stateless contract: ``store: false``, a
   ``prompt_cache_key``, reasoning replayed with the encrypted content it issued).
+* ``POST /v1/embeddings`` - OpenAI embeddings, answered at once with a hashed bag of
+  words (:mod:`.embeddings`); not queued, not in ``requests`` (``embedding_calls`` counts).
 
 Requests are validated as strictly as the real services do (a tool_use without its
 tool_result, a tool_result without its tool_use, empty text blocks, a first message
@@ -194,6 +196,12 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/api/show":  # Loom asking for the window (Ollama's endpoint): no model request
             self._send_json(404, {"error": f"no route for POST {path}"})
             return
+        if path in ("/v1/embeddings", "/embeddings"):  # deterministic, never queued or recorded
+            from .embeddings import embeddings_answer
+
+            fake.embedding_calls += 1
+            self._send_json(*embeddings_answer(json.loads(raw) if raw else None))
+            return
         if path == "/v1/messages":
             api = "anthropic"
         elif path in ("/v1/chat/completions", "/chat/completions"):
@@ -357,6 +365,7 @@ class FakeLLMServer:
         self._disconnects = 0
         self._reasoning: set[str] = set()  # encrypted reasoning handed out (Responses API)
         self._stopping = threading.Event()
+        self.embedding_calls = 0  # POST /v1/embeddings answered
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 

@@ -147,7 +147,7 @@ async def test_session_start_after_a_manual_compaction(workspace: Path, fake_llm
 
 
 async def test_session_start_after_an_automatic_compaction(workspace: Path, fake_llm: FakeLLMServer) -> None:
-    from builtin_tools import default_tools
+    from builtin_tools.read_file import ReadFileTool
     from loom_engine.agent import Agent
     from loom_engine.config import AgentConfig
     from loom_engine.parts import AgentParts
@@ -155,7 +155,7 @@ async def test_session_start_after_an_automatic_compaction(workspace: Path, fake
     from loom_engine.workspace import Workspace
 
     for k in range(4):
-        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(80)))
+        (workspace / f"f{k}.txt").write_text("\n".join(f"line {i}: " + f"w{k} " * 12 for i in range(145)))
     table = {"SessionStart": [{"matcher": "compact", "hooks": [
         {"type": "command", "command": "cat >/dev/null; echo 'Remember: the API is frozen'"}]}],
              "PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": "cat > pre.json"}]}]}
@@ -165,7 +165,8 @@ async def test_session_start_after_an_automatic_compaction(workspace: Path, fake
     provider = create_provider("anthropic", api_key="test", base_url=fake_llm.anthropic_base_url)
     loom = Agent(AgentConfig(model="claude-haiku-4-5", context_window=16_000, compact_threshold=0.5,
                                     interactive=False),
-                 AgentParts(provider=provider, tools=default_tools(), workspace=Workspace.at(workspace),
+                 # only the tool it reads with: when it compacts must not move as Loom gains tools
+                 AgentParts(provider=provider, tools=[ReadFileTool()], workspace=Workspace.at(workspace),
                             hooks=hooks(table)), system_prompt="test")
     events = await collect(loom, "summarise the files")
     assert [(e.event, e.outcome) for e in hook_runs(events)] == [("PreCompact", "ok"), ("SessionStart", "ok")]
