@@ -31,6 +31,7 @@ from ..private_files import FILE_MODE, private_folder
 from ..redact import Redactor
 from .entries import Entry, MemoryOperationError, Scope, StaleVersion
 from .project import project_key
+from .tree_paths import TreeLimits, entry_path
 
 MEMORY_FOLDER = "memory"
 ENTRIES = "memories"
@@ -39,6 +40,7 @@ LOCK_FILE = "write.lock"
 INDEX_NAME = "MEMORY.md"
 MAX_PATH_CHARS = 200
 MAX_DEPTH = 4
+_PATH_LIMITS = TreeLimits(max_path_chars=MAX_PATH_CHARS)
 
 
 @dataclass(frozen=True)
@@ -53,18 +55,12 @@ def version_of(content: str) -> str:
 
 
 def check_path(path: str) -> str:
-    """``path`` as stored (POSIX, relative), or a one-line error naming what is wrong."""
-    if not path or not path.strip():
-        raise MemoryOperationError("a memory path is needed")
-    if "\0" in path or "\\" in path:
-        raise MemoryOperationError(f"{path!r}: a memory path may not contain NUL or backslashes")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise MemoryOperationError(f"{path}: an absolute path is outside the memory folder")
-    parts = path.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        raise MemoryOperationError(f"{path}: '..', '.' and empty parts are not allowed in a memory path")
-    if len(path) > MAX_PATH_CHARS or len(parts) > MAX_DEPTH:
-        raise MemoryOperationError(f"{path}: too long (at most {MAX_PATH_CHARS} characters, {MAX_DEPTH} levels)")
+    """``path`` as stored (POSIX, relative), or a one-line error naming what is wrong: the
+    rules every scope's paths follow (``tree_paths.entry_path``), and a bounded depth on
+    disk."""
+    entry_path(path, _PATH_LIMITS)
+    if path.count("/") >= MAX_DEPTH:
+        raise MemoryOperationError(f"memory path {path!r} is more than {MAX_DEPTH} folders deep")
     return path
 
 

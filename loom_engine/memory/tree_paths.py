@@ -1,4 +1,5 @@
-"""What an in-process memory store accepts: its paths and how much it holds.
+"""What a memory store accepts: the paths of every scope (the project's folder on disk
+checks them here too) and how much an in-process store holds.
 
 A path names one entry relative to its scope's root, with ``/`` between folders. It is
 data a model wrote, so it is checked as untrusted input: nothing absolute, no ``.`` or
@@ -40,8 +41,8 @@ def entry_path(path: str, limits: TreeLimits) -> str:
     if bad is not None:
         what = "a backslash (use / between folders)" if bad == "\\" else f"control character {bad!r}"
         raise MemoryOperationError(f"memory path {path!r} contains {what}")
-    if path.startswith("/"):
-        raise MemoryOperationError(f"memory path {path!r} must be relative to the scope (no leading /)")
+    if path.startswith("/") or (path[1:2] == ":" and path[0].isalpha()):  # C:… is absolute on Windows
+        raise MemoryOperationError(f"memory path {path!r} must be relative to the scope (no leading / or drive)")
     for part in path.split("/"):
         if part in ("", ".", ".."):
             shown = "an empty part" if part == "" else f"a {part!r} part"
