@@ -38,8 +38,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 # first. xdist hands tests out in collection order, and these sit at the end of the
 # alphabet: a run of slow tests handed out last keeps one worker busy after the others
 # have finished, while thousands of quick tests at the end even the workers out.
-_SLOW_FOLDERS_FIRST = ("tests/e2e/", "tests/cli/warm/", "tests/cli/acp/", "tests/integration/", "tests/security/",
-                       "tests/engine/telemetry/")
+_SLOW_FOLDERS_FIRST = ("tests/e2e/", "tests/cli/warm/", "tests/integration/", "tests/security/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
