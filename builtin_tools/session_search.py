@@ -1,8 +1,10 @@
 """session_search: find earlier sessions ("how did we fix X last month") in the search
-index over every session of the user; read-only, so it asks no permission.
+index over every session of the user; read-only.
 
-By default only this workspace's sessions are searched: what another project's sessions
-hold is not this project's business unless the model asks for it (``project: "*"``).
+By default only this workspace's sessions are searched, and that asks nothing. Another
+project's sessions (a folder, or ``project: "*"`` for all) are read like a file outside
+the workspace: the permission rules decide, and by default the user is asked — a
+repository's instructions must not lead the model into the user's other work unnoticed.
 The current session is left out (its conversation is already in context).
 """
 
@@ -14,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from loom_engine.paths import sessions_dir
+from loom_engine.permissions.targets import FileAccess
 from loom_engine.tools.base import BaseTool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:  # sqlite3 and the index load at the first search, not at start-up
@@ -51,6 +55,16 @@ class SessionSearchTool(BaseTool[SessionSearchInput]):
 
     def __init__(self, index: SessionIndex | None = None) -> None:
         self._index = index  # None: the user's own index, found when first used
+
+    def permission_target(self, args: SessionSearchInput, ctx: ToolContext) -> FileAccess | None:
+        """Nothing for this workspace's sessions; another project's folder, or the
+        sessions folder itself for every project's, read as a file outside would be."""
+        if not args.project:
+            return None
+        if args.project == EVERY_PROJECT:
+            return FileAccess(paths=(str(self._index.sessions_root if self._index else sessions_dir()),),
+                              write=False)
+        return FileAccess(paths=(str(ctx.resolve(args.project)),), write=False)
 
     async def run(self, args: SessionSearchInput, ctx: ToolContext) -> ToolOutput:
         import sqlite3

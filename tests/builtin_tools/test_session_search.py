@@ -9,6 +9,7 @@ import pytest
 
 from builtin_tools.session_search import MAX_OUTPUT_CHARS, SessionSearchTool
 from loom_engine.index.session_index import SessionIndex
+from loom_engine.permissions.targets import FileAccess
 from tests.builtin_tools.conftest import CallTool, MakeCtx
 from tests.doubles.saved_sessions import Exchange, save_session
 
@@ -72,9 +73,15 @@ async def test_the_answer_is_bounded(tool: SessionSearchTool, sessions: Path, ma
     assert result.content.count("first prompt:") >= 5
 
 
-def test_it_is_read_only_and_asks_no_permission(tool: SessionSearchTool, make_ctx: MakeCtx) -> None:
-    args = tool.input_model.model_validate({"query": "x"})
-    assert tool.is_read_only and tool.is_concurrency_safe and tool.permission_target(args, make_ctx()) is None
+def test_this_workspace_asks_nothing_another_project_is_a_read_outside(tool: SessionSearchTool, sessions: Path,
+                                                                        make_ctx: MakeCtx, tmp_path: Path) -> None:
+    def target(**given: str) -> object:
+        return tool.permission_target(tool.input_model.model_validate({"query": "x", **given}), ctx)
+
+    ctx = make_ctx(tmp_path / "repo")
+    assert tool.is_read_only and tool.is_concurrency_safe and target() is None
+    assert target(project="*") == FileAccess(paths=(str(sessions),), write=False)
+    assert target(project=str(tmp_path / "other")) == FileAccess(paths=(str(tmp_path / "other"),), write=False)
     with pytest.raises(ValueError):
         tool.input_model.model_validate({"query": "x", "limit": 500})
 
