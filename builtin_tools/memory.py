@@ -86,6 +86,9 @@ class MemoryTool(BaseTool[MemoryInput]):
         f"learn something a later session needs, save it: one line in {ROOT}/MEMORY.md, or a topic file linked "
         "from it. View a topic file before relying on it; update notes that became wrong rather than adding more.")
 
+    def reads_only(self, args: MemoryInput) -> bool:
+        return args.command == "view"  # so plan mode can read the notes it plans with
+
     async def run(self, args: MemoryInput, ctx: ToolContext) -> ToolOutput:
         scope = Scope(args.scope)
         store = _store(scope, ctx)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from .hook_setup import HookPlan
     from .mcp_setup import McpPlan
-    from .memory_setup import ProjectMemory
+    from .memory_setup import ProjectMemory, SessionPromoter
     from .settings import SettingsFile
 
 
@@ -87,6 +87,9 @@ class RunOptions:
     # Whether a usage limit is waited for (`loom run --wait-for-reset`, the chat); None:
     # the run stops at one.
     usage_limits: UsageLimitPolicy | None = None
+    # A headless run that saves memory proposals at its end when ``[memory] promote =
+    # "always"`` (loom run; not a batch's tasks, not an editor's sessions).
+    proposes_memory: bool = False
 
 
 @dataclass
@@ -112,6 +115,8 @@ class Built:
     # Which setting chose the sandbox's mode ("default", "--sandbox", "LOOM_SANDBOX", a file);
     # the sandbox itself is the agent's (``agent.sandbox``).
     sandbox_source: str = DEFAULT_SOURCE
+    # Proposes what the session learned for long-term memory (None: ``[memory] promote`` is off here).
+    promoter: SessionPromoter | None = None
 
 
 def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: bool | None = None) -> Built:
@@ -226,9 +231,10 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         session = store.create(workspace.root, provider=provider_name, model=model,
                                redactor=session_redactor)
 
-    from .memory_setup import project_memory
+    from .memory_setup import project_memory, session_promoter
 
     memory = project_memory(workspace.root, settings.memory, redactor)
+    promoter = session_promoter(memory, settings.memory, chat=interactive, headless=options.proposes_memory)
     skills, context, warnings = _context(workspace, claude_home, options.cwd, memory)
     from .slash_commands import discover_commands
     from .tui.commands.registry import BUILTIN_NAMES
@@ -277,13 +283,17 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
                        usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer,
-                       memory=memory.folder if memory is not None else None)
+                       memory=memory.folder if memory is not None else None,
+                       before_compaction=promoter.before_compaction if promoter is not None else None)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
+    if promoter is not None:
+        promoter.attach(agent)
     warnings += context.warnings  # the instruction files are read as the agent builds its prompt
     _prepare(provider)
     return Built(agent=agent, session=session, settings=settings, workspace=workspace, resumed=resumed,
                  warnings=warnings, ignored=layered.ignored, mcp=manager, mcp_plan=mcp_plan, hook_plan=hook_plan,
-                 checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE))
+                 checkpoints=checkpoints, sandbox_source=layered.sources.get("sandbox.mode", DEFAULT_SOURCE),
+                 promoter=promoter)
 
 
 def _make_private() -> list[str]:

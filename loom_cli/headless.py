@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from loom_engine.usage_wait import UsageLimitPolicy
 
     from .chat_agent import ChatAgent
+    from .memory_setup import SessionPromoter
     from .stop_reason import StopEvent
 
 # The exit codes of `loom run` (README.md, "Exit codes"). EXIT_CUT_OFF: the answer was
@@ -57,12 +58,14 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
 
 async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
                        err: TextIO = sys.stderr, mcp_wait_s: float | None = None,
-                       usage_limits: UsageLimitPolicy | None = None, more_prompts: Sequence[str] = ()) -> int:
+                       usage_limits: UsageLimitPolicy | None = None, more_prompts: Sequence[str] = (),
+                       promoter: SessionPromoter | None = None) -> int:
     """``mcp_wait_s``: the longest wait for the MCP servers before the first request
     (None: their connect timeout); ``usage_limits``: the policy the agent was built with
     (for what the stop says); ``more_prompts``: the user's next messages, each run after
     the one before in the same session (``--input-format stream-json``) unless it was
-    interrupted or stopped at a usage limit."""
+    interrupted or stopped at a usage limit; ``promoter``: saves what the session proposes
+    to remember, at its end (not after an interrupt)."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
@@ -87,6 +90,10 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
             code = await _run(agent, expanded[0], output_format, out, err, expanded[1], said, usage_limits)
             if code in (EXIT_INTERRUPTED, EXIT_USAGE_LIMIT):
                 break
+        if code != EXIT_INTERRUPTED:
+            from .memory_setup import save_headless_proposals
+
+            await save_headless_proposals(promoter, agent.session_id, err)
         return code
     finally:
         await _session_hooks(agent, "session_ended", "other", err)

@@ -216,7 +216,8 @@ def run(prompt: Annotated[str | None, typer.Argument(
                          allow=tuple(allow or ()), deny=tuple(deny or ()), add_dirs=tuple(add_dir or ()),
                          script=script, trust_project=trust_project or None,
                          mcp_config=tuple(mcp_config or ()), trust_project_mcp=trust_project_mcp,
-                         trust_project_hooks=trust_project_hooks, usage_limits=usage_limits)
+                         trust_project_hooks=trust_project_hooks, usage_limits=usage_limits,
+                         proposes_memory=True)
     from loom_engine.providers.base import ProviderError
 
     try:
@@ -242,10 +243,7 @@ def run(prompt: Annotated[str | None, typer.Argument(
 
     code = asyncio.run(run_headless(built.agent, prompt, output_format,
                                     mcp_wait_s=headless_wait_s(), usage_limits=usage_limits,
-                                    more_prompts=more_prompts))
-    from .memory_setup import propose_after_headless
-
-    propose_after_headless(built.agent, built.settings.memory, sys.stderr)  # when [memory] promote is on
+                                    more_prompts=more_prompts, promoter=built.promoter))
     from .exit import exit_now
 
     exit_now(code, built.session)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from loom_engine.agent import Agent
     from loom_engine.context.assembler import PromptComponent
     from loom_engine.memory.promotion import Proposal
+    from loom_engine.messages import Message
     from loom_engine.redact import Redactor
     from loom_engine.tools.base import Tool
 
@@ -57,46 +58,73 @@ def without_memory_tools(tools: Sequence[Tool[Any]]) -> list[Tool[Any]]:
     return [tool for tool in tools if tool.name not in MEMORY_TOOL_NAMES]
 
 
-async def proposals_of(agent: Agent, folder: MemoryFolder) -> list[Proposal]:
-    """What the session in ``agent`` proposes to remember ([] when it had no substance
-    or the request failed: a proposal is never worth an error at exit)."""
-    from loom_engine.memory.promotion import propose
-    from loom_engine.providers.base import ProviderError
+class SessionPromoter:
+    """What a session proposes to keep in the project's long-term memory: read at each
+    compaction (the history about to be summarised, while the summary is made; held until
+    the session's end) and at the session's end. A failed request proposes nothing: a
+    proposal is never worth an error."""
 
-    try:
-        return await propose(agent.provider, agent.client.model, agent.messages, folder.index_text())
-    except (ProviderError, OSError, MemoryOperationError):
-        return []
+    def __init__(self, folder: MemoryFolder) -> None:
+        self.folder = folder
+        self._agent: Agent | None = None
+        self._held: list[Proposal] = []  # from compactions, not yet offered
+
+    def attach(self, agent: Agent) -> None:
+        """The agent whose provider and model make the requests (built after its parts)."""
+        self._agent = agent
+
+    async def before_compaction(self, messages: Sequence[Message]) -> None:
+        self._held = _merged(self._held, await self._propose(messages))
+
+    @property
+    def holds(self) -> bool:
+        """Whether compactions left proposals to offer."""
+        return bool(self._held)
+
+    async def proposals(self) -> list[Proposal]:
+        """All there is to offer now: what compactions held and what the session's end
+        proposes; the held ones are handed over (not offered twice)."""
+        messages = self._agent.messages if self._agent is not None else ()
+        found = _merged(self._held, await self._propose(messages))
+        self._held = []
+        return found
+
+    async def _propose(self, messages: Sequence[Message]) -> list[Proposal]:
+        from loom_engine.memory.promotion import propose
+        from loom_engine.providers.base import ProviderError
+
+        if self._agent is None:
+            return []
+        try:
+            return await propose(self._agent.provider, self._agent.client.model, messages, self.folder.index_text())
+        except (ProviderError, OSError, MemoryOperationError):
+            return []
 
 
-def session_proposer(agent: Agent, chosen: MemorySettings) -> Callable[[], Awaitable[list[Proposal]]] | None:
-    """What asks, at a chat session's end, which facts of ``agent``'s session to keep;
-    None when ``[memory] promote`` is off."""
-    folder = _global_folder(agent)
-    if not chosen.enabled or not chosen.promote or folder is None:
+def _merged(first: Sequence[Proposal], more: Sequence[Proposal]) -> list[Proposal]:
+    seen = {(proposal.path, proposal.text) for proposal in first}
+    return [*first, *(proposal for proposal in more if (proposal.path, proposal.text) not in seen)]
+
+
+def session_promoter(memory: ProjectMemory | None, chosen: MemorySettings, *, chat: bool,
+                     headless: bool) -> SessionPromoter | None:
+    """The promoter ``[memory] promote`` asks for: "chat" (the default) in the chat only,
+    "always" in a headless run that saves proposals too, "off" nowhere."""
+    wanted = chosen.promote == "always" or (chosen.promote == "chat" and chat)
+    if memory is None or not wanted or not (chat or headless):
         return None
-    return lambda: proposals_of(agent, folder)
+    return SessionPromoter(memory.folder)
 
 
-def _global_folder(agent: Agent) -> MemoryFolder | None:
-    store = agent.parts.memory
-    return store if isinstance(store, MemoryFolder) else None
-
-
-def propose_after_headless(agent: Agent, chosen: MemorySettings, err: TextIO) -> None:
+async def save_headless_proposals(promoter: SessionPromoter | None, session_id: str | None, err: TextIO) -> None:
     """A headless run's proposals, written to the memory folder's proposals file for the
     user to review (never applied here); one line on ``err`` saying where."""
-    if not chosen.enabled or not chosen.promote or agent.session_id is None:
+    if promoter is None or session_id is None:
         return
-    import asyncio
-
     from loom_engine.memory.promotion import save_proposals
 
-    folder = _global_folder(agent)
-    if folder is None:
-        return
-    proposals = asyncio.run(proposals_of(agent, folder))
+    proposals = await promoter.proposals()
     if proposals:
-        path = save_proposals(folder, agent.session_id, proposals)
+        path = save_proposals(promoter.folder, session_id, proposals)
         err.write(f"loom: {len(proposals)} memory proposal{'s' if len(proposals) != 1 else ''} saved to {path} "
                   "(review: loom memory proposals)\n")

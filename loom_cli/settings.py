@@ -25,9 +25,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.base import StreamTimeouts
@@ -113,15 +113,25 @@ class ClaudeHomeSettings(BaseModel):
     read_user_folder: bool = True
 
 
+# When a session's lessons are proposed for long-term memory (MemorySettings.promote).
+PromoteWhen = Literal["off", "chat", "always"]
+
+
 class MemorySettings(BaseModel):
     """``[memory]``: the project's long-term memory (docs/memory.md). User config only."""
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = True
-    # At a session's end, ask the model (one small request) which facts are worth keeping
-    # and propose them: the chat asks at /clear, a headless run writes a proposals file.
-    # Off by default: it costs a request per session.
-    promote: bool = False
+    # At a session's end and at each compaction, ask the model (one small request) which
+    # facts are worth keeping, and propose them. "chat" (the default): the chat asks at
+    # /clear and on quitting; "always": `loom run` too, saving them to a proposals file
+    # (a request more per run, so scripts opt in); "off". true/false mean always/off.
+    promote: PromoteWhen = "chat"
+
+    @field_validator("promote", mode="before")
+    @classmethod
+    def _promote_flag(cls, value: object) -> object:
+        return {True: "always", False: "off"}.get(value, value) if isinstance(value, bool) else value
     # An OpenAI-compatible embeddings endpoint (``.../v1``) for recall by meaning; None:
     # recall ranks by words (bm25) only. Its key: the ``embeddings_key_env`` variable.
     embeddings_url: str | None = None

@@ -18,6 +18,10 @@ _COMPACTION_METHODS = {
 _COMPACTION_REASONS = {"auto": " automatically", "context_length": " (the request was too long for the model)"}
 
 
+# Said after a compaction whose summarised part had facts worth keeping (SessionPromoter).
+HELD_PROPOSALS_NOTICE = "memory: facts worth keeping from before the compaction will be offered when the session ends"
+
+
 def compaction_notice(reason: str, method: str, tokens_before: int, tokens_after: int) -> str:
     """One line: the context was compacted, how, and how much smaller it is."""
     how = _COMPACTION_METHODS.get(method, "made the conversation shorter")

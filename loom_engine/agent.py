@@ -443,7 +443,7 @@ class Agent:
                        tools=self._tools, tool_contexts=contexts, bus=self.bus, metrics=self.metrics,
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
                        path_rules=self.context.path_rules if self.context is not None else self._path_rules,
-                       observer=self.parts.observer)
+                       observer=self.parts.observer, before_compaction=self.parts.before_compaction)
         return Run(deps, self._state, emit=emit, cancel=cancel)
 
     async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:

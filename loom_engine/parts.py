@@ -22,6 +22,7 @@ from .providers.breaker import CircuitBreakers
 if TYPE_CHECKING:
     from .checkpoints import Checkpoints
     from .config import AgentConfig
+    from .context.compaction import BeforeCompaction
     from .memory.entries import MemoryStore, Scope
     from .permissions.manager import PermissionManager
     from .providers.base import Provider
@@ -80,6 +81,8 @@ class AgentParts:
     commands: CommandRunner | None = None
     # The project's long-term memory (the ``global`` scope; shared with sub-agents); None: none.
     memory: MemoryStore | None = None
+    # Reads the history before a compaction summarises it (memory promotion); None: nothing does.
+    before_compaction: BeforeCompaction | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tools, tuple):  # frozen all the way down

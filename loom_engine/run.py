@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .bus import EventBus
 from .checkpoints import Checkpoints, snapshot_after
 from .config import AgentConfig
-from .context.compaction import compact_history
+from .context.compaction import BeforeCompaction, compact_history
 from .events import AgentEvent
 from .execution import CancelToken
 from .hooks.config import HookEventName
@@ -107,6 +107,8 @@ class RunDeps:
     path_rules: PathRules | None = None
     # Sees each event as it is emitted, and the facts events do not carry (telemetry); None: none.
     observer: RunObserver | None = None
+    # Reads the history before a compaction summarises it (the top agent's only); None: nothing does.
+    before_compaction: BeforeCompaction | None = None
 
 
 @dataclass
@@ -181,7 +183,8 @@ class Run:
         deps = self.deps
         compacted = await compact_history(deps.transcript, deps.client, deps.metrics, cancel=self.cancel,
                                           emit=self.emit, stamp=self.stamp, force=force, reason=reason,
-                                          focus=focus, hooks=self.fire_hooks if deps.hooks else None)
+                                          focus=focus, hooks=self.fire_hooks if deps.hooks else None,
+                                          before=deps.before_compaction if deps.identity.depth == 0 else None)
         if compacted and reason != "manual" and deps.hooks is not None and deps.identity.depth == 0:
             # As in Claude Code: SessionStart hooks (source "compact") may give back what
             # the summary lost, before the request that follows. (/compact: the Agent does it.)

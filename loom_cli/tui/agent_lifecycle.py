@@ -38,9 +38,8 @@ from .todo_panel import TodoPanel
 from .transcript import Transcript, entries_from_messages
 
 if TYPE_CHECKING:
-    from loom_engine.memory.promotion import Proposal
-
     from ..chat_agent import ChatAgent
+    from ..memory_setup import SessionPromoter
 
 
 class AgentHost(Protocol):
@@ -89,8 +88,9 @@ class AgentLifecycle:
         self._idle_wait: asyncio.Task[None] | None = None
         self._warned: set[str] = set()  # the warnings this chat has shown (each only once)
         self.sandbox_source = "default"  # which setting chose the sandbox's mode (for /sandbox)
-        # Asks which facts of the session to remember, at /clear; None: [memory] promote is off.
-        self.propose_memory: Callable[[], Awaitable[list[Proposal]]] | None = None
+        # Proposes which facts of the session to remember (asked at /clear and on
+        # quitting); None: [memory] promote is off.
+        self.promoter: SessionPromoter | None = None
 
     async def start(self) -> None:
         """Start-up, in a worker once the first frame is painted."""
@@ -142,7 +142,7 @@ class AgentLifecycle:
             host.loaded.set()
             return
         self.sandbox_source = built.sandbox_source
-        self.propose_memory = built.propose_memory
+        self.promoter = built.promoter
         await self._install(built.agent, built.warnings, announce)
         # After the first frame: the servers connect now.
         start_mcp(host, built, show=lambda words: host.status_bar.change(mcp=words))

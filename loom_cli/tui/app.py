@@ -478,6 +478,9 @@ class LoomApp(SafeTextApp[int]):
                 return
         await super().on_event(event)
 
+    def memory_held(self) -> bool:
+        return self.lifecycle.promoter is not None and self.lifecycle.promoter.holds
+
     def action_interrupt(self) -> None:
         self.interrupt()
 
@@ -485,8 +488,9 @@ class LoomApp(SafeTextApp[int]):
         self.ctrl_keys.ctrl_c()
 
     def action_quit_now(self) -> None:
-        if self.memory_said is None and not self.running and self.lifecycle.propose_memory is not None \
-                and self.agent is not None and self.agent.messages:
+        promoter = self.lifecycle.promoter
+        if self.memory_said is None and not self.running and promoter is not None \
+                and self.agent is not None and (self.agent.messages or promoter.holds):
             # [memory] promote: ask what to keep first (a second Ctrl+D meanwhile quits at once).
             self.memory_said = ""
             self.run_worker(self._remember_then_quit(), group="memory", exit_on_error=False)

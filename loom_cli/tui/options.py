@@ -7,7 +7,7 @@ a worker thread after the first frame, never when this module is imported.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from loom_cli.bootstrap import Built
     from loom_cli.chat_agent import ChatAgent
     from loom_cli.mcp_setup import McpPlan
-    from loom_engine.memory.promotion import Proposal
+    from loom_cli.memory_setup import SessionPromoter
 
 # Builds the chat's agent: bootstrap's Built (the default), or the agent alone (tests).
 AgentFactory = Callable[["TuiOptions"], "Built | ChatAgent"]
@@ -126,8 +126,9 @@ class BuiltAgent:
     mcp_plan: McpPlan | None = None
     # Which setting chose the sandbox's mode (bootstrap's Built.sandbox_source), for /sandbox.
     sandbox_source: str = "default"
-    # Asks which facts of the session to remember, at /clear; None: [memory] promote is off.
-    propose_memory: Callable[[], Awaitable[list[Proposal]]] | None = None
+    # Proposes which facts of the session to remember (asked at /clear and on quitting);
+    # None: [memory] promote is off.
+    promoter: SessionPromoter | None = None
 
 
 async def build_agent(options: TuiOptions) -> BuiltAgent:
@@ -141,10 +142,7 @@ async def build_agent(options: TuiOptions) -> BuiltAgent:
     from loom_cli.bootstrap import Built  # imported already when the default factory ran
 
     if isinstance(built, Built):
-        from loom_cli.memory_setup import session_proposer
-
-        return BuiltAgent(built.agent, tuple(built.warnings), built.mcp_plan, built.sandbox_source,
-                          session_proposer(built.agent, built.settings.memory))
+        return BuiltAgent(built.agent, tuple(built.warnings), built.mcp_plan, built.sandbox_source, built.promoter)
     return BuiltAgent(built)
 
 

@@ -43,7 +43,7 @@ from loom_engine.permissions.answer import PermissionAnswer
 
 from ..stop_reason import INTERRUPTED_BY_USER, cut_off, retry_status, stop_reason
 from ..usage_limits import wait_line, wait_notice
-from ..wording import compaction_notice
+from ..wording import HELD_PROPOSALS_NOTICE, compaction_notice
 from .markdown_stream import MarkdownStream
 from .todo_panel import TodoPanel
 from .tool_block import SPINNER, ToolBlock, ToolCallData
@@ -84,6 +84,10 @@ class RunHost(Protocol):
     def ask_permission(self, request: PermissionRequested) -> None: ...
 
     def end_run(self) -> None: ...
+
+    def memory_held(self) -> bool:
+        """Whether facts read before a compaction wait to be offered for memory."""
+        ...
 
 
 class RunView:
@@ -239,6 +243,8 @@ class RunView:
                 self.result_shown = True
                 self.transcript.add_notice(compaction_notice(event.reason, event.method, event.tokens_before,
                                                              event.tokens_after), "info")
+                if self.host.memory_held():
+                    self.transcript.add_notice(HELD_PROPOSALS_NOTICE, "info")
                 self.host.refresh_context()
             case Retrying():
                 if event.discard_partial and self._answer is not None:

@@ -8,7 +8,8 @@ the compacted one and reports it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import AgentEvent, CompactionApplied, Notice
@@ -20,6 +21,12 @@ from ..transcript import Transcript
 if TYPE_CHECKING:
     from ..hooks.config import HookEventName
     from ..hooks.outcome import HookVerdict
+    from ..messages import Message
+
+# Reads the history about to be summarised, while the summary is made (memory promotion
+# proposes what is worth keeping from it before the detail is gone). It handles its own
+# errors: compaction never fails because of it.
+BeforeCompaction = Callable[[Sequence["Message"]], Awaitable[None]]
 
 
 class FireHooks(Protocol):
@@ -36,7 +43,8 @@ MIN_MESSAGES = 3
 async def compact_history(transcript: Transcript, client: ModelClient, metrics: RunMetrics, *,
                           cancel: CancelToken, emit: Callable[[AgentEvent], None],
                           stamp: Callable[[], Mapping[str, Any]], force: bool = False,
-                          reason: str = "auto", focus: str | None = None, hooks: FireHooks | None = None) -> bool:
+                          reason: str = "auto", focus: str | None = None, hooks: FireHooks | None = None,
+                          before: BeforeCompaction | None = None) -> bool:
     """Compact when the context use passed the threshold (or ``force``); True if the
     history changed."""
     used, window = client.context_usage(transcript.messages)
@@ -51,7 +59,16 @@ async def compact_history(transcript: Transcript, client: ModelClient, metrics: 
     from .compressor import StructuredCompressor
 
     compressor = StructuredCompressor(client.provider, client.model, client.counter)
-    result = await compressor.compact(transcript.messages, focus=focus, cancel=cancel)
+    # Side by side with the summary's request, so the reader adds no wait of its own.
+    reading = asyncio.ensure_future(before(tuple(transcript.messages))) if before is not None else None
+    try:
+        result = await compressor.compact(transcript.messages, focus=focus, cancel=cancel)
+    except BaseException:
+        if reading is not None:
+            reading.cancel()
+        raise
+    if reading is not None:
+        await reading
     if result.error:
         emit(Notice(level="warning", message=f"compaction fell back to {result.method}: {result.error}",
                     **stamp()))

@@ -174,6 +174,11 @@ class Tool(Protocol[ArgsT]):
         """What the call touches; ``None`` means it needs no permission."""
         ...
 
+    def reads_only(self, args: ArgsT) -> bool:
+        """Whether this call only reads (plan mode allows it): ``is_read_only``, or a
+        read command of a tool that also writes (memory's ``view``)."""
+        ...
+
     async def preview(self, args: ArgsT, ctx: ToolContext) -> Mapping[str, Any] | None:
         """What the call will do, for a permission prompt (a diff, the command...)."""
         ...
@@ -197,6 +202,9 @@ class BaseTool(ABC, Generic[ArgsT]):
 
     def permission_target(self, args: ArgsT, ctx: ToolContext) -> PermissionTarget | None:
         return None
+
+    def reads_only(self, args: ArgsT) -> bool:
+        return self.is_read_only
 
     async def preview(self, args: ArgsT, ctx: ToolContext) -> Mapping[str, Any] | None:
         return None

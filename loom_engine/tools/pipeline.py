@@ -283,7 +283,7 @@ class ToolPipeline:
         target = tool.permission_target(args, ctx)
         # Off the event loop: checking a long bash line parses it, and the TUI must stay live.
         return await asyncio.to_thread(self.permissions.check, tool.name, target,
-                                       is_read_only=tool.is_read_only, cwd=ctx.cwd)
+                                       is_read_only=tool.reads_only(args), cwd=ctx.cwd)
 
     def _warn_denied(self, tool: Tool, call: ToolUsePart, denied: Authorization) -> None:
         """A headless run tells its user what it denied and how to allow it."""

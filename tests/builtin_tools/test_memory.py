@@ -85,3 +85,27 @@ async def test_secret_removed_and_said(call_tool: CallTool, mctx: ToolContext, f
                           file_text="token = 'ghp_" + "a1B2c3D4e5" * 4 + "'\n")
     assert "(secrets removed)" in out.content
     assert "ghp_" not in (folder.get("k.md").content)  # type: ignore[union-attr]
+
+
+async def test_plan_mode_reads_the_notes_but_writes_none(tmp_path: Path, folder: MemoryFolder) -> None:
+    from loom_engine.agent import Agent
+    from loom_engine.config import AgentConfig
+    from loom_engine.events import ToolFinished
+    from loom_engine.parts import AgentParts
+    from loom_engine.permissions.manager import PermissionManager
+    from loom_engine.providers.scripted import ScriptedProvider
+    from loom_engine.workspace import Workspace
+
+    folder.put("MEMORY.md", "- uses uv\n", expected=None)
+    workspace = Workspace.at(tmp_path)
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "memory", "input": {"command": "view", "path": "/memories/MEMORY.md"}},
+                        {"name": "memory", "input": {"command": "create", "path": "/memories/b.md", "file_text": "x"}}]},
+        {"text": "planned"}])
+    agent = Agent(AgentConfig(model="m", provider="scripted"),
+                  AgentParts(provider=provider, workspace=workspace, tools=[MemoryTool()], memory=folder,
+                             permissions=PermissionManager(workspace, mode="plan")), system_prompt="s")
+    finished = [event async for event in agent.run("plan it") if isinstance(event, ToolFinished)]
+    viewed, created = sorted(finished, key=lambda event: event.is_error)
+    assert not viewed.is_error and "- uses uv" in viewed.content
+    assert created.denied and "plan mode" in created.content and folder.get("b.md") is None

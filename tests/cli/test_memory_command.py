@@ -3,7 +3,6 @@ proposals (never applied without the user)."""
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -11,17 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from loom_cli.main import app as cli
-from loom_cli.memory_setup import propose_after_headless
-from loom_cli.settings import MemorySettings
-from loom_engine.agent import Agent
-from loom_engine.config import AgentConfig
 from loom_engine.memory.folder import MemoryFolder
 from loom_engine.memory.promotion import Proposal, load_proposals, parse_proposals, save_proposals
-from loom_engine.messages import Message, TextPart
-from loom_engine.parts import AgentParts
-from loom_engine.providers.scripted import ScriptedProvider
-from loom_engine.sessions.store import SessionStore
-from loom_engine.workspace import Workspace
 
 
 @pytest.fixture
@@ -77,28 +67,6 @@ def test_parse_proposals_keeps_only_well_formed_ones() -> None:
               '{"path": "t.md", "text": "- b", "why": 3}]} done')
     assert parse_proposals(answer) == [Proposal("MEMORY.md", "- a"), Proposal("t.md", "- b")]
     assert parse_proposals("no json here") == []
-
-
-def test_a_headless_run_writes_a_proposals_file_never_the_memory(project: Path, tmp_path: Path) -> None:
-    folder = MemoryFolder.for_project(project)
-    session = SessionStore(tmp_path / "sessions").create(project, provider="scripted", model="m")
-    provider = ScriptedProvider([{"text": '{"proposals": [{"path": "MEMORY.md", "text": "- key: sk-ant-api03-'
-                                           + "Ab1" * 20 + '"}]}'}])
-    agent = Agent(AgentConfig(model="m", provider="scripted"),
-                  AgentParts(provider=provider, workspace=Workspace.at(project),
-                             memory=folder),
-                  messages=[Message.user("how do we deploy? " * 30), Message.assistant(TextPart("make deploy " * 30)),
-                            Message.user("and tests?"), Message.assistant(TextPart("pytest -n 2"))],
-                  system_prompt="s", session=session)
-    err = io.StringIO()
-    propose_after_headless(agent, MemorySettings(promote=False), err)
-    assert err.getvalue() == "" and load_proposals(folder) == []  # off by default: no request
-    propose_after_headless(agent, MemorySettings(promote=True), err)
-    assert f"1 memory proposal saved to {folder.proposals_dir / (session.id + '.json')}" in err.getvalue()
-    [(session_id, [proposal])] = load_proposals(folder)
-    assert session_id == session.id and proposal.text.startswith("- key: ") and "sk-ant" not in proposal.text
-    assert folder.list() == []  # proposed, never applied
-    session.close()
 
 
 def test_a_project_cannot_set_memory(tmp_path: Path) -> None:

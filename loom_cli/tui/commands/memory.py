@@ -83,18 +83,18 @@ def _clear(host: ChatHost, folder: MemoryFolder) -> None:
 
 
 async def offer_proposals(host: ChatHost) -> str:
-    """At a session's end (/clear): what the model proposes to remember, asked about; the
-    answer applied, and said ("" when nothing was asked). Only when ``[memory] promote``
-    is on and the session had substance."""
+    """At a session's end (/clear, quitting): what the model proposes to remember (and
+    what compactions proposed), asked about; the answer applied, and said ("" when
+    nothing was asked). Only when ``[memory] promote`` is on and the session had substance."""
     from loom_engine.memory.promotion import apply_proposals
 
     from ..memory_proposals import MemoryProposalsScreen
 
-    proposer = host.lifecycle.propose_memory
+    promoter = host.lifecycle.promoter
     folder = _folder(host)
-    if proposer is None or folder is None:
+    if promoter is None or folder is None:
         return ""
-    proposals = await proposer()  # [] when the session taught nothing (or the request failed)
+    proposals = await promoter.proposals()  # [] when the session taught nothing (or the request failed)
     if not proposals:
         return ""
     chosen = await host.push_screen_wait(MemoryProposalsScreen(proposals))

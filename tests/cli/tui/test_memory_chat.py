@@ -35,8 +35,7 @@ def chat(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Harness
         {"text": LONG},
         {"text": json.dumps(PROPOSALS)},  # the promotion request at /clear
     ])
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.toml").write_text("[memory]\npromote = true\n")
+    # [memory] promote is left at its default: the chat asks.
     return Harness(workspace=repo, data_dir=tmp_path / "data", script=[])
 
 
