@@ -56,8 +56,8 @@ def _cleaner(agent: ChatAgent) -> Callable[[_T], _T]:
     return config.redactor.redact_tree
 
 
-async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO = sys.stdout,
-                       err: TextIO = sys.stderr, mcp_wait_s: float | None = None,
+async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: TextIO | None = None,
+                       err: TextIO | None = None, mcp_wait_s: float | None = None,
                        usage_limits: UsageLimitPolicy | None = None, more_prompts: Sequence[str] = (),
                        promoter: SessionPromoter | None = None) -> int:
     """``mcp_wait_s``: the longest wait for the MCP servers before the first request
@@ -65,13 +65,15 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
     (for what the stop says); ``more_prompts``: the user's next messages, each run after
     the one before in the same session (``--input-format stream-json``) unless it was
     interrupted or stopped at a usage limit; ``promoter``: saves what the session proposes
-    to remember, at its end (not after an interrupt)."""
+    to remember, at its end (not after an interrupt). ``out``/``err`` default to the
+    standard streams as they are at the call (a warm child has replaced the server's)."""
     from .visible_text import raw_stream, visible_stream
 
     # The answer, and every line on stderr, may carry the model's or a tool's control
     # characters: they are shown (^[), never sent. JSON escapes its own and is data.
+    out = sys.stdout if out is None else out
     out = visible_stream(out) if output_format == "text" else raw_stream(out)
-    err = visible_stream(err)
+    err = visible_stream(sys.stderr if err is None else err)
     mcp = agent.mcp  # the servers Loom starts for this run, and stops after it
     try:
         if mcp is not None:

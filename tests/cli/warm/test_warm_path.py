@@ -115,6 +115,17 @@ def test_the_child_ends_when_its_client_is_killed(workspace: Path, running: Runn
     gate.set()
 
 
+def test_a_warm_run_writes_in_the_callers_encoding(workspace: Path, running: Running,
+                                                  fake_llm: FakeLLMServer) -> None:
+    # The answer is written to the child's sys.stdout, never to the server's (whose
+    # encoding a default argument once kept: UTF-8 reached an ASCII terminal).
+    fake_llm.enqueue(Reply.text("done \u2713 caf\u00e9"))
+    code, out, err, pid = run_loom(["run", "hi"], workspace, {**running.env, "PYTHONIOENCODING": "ascii"})
+    assert code == 0, err
+    assert not running.place.imported_main(pid)
+    assert out == "done ? caf?\n"
+
+
 def test_each_run_sees_its_own_environment(workspace: Path, tmp_path: Path, running: Running,
                                            fake_llm: FakeLLMServer) -> None:
     for name in ("first", "second"):
