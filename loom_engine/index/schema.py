@@ -22,7 +22,7 @@ from pathlib import Path
 from ..private_files import FILE_MODE, private_folder
 
 # Bump whenever a table or what goes into it changes: an older file is rebuilt.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # The searchable columns, in the order bm25 weights are given (query.WEIGHTS).
 TEXT_COLUMNS = ("title", "prompts", "answers", "tools", "refs")
@@ -31,7 +31,7 @@ _TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE sources(
     id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,              -- 'session' (memory files later)
+    kind TEXT NOT NULL,              -- 'session', or 'memory' (memory_rows)
     name TEXT NOT NULL,              -- the session id
     path TEXT NOT NULL UNIQUE,       -- the file indexed
     project TEXT NOT NULL,           -- the workspace the session ran in
@@ -57,10 +57,29 @@ CREATE TRIGGER sources_added AFTER INSERT ON sources BEGIN
         VALUES (new.id, new.title, new.prompts, new.answers, new.tools, new.refs);
     INSERT INTO substrings(rowid, title, refs) VALUES (new.id, new.title, new.refs);
 END;
+-- Recall by meaning (only with an embeddings endpoint; see memory_rows, session_vectors):
+-- a memory file's vector, keyed by its version; each exchange of a session's, keyed by
+-- its place and a digest of its text; and up to where each session was embedded.
+CREATE TABLE vectors(source INTEGER PRIMARY KEY, version TEXT NOT NULL, model TEXT NOT NULL,
+    vector BLOB NOT NULL);
+CREATE TABLE exchange_vectors(
+    source INTEGER NOT NULL,
+    seq INTEGER NOT NULL,            -- the exchange's place in its session
+    digest TEXT NOT NULL,            -- of the text embedded
+    model TEXT NOT NULL,
+    excerpt TEXT NOT NULL,           -- its start, shown with a hit
+    vector BLOB NOT NULL,            -- float32, unit length
+    PRIMARY KEY (source, seq)
+) WITHOUT ROWID;
+CREATE TABLE embedded(source INTEGER PRIMARY KEY, head TEXT NOT NULL, indexed_bytes INTEGER NOT NULL,
+    model TEXT NOT NULL);
 CREATE TRIGGER sources_removed AFTER DELETE ON sources BEGIN
     INSERT INTO words(words, rowid, title, prompts, answers, tools, refs)
         VALUES ('delete', old.id, old.title, old.prompts, old.answers, old.tools, old.refs);
     INSERT INTO substrings(substrings, rowid, title, refs) VALUES ('delete', old.id, old.title, old.refs);
+    DELETE FROM vectors WHERE source = old.id;
+    DELETE FROM exchange_vectors WHERE source = old.id;
+    DELETE FROM embedded WHERE source = old.id;
 END;
 CREATE TRIGGER sources_changed AFTER UPDATE OF title, prompts, answers, tools, refs ON sources BEGIN
     INSERT INTO words(words, rowid, title, prompts, answers, tools, refs)
