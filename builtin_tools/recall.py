@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,15 @@ if TYPE_CHECKING:  # sqlite3 and the index load at the first recall, not at star
 MAX_OUTPUT_CHARS = 6000
 # By meaning, this many sessions of each ranking (words, meaning) are fused into one.
 FUSED_DEPTH = 20
+
+
+class EmbeddingsClient(Protocol):
+    """What recall needs of an embeddings endpoint: its model's name, and a batch embedded."""
+
+    @property
+    def model(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,7 @@ class RecallTool(BaseTool[RecallInput]):
     is_read_only = True
     guidance = "recall searches this project's memory files and earlier sessions."
 
-    def __init__(self, embeddings: Embeddings | None = None, index: SessionIndex | None = None) -> None:
+    def __init__(self, embeddings: EmbeddingsClient | None = None, index: SessionIndex | None = None) -> None:
         self.embeddings = embeddings
         self._index = index  # None: the user's own index, found when first used
 

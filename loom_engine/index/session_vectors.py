@@ -11,7 +11,8 @@ text and the model that embedded it. Vectors are made lazily, at recall:
   in batches: the first recall over a thousand sessions embeds a few hundred exchanges,
   not all of them, and each later recall goes on where it stopped. Nothing is sent while
   the index's writer lock is held; what came back is written under it, per batch.
-- :func:`nearest_sessions` ranks the sessions that have vectors by their best exchange.
+- :func:`nearest_sessions` ranks the sessions that have vectors by their best exchange
+  (sign bits first, the exact similarity for the closest few hundred exchanges).
 - :func:`fuse` merges that ranking with the words ranking (bm25) by reciprocal rank, so a
   session not embedded yet is still found by its words, and one found both ways leads.
 
@@ -21,6 +22,7 @@ A session row removed (the file gone or rewritten) takes its vectors with it (tr
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +32,15 @@ from . import schema
 from .extract import read_exchanges
 from .query import SearchHit, SnippetPart, project_clause
 from .update import writer_lock
-from .vectors import Embed, pack, similarity
+from .vectors import Embed, pack, sign_bits, sign_distance, similarity
 
 # Exchanges embedded by one recall at most, and per request to the endpoint.
 BUDGET = 256
 BATCH = 64
 EXCERPT_CHARS = 200
+# Exchanges compared exactly at a search, chosen by their sign bits (vectors.py): the
+# exact comparison costs ~0.1 ms each in pure Python, the sign bits ~0.4 µs.
+RESCORED = 300
 # Reciprocal rank fusion's constant (the usual 60: the top few ranks of either list
 # count, and agreeing lists outweigh one list's first place).
 RRF_K = 60
@@ -138,10 +143,10 @@ def _store(db_path: Path, lock_path: Path, model: str, made: Sequence[tuple[_Pen
             heads: dict[int, str] = dict(connection.execute(
                 f"SELECT id, head FROM sources WHERE id IN ({', '.join('?' * len(ids))})", ids)) if ids else {}
             connection.executemany(
-                "INSERT OR REPLACE INTO exchange_vectors(source, seq, digest, model, excerpt, vector)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [(item.source, item.seq, item.digest, model, item.text[:EXCERPT_CHARS], pack(vector))
-                 for item, vector in made if item.source in heads])
+                "INSERT OR REPLACE INTO exchange_vectors(source, seq, digest, model, excerpt, bits, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(item.source, item.seq, item.digest, model, item.text[:EXCERPT_CHARS], sign_bits(vector),
+                  pack(vector)) for item, vector in made if item.source in heads])
             for session in caught:
                 if heads.get(session.source) != session.head:
                     continue  # replaced meanwhile
@@ -158,17 +163,26 @@ def _store(db_path: Path, lock_path: Path, model: str, made: Sequence[tuple[_Pen
 def nearest_sessions(db_path: Path, query: Sequence[float], model: str, project: str, *,
                      exclude: Sequence[str] = (), limit: int = 20) -> list[SearchHit]:
     """``project``'s sessions nearest in meaning to the unit vector ``query`` (by their
-    nearest exchange embedded by ``model``), nearest first; ``rank`` is minus the similarity."""
+    nearest exchange embedded by ``model``), nearest first; ``rank`` is minus the similarity.
+
+    The exchanges closest by sign bits (at most :data:`RESCORED`; all of them in a
+    project with fewer) are compared exactly; the rest are not read."""
     where, params = project_clause(project)
     if exclude:
         where += f" AND s.name NOT IN ({', '.join('?' * len(exclude))})"
         params += tuple(exclude)
+    query_bits = int.from_bytes(sign_bits(query), "little")
     connection = schema.connect(db_path)
     try:
+        sketches = connection.execute(
+            "SELECT v.rowid, v.bits FROM sources s JOIN exchange_vectors v ON v.model = ? AND v.source = s.id"
+            f" WHERE s.kind = 'session'{where}", (model, *params)).fetchall()
+        closest = heapq.nsmallest(RESCORED, sketches, key=lambda row: sign_distance(query_bits, row[1]))
         best: dict[int, tuple[float, str]] = {}
+        marks = ", ".join("?" * len(closest))
         for source, blob, excerpt in connection.execute(
-                "SELECT v.source, v.vector, v.excerpt FROM exchange_vectors v JOIN sources s ON s.id = v.source"
-                f" WHERE v.model = ? AND s.kind = 'session'{where}", (model, *params)):
+                f"SELECT source, vector, excerpt FROM exchange_vectors WHERE rowid IN ({marks})",
+                [row[0] for row in closest]):
             score = similarity(query, blob)
             if score > 0 and score > best.get(source, (0.0, ""))[0]:
                 best[source] = (score, excerpt)
