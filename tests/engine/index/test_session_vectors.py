@@ -9,6 +9,9 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
+from loom_engine.index import session_vectors
 from loom_engine.index.query import SearchHit
 from loom_engine.index.session_index import SessionIndex
 from loom_engine.index.session_vectors import fuse
@@ -130,3 +133,17 @@ def test_fusion_puts_a_session_both_rankings_agree_on_first() -> None:
     meaning = [_hit("d"), _hit("b")]
     assert [hit.path for hit in fuse(words, meaning, 10)] == ["b", "a", "d", "c"]
     assert [hit.path for hit in fuse(words, [], 2)] == ["a", "b"]
+
+
+def test_only_the_closest_by_sign_bits_are_compared_exactly(index: SessionIndex, sessions: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    for words in ("alpha beta gamma", "delta epsilon", "zeta eta theta", "iota kappa lambda"):
+        save_session(sessions, "/p", [Exchange(words)])
+    index.catch_up()
+    index.embed_sessions("/p", CountingEmbedder(), "m1")
+    compared: list[bytes] = []
+    exact = session_vectors.similarity
+    monkeypatch.setattr(session_vectors, "similarity", lambda query, blob: compared.append(blob) or exact(query, blob))
+    monkeypatch.setattr(session_vectors, "RESCORED", 1)
+    hits = index.nearest(unit(fake_embed("zeta eta theta")), "m1", "/p")
+    assert [hit.title for hit in hits] == ["zeta eta theta"] and len(compared) == 1
