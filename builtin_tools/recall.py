@@ -1,9 +1,12 @@
 """recall: look something up in what Loom remembers — the project's long-term memory
 files and the user's earlier sessions of this project. Read-only.
 
-Ranked by words (bm25, the session search index) by default; memory files by meaning
-when the user configured an embeddings endpoint (``[memory] embeddings_url``, an
-OpenAI-compatible ``/v1/embeddings``), their vectors kept in the same index file.
+Ranked by words (bm25, the session search index) by default. When the user configured an
+embeddings endpoint (``[memory] embeddings_url``, an OpenAI-compatible ``/v1/embeddings``),
+memory files are ranked by meaning, and past sessions by words and meaning fused (each
+exchange of a session embedded lazily, a few hundred per recall: see
+``loom_engine.index.session_vectors``); the vectors are kept in the same index file. If
+the endpoint fails, recall still answers, by words.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +25,17 @@ if TYPE_CHECKING:  # sqlite3 and the index load at the first recall, not at star
     from loom_engine.index.session_index import SessionIndex
 
 MAX_OUTPUT_CHARS = 6000
+# By meaning, this many sessions of each ranking (words, meaning) are fused into one.
+FUSED_DEPTH = 20
+
+
+class EmbeddingsClient(Protocol):
+    """What recall needs of an embeddings endpoint: its model's name, and a batch embedded."""
+
+    @property
+    def model(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True)
@@ -56,7 +70,7 @@ class RecallTool(BaseTool[RecallInput]):
     is_read_only = True
     guidance = "recall searches this project's memory files and earlier sessions."
 
-    def __init__(self, embeddings: Embeddings | None = None, index: SessionIndex | None = None) -> None:
+    def __init__(self, embeddings: EmbeddingsClient | None = None, index: SessionIndex | None = None) -> None:
         self.embeddings = embeddings
         self._index = index  # None: the user's own index, found when first used
 
@@ -66,45 +80,90 @@ class RecallTool(BaseTool[RecallInput]):
     def _recall(self, args: RecallInput, ctx: ToolContext) -> ToolOutput:
         import sqlite3
 
-        from loom_engine.index.memory_rows import search_memory, search_memory_by_meaning, sync_memory
         from loom_engine.index.schema import IndexUnusable
         from loom_engine.index.session_index import SessionIndex
         from loom_engine.memory.entries import MemoryOperationError
+
+        index = self._index or SessionIndex.for_user()
+        parts: list[str] = []
+        try:
+            query_vector, failed = self._query_vector(args.query)
+            parts += self._memory_files(index, args, ctx, query_vector)
+            parts += self._sessions(index, args, ctx, query_vector)
+        except (sqlite3.Error, OSError, IndexUnusable, MemoryOperationError) as error:
+            return ToolOutput(f"recall failed: {type(error).__name__}: {error}", is_error=True)
+        if failed:
+            parts.insert(0, f"(The embeddings endpoint failed: {failed}; ranked by words only.)")
+        text = "\n".join(parts)
+        return ToolOutput(text if len(text) <= MAX_OUTPUT_CHARS else text[:MAX_OUTPUT_CHARS] + "\n… (cut)")
+
+    def _query_vector(self, query: str) -> tuple[list[float] | None, str]:
+        """The query's unit vector when an endpoint is configured, and why not when it failed."""
+        if self.embeddings is None:
+            return None, ""
+        from loom_engine.index.vectors import unit
+
+        try:
+            return unit(self.embeddings.embed([query])[0]), ""
+        except _endpoint_failures() as error:
+            return None, f"{type(error).__name__}: {error}"
+
+    def _memory_files(self, index: SessionIndex, args: RecallInput, ctx: ToolContext,
+                      query_vector: list[float] | None) -> list[str]:
+        from loom_engine.index.memory_rows import search_memory, search_memory_by_meaning, sync_memory
         from loom_engine.memory.folder import MemoryFolder
+
+        store = (ctx.memory_scopes or {}).get(Scope.GLOBAL)
+        if not isinstance(store, MemoryFolder):
+            return []
+        project = str(store.root)
+        sync_memory(index.db_path, index.lock_path, project, store.list(), store.entries_dir)
+        hits = None
+        if self.embeddings is not None and query_vector is not None:
+            try:
+                hits = search_memory_by_meaning(index.db_path, index.lock_path, query_vector, project,
+                                                self.embeddings.embed, self.embeddings.model, limit=args.limit)
+                how = "by meaning"
+            except _endpoint_failures():
+                hits = None  # its files are still found by words
+        if hits is None:
+            hits = search_memory(index.db_path, args.query, project, limit=args.limit)
+            how = "by words"
+        if not hits:
+            return [f"No memory file matches {args.query!r}."]
+        return [f"Memory files ({how}):", *(f"- /memories/{hit.path}: {hit.marked_snippet()}" for hit in hits)]
+
+    def _sessions(self, index: SessionIndex, args: RecallInput, ctx: ToolContext,
+                  query_vector: list[float] | None) -> list[str]:
+        from loom_engine.index.session_vectors import fuse
 
         from .session_search import render_hits
 
-        failures: tuple[type[Exception], ...] = (sqlite3.Error, OSError, IndexUnusable, MemoryOperationError)
-        if self.embeddings is not None:
-            from openai import OpenAIError
+        exclude = (ctx.session_id,) if ctx.session_id else ()
+        project = str(ctx.workspace.root)
+        by_meaning = self.embeddings is not None and query_vector is not None
+        sessions = index.search(args.query, project=project, limit=FUSED_DEPTH if by_meaning else args.limit,
+                                exclude=exclude)
+        lines: list[str] = []
+        if self.embeddings is not None and query_vector is not None:
+            try:
+                progress = index.embed_sessions(project, self.embeddings.embed, self.embeddings.model)
+            except _endpoint_failures() as error:
+                lines.append(f"(Embedding earlier sessions failed: {type(error).__name__}: {error}.)")
+                progress = None
+            near = index.nearest(query_vector, self.embeddings.model, project, exclude=exclude, limit=FUSED_DEPTH)
+            sessions = fuse(sessions, near, args.limit)
+            lines.insert(0, "Earlier sessions (by words and meaning):")
+            if progress is not None and progress.behind:
+                lines.append(f"({progress.behind} session{'s' if progress.behind != 1 else ''} of this project not "
+                             "embedded yet: found by words only until a later recall embeds them.)")
+        if not sessions:
+            return [*lines, f"No earlier session of this project matches {args.query!r}."]
+        return [*lines, render_hits(sessions, args.query, "this project")]
 
-            failures += (OpenAIError,)
-        index = self._index or SessionIndex.for_user()
-        parts: list[str] = []
-        store = (ctx.memory_scopes or {}).get(Scope.GLOBAL)
-        try:
-            if isinstance(store, MemoryFolder):
-                project = str(store.root)
-                sync_memory(index.db_path, index.lock_path, project, store.list(), store.entries_dir)
-                if self.embeddings is not None:
-                    hits = search_memory_by_meaning(index.db_path, index.lock_path, args.query, project,
-                                                    self.embeddings.embed, self.embeddings.model, limit=args.limit)
-                    how = "by meaning"
-                else:
-                    hits = search_memory(index.db_path, args.query, project, limit=args.limit)
-                    how = "by words"
-                if hits:
-                    parts.append(f"Memory files ({how}):")
-                    parts += [f"- /memories/{hit.path}: {hit.marked_snippet()}" for hit in hits]
-                else:
-                    parts.append(f"No memory file matches {args.query!r}.")
-            exclude = (ctx.session_id,) if ctx.session_id else ()
-            sessions = index.search(args.query, project=str(ctx.workspace.root), limit=args.limit, exclude=exclude)
-        except failures as error:
-            return ToolOutput(f"recall failed: {type(error).__name__}: {error}", is_error=True)
-        if sessions:
-            parts.append(render_hits(sessions, args.query, "this project"))
-        else:
-            parts.append(f"No earlier session of this project matches {args.query!r}.")
-        text = "\n".join(parts)
-        return ToolOutput(text if len(text) <= MAX_OUTPUT_CHARS else text[:MAX_OUTPUT_CHARS] + "\n… (cut)")
+
+def _endpoint_failures() -> tuple[type[Exception], ...]:
+    """What a call to the embeddings endpoint raises when it fails (or answers nonsense)."""
+    from openai import OpenAIError
+
+    return (OpenAIError, ValueError)

@@ -6,6 +6,10 @@ Compaction and rewind records repeat history already read from its message recor
 only a compaction's summary is new, and only it is taken from them. Tool results are
 left out: they are the files and outputs the tools saw, bulky, and found again by
 the paths and commands that produced them.
+
+For recall by meaning a session is also read as *exchanges* (:func:`read_exchanges`):
+each prompt with the answers that followed it, the same redacted pieces, one text each
+to embed.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ MAX_PIECE_CHARS = 4000
 # And a session at most this much per column; later text is not indexed.
 MAX_COLUMN_CHARS = 1_000_000
 MAX_HEAD_BYTES = 64 * 1024
+# An exchange embedded is at most this long (a few hundred tokens: the prompt and the
+# start of the answer say what it was about), and a session gives at most this many.
+MAX_EXCHANGE_CHARS = 2000
+MAX_EXCHANGES = 200
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,32 @@ def read_from(path: Path, offset: int, redactor: Redactor) -> ReadPart:
             continue
         _add_record(text, record, redactor)
     return ReadPart(header=header, text=text, end=offset + end)
+
+
+def read_exchanges(path: Path, end: int, redactor: Redactor) -> list[str]:
+    """The session file's exchanges up to byte ``end`` (what the index has read), each a
+    prompt and the answers that followed it, redacted, capped."""
+    with open(path, "rb") as handle:
+        data = handle.read(end)
+    exchanges: list[list[str]] = []
+    for raw in data.splitlines()[1:]:  # the first line is the header
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("type") != "message":
+            continue
+        message = _message(record.get("message"))
+        if message is None:
+            continue
+        if is_prompt(message):
+            if len(exchanges) == MAX_EXCHANGES:
+                break
+            typed = message.meta.get("prompt", message.text) if message.meta else message.text
+            exchanges.append([_piece(str(typed), redactor)])
+        elif message.role == "assistant" and message.text.strip() and exchanges:
+            exchanges[-1].append(_piece(message.text, redactor))
+    return [" ".join(" ".join(pieces).split())[:MAX_EXCHANGE_CHARS] for pieces in exchanges]
 
 
 def _header(record: Mapping[str, Any], raw: bytes, path: Path) -> SessionHeader:

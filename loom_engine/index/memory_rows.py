@@ -7,15 +7,13 @@ is rewritten only when the file changed). :func:`sync_memory` brings the rows in
 with the folder under the index's writer lock; :func:`search_memory` ranks them by bm25.
 
 When the user configured an embeddings endpoint, each row's vector is kept in the same
-SQLite file (table ``vectors``, created when first needed, keyed by row and version)
-and a query is ranked by cosine similarity instead.
+SQLite file (table ``vectors``, keyed by row and version) and a query is ranked by
+cosine similarity instead.
 """
 
 from __future__ import annotations
 
-import math
-import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,14 +21,10 @@ from ..memory.entries import Entry
 from . import schema
 from .query import SnippetPart, split_marks, word_query
 from .update import open_for_writing, writer_lock
+from .vectors import Embed, pack, similarity
 
 KIND = "memory"
 SNIPPET_TOKENS = 24
-# Embeds texts (a batch) into vectors; the recall tool's embeddings client.
-Embed = Callable[[Sequence[str]], list[list[float]]]
-
-_VECTORS = ("CREATE TABLE IF NOT EXISTS vectors(source INTEGER PRIMARY KEY, version TEXT NOT NULL, "
-            "model TEXT NOT NULL, vector BLOB NOT NULL)")
 
 
 @dataclass(frozen=True)
@@ -86,51 +80,31 @@ def search_memory(db_path: Path, query: str, project: str, *, limit: int = 5) ->
     return [MemoryHit(name, split_marks(snippet), score) for name, score, snippet in rows]
 
 
-def search_memory_by_meaning(db_path: Path, lock_path: Path, query: str, project: str, embed: Embed, model: str,
-                             *, limit: int = 5) -> list[MemoryHit]:
-    """The memory files of ``project`` nearest in meaning to ``query`` (vectors made for
-    new or changed files first, kept in the index file)."""
+def search_memory_by_meaning(db_path: Path, lock_path: Path, query: Sequence[float], project: str, embed: Embed,
+                             model: str, *, limit: int = 5) -> list[MemoryHit]:
+    """The memory files of ``project`` nearest in meaning to the unit vector ``query``
+    (vectors made for new or changed files first, kept in the index file)."""
     with writer_lock(lock_path, wait=True):
         connection, _ = open_for_writing(db_path)
         try:
-            connection.execute(_VECTORS)
             rows = connection.execute(
                 "SELECT s.id, s.name, s.head, s.answers, v.version, v.model, v.vector FROM sources s "
                 "LEFT JOIN vectors v ON v.source = s.id WHERE s.kind = ? AND s.project = ?", (KIND, project)).fetchall()
             stale = [row for row in rows if row[4] != row[2] or row[5] != model]
+            fresh: dict[int, bytes] = {}
             if stale:
-                fresh = embed([f"{row[1]}\n{row[3]}" for row in stale])
+                made = embed([f"{row[1]}\n{row[3]}" for row in stale])
+                fresh = {row[0]: pack(vector) for row, vector in zip(stale, made, strict=True)}
                 connection.executemany(
                     "INSERT OR REPLACE INTO vectors(source, version, model, vector) VALUES (?, ?, ?, ?)",
-                    [(row[0], row[2], model, _pack(vector)) for row, vector in zip(stale, fresh, strict=True)])
-                vectors = {row[0]: vector for row, vector in zip(stale, fresh, strict=True)}
-            else:
-                vectors = {}
-            wanted = embed([query])[0]
+                    [(row[0], row[2], model, fresh[row[0]]) for row in stale])
             scored: list[tuple[float, str, str]] = []
             for source, name, _head, text, _version, _model, blob in rows:
-                vector = vectors.get(source) or (_unpack(blob) if blob is not None else None)
+                vector = fresh.get(source) or blob
                 if vector:
-                    scored.append((1.0 - _cosine(wanted, vector), name, text))
+                    scored.append((1.0 - similarity(query, vector), name, text))
         finally:
             connection.close()
     scored.sort()
     return [MemoryHit(name, (SnippetPart(" ".join(text.split())[:200], False),), score)
             for score, name, text in scored[:limit]]
-
-
-def _pack(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-def _unpack(blob: bytes) -> list[float]:
-    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    if len(a) != len(b):
-        return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-

@@ -81,7 +81,8 @@ def substring_query(query: str) -> str | None:
     return " ".join(_phrase(w) for w in words)
 
 
-def _project_clause(project: str | None) -> tuple[str, tuple[str, ...]]:
+def project_clause(project: str | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL (over ``sources s``) keeping rows of folder ``project`` or beneath it."""
     if not project:
         return "", ()
     under = project.rstrip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
@@ -93,7 +94,7 @@ def search(connection: sqlite3.Connection, query: str, *, project: str | None = 
     """The sessions matching ``query``, best first; ``project``: only sessions of that
     folder or beneath it; ``exclude``: session ids left out."""
     limit = max(1, min(limit, MAX_LIMIT))
-    where, params = _project_clause(project)
+    where, params = project_clause(project)
     if exclude:
         where += f" AND s.name NOT IN ({', '.join('?' * len(exclude))})"
         params += tuple(exclude)

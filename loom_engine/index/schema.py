@@ -22,7 +22,8 @@ from pathlib import Path
 from ..private_files import FILE_MODE, private_folder
 
 # Bump whenever a table or what goes into it changes: an older file is rebuilt.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+MMAP_BYTES = 256 * 1024 * 1024
 
 # The searchable columns, in the order bm25 weights are given (query.WEIGHTS).
 TEXT_COLUMNS = ("title", "prompts", "answers", "tools", "refs")
@@ -31,7 +32,7 @@ _TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE sources(
     id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,              -- 'session' (memory files later)
+    kind TEXT NOT NULL,              -- 'session', or 'memory' (memory_rows)
     name TEXT NOT NULL,              -- the session id
     path TEXT NOT NULL UNIQUE,       -- the file indexed
     project TEXT NOT NULL,           -- the workspace the session ran in
@@ -48,6 +49,9 @@ CREATE TABLE sources(
     refs TEXT NOT NULL DEFAULT ''    -- paths touched, and the project
 );
 CREATE INDEX sources_kind_project ON sources(kind, project);
+-- What a catch-up compares with each file's stat, read without touching the rows' text
+-- (a scan of sources itself reads every page of it: 74 ms of a 10,000-session catch-up).
+CREATE INDEX sources_files ON sources(kind, path, inode, indexed_bytes, head);
 CREATE VIRTUAL TABLE words USING fts5(title, prompts, answers, tools, refs, content='sources',
     content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3');
 CREATE VIRTUAL TABLE substrings USING fts5(title, refs, content='sources', content_rowid='id',
@@ -57,10 +61,32 @@ CREATE TRIGGER sources_added AFTER INSERT ON sources BEGIN
         VALUES (new.id, new.title, new.prompts, new.answers, new.tools, new.refs);
     INSERT INTO substrings(rowid, title, refs) VALUES (new.id, new.title, new.refs);
 END;
+-- Recall by meaning (only with an embeddings endpoint; see memory_rows, session_vectors):
+-- a memory file's vector, keyed by its version; each exchange of a session's, keyed by
+-- its place and a digest of its text; and up to where each session was embedded.
+CREATE TABLE vectors(source INTEGER PRIMARY KEY, version TEXT NOT NULL, model TEXT NOT NULL,
+    vector BLOB NOT NULL);
+CREATE TABLE exchange_vectors(
+    source INTEGER NOT NULL,
+    seq INTEGER NOT NULL,            -- the exchange's place in its session
+    digest TEXT NOT NULL,            -- of the text embedded
+    model TEXT NOT NULL,
+    excerpt TEXT NOT NULL,           -- its start, shown with a hit
+    bits BLOB NOT NULL,              -- the vector's sign bits (vectors.sign_bits)
+    vector BLOB NOT NULL,            -- float32, unit length
+    PRIMARY KEY (source, seq)
+);
+-- A search's first pass reads the sign bits of a project's exchanges from here alone.
+CREATE INDEX exchange_bits ON exchange_vectors(model, source, seq, bits);
+CREATE TABLE embedded(source INTEGER PRIMARY KEY, head TEXT NOT NULL, indexed_bytes INTEGER NOT NULL,
+    model TEXT NOT NULL);
 CREATE TRIGGER sources_removed AFTER DELETE ON sources BEGIN
     INSERT INTO words(words, rowid, title, prompts, answers, tools, refs)
         VALUES ('delete', old.id, old.title, old.prompts, old.answers, old.tools, old.refs);
     INSERT INTO substrings(substrings, rowid, title, refs) VALUES ('delete', old.id, old.title, old.refs);
+    DELETE FROM vectors WHERE source = old.id;
+    DELETE FROM exchange_vectors WHERE source = old.id;
+    DELETE FROM embedded WHERE source = old.id;
 END;
 CREATE TRIGGER sources_changed AFTER UPDATE OF title, prompts, answers, tools, refs ON sources BEGIN
     INSERT INTO words(words, rowid, title, prompts, answers, tools, refs)
@@ -85,6 +111,9 @@ def connect(path: Path) -> sqlite3.Connection:
         raise IndexUnusable(f"no index at {path}")
     connection = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
     try:
+        # Pages read in place (memory-mapped), not copied through the page cache one read
+        # at a time: a query touching thousands of rows takes half the time.
+        connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as error:
         connection.close()

@@ -17,7 +17,9 @@ from ..paths import data_dir, sessions_dir
 from ..redact import Redactor
 from . import schema
 from .query import SearchHit, search
+from .session_vectors import BATCH, BUDGET, Embedding, embed_missing, nearest_sessions
 from .update import CatchUp, catch_up, catch_up_file, writer_lock
+from .vectors import Embed
 
 INDEX_FOLDER = "index"
 INDEX_FILE = "search.db"
@@ -75,6 +77,18 @@ class SessionIndex:
             return search(connection, query, project=project, limit=limit, exclude=exclude, as_you_type=as_you_type)
         finally:
             connection.close()
+
+    def embed_sessions(self, project: str, embed: Embed, model: str, *, budget: int = BUDGET,
+                       batch: int = BATCH) -> Embedding:
+        """Embed the exchanges of ``project``'s sessions that have no current vector (at
+        most ``budget``; see ``session_vectors``). The index is caught up first by a search."""
+        return embed_missing(self.db_path, self.lock_path, project, embed, model, self._redactor, budget=budget,
+                             batch=batch)
+
+    def nearest(self, query: Sequence[float], model: str, project: str, *, exclude: Sequence[str] = (),
+                limit: int = 20) -> list[SearchHit]:
+        """``project``'s sessions nearest in meaning to the unit vector ``query``."""
+        return nearest_sessions(self.db_path, query, model, project, exclude=exclude, limit=limit)
 
     def _reader(self) -> sqlite3.Connection:
         try:
