@@ -87,6 +87,9 @@ class RunOptions:
     # Whether a usage limit is waited for (`loom run --wait-for-reset`, the chat); None:
     # the run stops at one.
     usage_limits: UsageLimitPolicy | None = None
+    # The waiter itself, when it is shared beyond this agent (`loom batch`'s workers wait
+    # together); None: one of its own, with ``usage_limits``.
+    usage_waiter: UsageLimitWaiter | None = None
 
 
 @dataclass
@@ -276,7 +279,8 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
                        permissions=permissions, skills=skills, make_provider=make_provider,
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
-                       usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer,
+                       usage_limits=options.usage_waiter or UsageLimitWaiter(options.usage_limits),
+                       observer=observer,
                        memory=memory.folder if memory is not None else None)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     warnings += context.warnings  # the instruction files are read as the agent builds its prompt
