@@ -25,6 +25,9 @@ class BatchDefaults:
     provider: str | None = None
     model: str | None = None
     max_turns: int | None = None
+    # A task's cap when it names none: what is left of the batch's --max-budget-usd when the
+    # batch starts (no task alone spends more than the whole batch may).
+    max_budget_usd: float | None = None
     permission_mode: PermissionMode | None = None
     sandbox: SandboxMode | None = None
     allow: tuple[str, ...] = ()

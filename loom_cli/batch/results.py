@@ -45,6 +45,7 @@ class TaskResult:
     files_changed: tuple[str, ...] = ()
     diff_path: str | None = None  # relative to the batch folder (diffs/<id>.diff)
     error: str | None = None
+    model: str | None = None  # the model the task ran on (preds.json's model_name_or_path)
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "files_changed": list(self.files_changed)}
@@ -67,7 +68,8 @@ class TaskResult:
                        cost_usd=float(cast(float, value.get("cost_usd") or 0.0)),
                        duration_s=float(cast(float, value.get("duration_s") or 0.0)),
                        files_changed=tuple(str(name) for name in files),
-                       diff_path=_optional_text(value.get("diff_path")), error=_optional_text(value.get("error")))
+                       diff_path=_optional_text(value.get("diff_path")), error=_optional_text(value.get("error")),
+                       model=_optional_text(value.get("model")))
         except (TypeError, ValueError) as error:
             raise ValueError(f"not a task result ({error})") from None
 
@@ -114,9 +116,8 @@ class ResultsWriter:
     each, from every task's newest result, including those of earlier runs.
     """
 
-    def __init__(self, out_dir: Path, model_name: str) -> None:
+    def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
-        self.model_name = model_name
         try:
             (out_dir / DIFFS_FOLDER).mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -137,7 +138,7 @@ class ResultsWriter:
         self._write_preds()
 
     def _write_preds(self) -> None:
-        preds = {task_id: {"instance_id": task_id, "model_name_or_path": self.model_name,
+        preds = {task_id: {"instance_id": task_id, "model_name_or_path": f"loom-{result.model or 'default'}",
                            "model_patch": self._patch(result)}
                  for task_id, result in self._latest.items() if result.status == "done"}
         path = self.out_dir / PREDS_FILE

@@ -53,7 +53,7 @@ def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
     return TaskResult(task.id, outcome.status, session_id=outcome.session_id, turns=outcome.turns,
                       input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
                       cost_usd=outcome.cost_usd, duration_s=time.monotonic() - started,
-                      files_changed=files, diff_path=diff_path, error=outcome.error)
+                      files_changed=files, diff_path=diff_path, error=outcome.error, model=outcome.model)
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class _Outcome:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    model: str | None = None
 
 
 def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, cwd: Path) -> _Outcome:
@@ -75,8 +76,9 @@ def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, cwd: Path) -> _O
     from ..settings import ConfigError
 
     defaults = job.defaults
+    budget = task.max_budget_usd if task.max_budget_usd is not None else defaults.max_budget_usd
     options = RunOptions(cwd=cwd, provider=defaults.provider, model=task.model or defaults.model,
-                         max_turns=task.max_turns or defaults.max_turns, max_budget_usd=task.max_budget_usd,
+                         max_turns=task.max_turns or defaults.max_turns, max_budget_usd=budget,
                          permission_mode=task.permission_mode or defaults.permission_mode,
                          sandbox=defaults.sandbox, allow=defaults.allow, deny=defaults.deny,
                          trust_project=defaults.trust_project or None, usage_limits=defaults.usage_limits,
@@ -104,7 +106,7 @@ def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, cwd: Path) -> _O
                           "stopped" if code in (EXIT_INTERRUPTED, EXIT_USAGE_LIMIT) else "failed")
     said = None if status == "done" else _error_text(result, err.getvalue())
     return _Outcome(status, said, built.agent.session_id, turns if isinstance(turns, int) else 0,
-                    usage.input_tokens, usage.output_tokens, built.agent.metrics.cost_usd)
+                    usage.input_tokens, usage.output_tokens, built.agent.metrics.cost_usd, built.agent.config.model)
 
 
 def _result_line(printed: str) -> dict[str, object]:
