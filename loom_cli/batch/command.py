@@ -74,15 +74,16 @@ def make_executor(request: BatchRequest) -> Executor:
     return executor
 
 
-def run_batch(request: BatchRequest, err: TextIO, out: TextIO) -> int:
-    """Run the batch; the exit code. Raises BatchUsageError before anything runs."""
+def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executor | None = None) -> int:
+    """Run the batch (on ``executor``, default the request's); the exit code. Raises
+    BatchUsageError before anything runs."""
     try:
         tasks = parse_tasks(request.tasks_file, current_repository(Path.cwd()))
     except TaskFileError as error:
         raise BatchUsageError(str(error)) from None
     if request.workers < 1:
         raise BatchUsageError("--workers must be 1 or more")
-    executor = make_executor(request)
+    executor = executor or make_executor(request)
     out_dir = request.out_dir.resolve()
     try:
         writer = ResultsWriter(out_dir)

@@ -5,7 +5,7 @@ line per task started and finished, for logs and CI."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO
 
@@ -122,20 +122,7 @@ class LiveProgress:
         self._live.start()
 
     def _render(self) -> RenderableType:
-        from rich.console import Group
-        from rich.text import Text
-
-        tally = self.tally
-        lines = [Text(f"loom batch: {tally.headline()}", style="bold", no_wrap=True, overflow="ellipsis")]
-        now = tally.clock()
-        for task_id, (since, prompt) in list(tally.running.items()):
-            line = Text(no_wrap=True, overflow="ellipsis")
-            line.append(f"  ▸ {visible(task_id)}", style="cyan")
-            line.append(f"  {span(now - since, with_seconds=True):>7}  ", style="dim")
-            line.append(_first_line(prompt))
-            lines.append(line)
-        lines += [Text(note, style="yellow", no_wrap=True, overflow="ellipsis") for note in self._notes]
-        return Group(*lines)
+        return panel(self.tally, self._notes)
 
     def started(self, task_id: str, prompt: str) -> None:
         self.tally.running[task_id] = (self.tally.clock(), prompt)
@@ -156,6 +143,24 @@ class LiveProgress:
 
     def close(self) -> None:
         self._live.stop()
+
+
+def panel(tally: Tally, notes: Sequence[str] = ()) -> RenderableType:
+    """The live panel: the totals, a line per running task (its id, time so far, prompt),
+    then the notes; each line cut to the terminal's width, never wrapped."""
+    from rich.console import Group
+    from rich.text import Text
+
+    lines = [Text(f"loom batch: {tally.headline()}", style="bold", no_wrap=True, overflow="ellipsis")]
+    now = tally.clock()
+    for task_id, (since, prompt) in list(tally.running.items()):
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"  ▸ {visible(task_id)}", style="cyan")
+        line.append(f"  {span(now - since, with_seconds=True):>7}  ", style="dim")
+        line.append(_first_line(prompt))
+        lines.append(line)
+    lines += [Text(note, style="yellow", no_wrap=True, overflow="ellipsis") for note in notes]
+    return Group(*lines)
 
 
 def make_progress(tally: Tally, err: TextIO) -> Progress:
