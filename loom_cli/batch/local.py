@@ -97,7 +97,8 @@ class LocalExecutor:
                 try:
                     index, event = outbox.get(timeout=0.2)
                 except queue.Empty:
-                    workers = [pool.replace(worker, events) if _died(worker) else worker for worker in workers]
+                    workers = [pool.replace(worker, events, stop.is_set()) if _died(worker) else worker
+                               for worker in workers]
                     continue
                 worker = next(w for w in workers if w.index == index)
                 if isinstance(event, TaskFinished):
@@ -139,14 +140,15 @@ class _Pool:
         self._started.append(worker)
         return worker
 
-    def replace(self, dead: _Worker, events: Callable[[BatchEvent], None]) -> _Worker:
-        """A worker that died mid-task (killed, out of memory): its task failed, and a new
-        worker takes its place."""
+    def replace(self, dead: _Worker, events: Callable[[BatchEvent], None], stopping: bool) -> _Worker:
+        """A worker that died mid-task (killed, out of memory): its task failed - or, while
+        the batch stops (a Ctrl+C can kill a worker still starting), it is only stopped - and a
+        new worker takes its place unless the batch is stopping."""
         assert dead.task is not None
-        code = dead.process.exitcode
-        events(TaskFinished(TaskResult(dead.task.id, "failed", error=f"the worker process died (exit code {code})")))
+        said = f"the worker process died (exit code {dead.process.exitcode})"
+        events(TaskFinished(TaskResult(dead.task.id, "stopped" if stopping else "failed", error=said)))
         dead.task = None
-        return self.start()
+        return dead if stopping else self.start()
 
     def close(self) -> None:
         for worker in self._started:

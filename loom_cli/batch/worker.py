@@ -79,7 +79,7 @@ def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, worktree: Worktr
     defaults = job.defaults
     budget = task.max_budget_usd if task.max_budget_usd is not None else defaults.max_budget_usd
     cwd = worktree.cwd
-    options = RunOptions(cwd=cwd, records_of=None if is_clone_url(task.repo) else worktree.repo,
+    options = RunOptions(cwd=cwd, records_of=None if is_clone_url(task.repo) else worktree.repo, snapshots=False,
                          provider=defaults.provider, model=task.model or defaults.model,
                          max_turns=task.max_turns or defaults.max_turns, max_budget_usd=budget,
                          permission_mode=task.permission_mode or defaults.permission_mode,
