@@ -15,13 +15,15 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from .executor import BatchEvent, Executor, TaskFinished, TaskStarted
+from ..usage_limits import reset_phrase
+from .executor import BatchEvent, Executor, TaskStarted, UsageLimitHeld
 from .job import BatchDefaults, BatchJob, passed_environment
 from .progress import Progress, Tally, make_progress
 from .results import PREDS_FILE, RESULTS_FILE, ResultsError, ResultsWriter, TaskResult, to_run
@@ -102,7 +104,7 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
         return EXIT_BUDGET
     job = BatchJob(out_dir=out_dir, defaults=_with_budget(request.defaults, budget_left),
                    keep_worktrees=request.keep_worktrees, environment=passed_environment(os.environ))
-    tally = Tally(total=len(todo), earlier=len(tasks) - len(todo), workers=request.workers)
+    tally = Tally(total=len(todo), earlier=len(tasks) - len(todo))
     progress = make_progress(tally, err)
     driver = _Driver(writer, progress, {task.id: task for task in todo}, budget_left)
     with _stop_on_signals(driver.stop, driver):
@@ -152,7 +154,10 @@ class _Driver:
             task = self.tasks.get(event.id)
             self.progress.started(event.id, task.prompt if task is not None else "")
             return
-        assert isinstance(event, TaskFinished)
+        if isinstance(event, UsageLimitHeld):
+            now = time.time()
+            self.progress.note(f"usage limit: every worker waits; it {reset_phrase(event.until, now)}")
+            return
         result: TaskResult = event.result
         self.writer.add(result)
         self.progress.finished(result)

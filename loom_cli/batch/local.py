@@ -28,7 +28,7 @@ from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.queues import Queue, SimpleQueue
 from multiprocessing.sharedctypes import Synchronized
 
-from .executor import BatchEvent, TaskFinished, TaskStarted
+from .executor import BatchEvent, TaskFinished, TaskStarted, UsageLimitHeld
 from .gate import SharedMemoryGate
 from .job import BatchJob
 from .results import TaskResult
@@ -81,6 +81,7 @@ class LocalExecutor:
         outbox: Queue[_Message] = context.Queue()
         pool = _Pool(context, job, gate_value, outbox)
         pending = deque(tasks)
+        held_said = 0.0  # the latest hold of the usage gate the driver was told of
         try:
             workers = [pool.start() for _ in range(min(self.workers, len(tasks)))]
             while True:
@@ -94,6 +95,9 @@ class LocalExecutor:
                     return
                 if stop.is_set():
                     _interrupt(busy)
+                if (held := float(gate_value.value)) > max(held_said, time.time()):
+                    held_said = held
+                    events(UsageLimitHeld(held))
                 try:
                     index, event = outbox.get(timeout=0.2)
                 except queue.Empty:

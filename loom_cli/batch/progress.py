@@ -34,7 +34,6 @@ class Tally:
 
     total: int
     earlier: int = 0
-    workers: int = 1
     done: int = 0
     failed: int = 0
     stopped: int = 0

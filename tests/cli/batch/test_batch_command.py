@@ -150,3 +150,4 @@ def test_one_usage_limit_pauses_every_worker(tmp_path: Path, fake_llm: FakeLLMSe
     # The second worker met no limit itself, yet its next request waited for the first's reset.
     assert len(answers.arrivals["second"]) == 2 and answers.arrivals["second"][1] >= resets_at
     assert answers.arrivals["first"][1] >= resets_at
+    assert "loom batch: usage limit: every worker waits; it resets at " in done.stderr, done.stderr
