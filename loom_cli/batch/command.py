@@ -91,9 +91,18 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
         writer = ResultsWriter(out_dir)
     except ResultsError as error:
         raise BatchUsageError(str(error)) from None
+    try:
+        return _run(request, tasks, writer, executor, err, out)
+    finally:
+        writer.close()
+
+
+def _run(request: BatchRequest, tasks: list[BatchTask], writer: ResultsWriter, executor: Executor, err: TextIO,
+         out: TextIO) -> int:
+    out_dir = writer.out_dir
     wanted = set(to_run((task.id for task in tasks), writer.latest, retry_failed=request.retry_failed))
     todo = [task for task in tasks if task.id in wanted]
-    spent_before = sum(result.cost_usd for result in writer.latest.values())
+    spent_before = writer.spent_usd
     budget_left = None if request.max_budget_usd is None else max(0.0, request.max_budget_usd - spent_before)
     skipped = len(tasks) - len(todo)
     if skipped:
