@@ -49,14 +49,15 @@ class BatchUsageError(Exception):
     """A bad command line or tasks file: said, exit 2, nothing runs."""
 
 
-def current_repository(cwd: Path) -> str | None:
-    """The git repository ``cwd`` is in (its top folder), or None."""
+def current_folder(cwd: Path) -> str | None:
+    """``cwd`` when it is in a git repository (a task that names none runs in its worktree's
+    counterpart of it, as `loom run` runs in the current folder), else None."""
     try:
         done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
                               timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    return str(cwd) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def make_executor(request: BatchRequest) -> Executor:
@@ -80,7 +81,7 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
     """Run the batch (on ``executor``, default the request's); the exit code. Raises
     BatchUsageError before anything runs."""
     try:
-        tasks = parse_tasks(request.tasks_file, current_repository(Path.cwd()))
+        tasks = parse_tasks(request.tasks_file, current_folder(Path.cwd()))
     except TaskFileError as error:
         raise BatchUsageError(str(error)) from None
     if request.workers < 1:
