@@ -80,8 +80,11 @@ def test_tasks_run_in_their_own_worktrees_and_a_rerun_skips_what_is_finished(tmp
         again.stderr
 
     answers.special = {}
-    retried = loom(["batch", str(tasks), "--out", str(out), *EDITS, "--retry-failed"], repo, env)
+    retried = loom(["batch", str(tasks), "--out", str(out), *EDITS, "--retry-failed", "--keep-worktrees"], repo, env)
     assert retried.returncode == 0, retried.stderr
+    kept = [Path(line.split()[0]) for line in git(repo, "worktree", "list").splitlines()[1:]]
+    assert len(kept) == 1 and (kept[0] / "broken.txt").read_text() == "made by broken\n"  # the task's own, left
+    git(repo, "worktree", "remove", "--force", str(kept[0]))
     assert {task_of(r) for r in fake_llm.requests[sent:]} == {"broken"}
     assert results(out)[-1]["id"] == "broken" and results(out)[-1]["status"] == "done"
     assert "broken" in json.loads((out / "preds.json").read_text())
