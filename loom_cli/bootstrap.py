@@ -90,6 +90,15 @@ class RunOptions:
     # A headless run that saves memory proposals at its end when ``[memory] promote =
     # "always"`` (loom run; not a batch's tasks, not an editor's sessions).
     proposes_memory: bool = False
+    # The waiter itself, when it is shared beyond this agent (`loom batch`'s workers wait
+    # together); None: one of its own, with ``usage_limits``.
+    usage_waiter: UsageLimitWaiter | None = None
+    # The folder whose records (trusted settings, hooks and servers, saved rules) this
+    # workspace uses: a batch task's worktree uses its repository's. None: its own.
+    records_of: Path | None = None
+    # Rewind's snapshots of the workspace, as the settings say; False: none (a batch task's
+    # worktree is thrown away and its diff is the record; a shadow copy per task would pile up).
+    snapshots: bool = True
 
 
 @dataclass
@@ -139,7 +148,7 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     privacy_problems = _make_private()
-    records = WorkspaceRecords(data_dir())
+    records = WorkspaceRecords(data_dir(), same_as=(root, options.records_of) if options.records_of else None)
     from .claude_folder import find_claude_home
     from .claude_home import apply_claude_env
 
@@ -267,7 +276,7 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         names = ", ".join(server.name for server in mcp_plan.pending)
         warnings.append(f"project MCP server{'' if len(mcp_plan.pending) == 1 else 's'} {names} not trusted: "
                         "left off for this session (see /mcp; asked again at the next start)")
-    checkpoints = make_checkpointer(workspace.root, settings.snapshots)
+    checkpoints = make_checkpointer(workspace.root, settings.snapshots) if options.snapshots else None
     denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
                            workspace.root, home=Path.home())
     sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials,
@@ -282,8 +291,8 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
                        permissions=permissions, skills=skills, make_provider=make_provider,
                        checkpoints=checkpoints, hooks=hook_plan.use, sandbox=sandbox,
                        server_windows=server_windows(provider_name, base_url, model, settings.context_window),
-                       usage_limits=UsageLimitWaiter(options.usage_limits), observer=observer,
-                       memory=memory.folder if memory is not None else None,
+                       usage_limits=options.usage_waiter or UsageLimitWaiter(options.usage_limits),
+                       observer=observer, memory=memory.folder if memory is not None else None,
                        before_compaction=promoter.before_compaction if promoter is not None else None)
     agent = Agent(config, parts, session=session, messages=messages, turn_state=turn_state, context=context)
     if promoter is not None:

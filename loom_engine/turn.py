@@ -148,6 +148,7 @@ async def _call_model(run: Run) -> StreamCompleted | None:
         thought: list[str] = []  # this attempt's thinking, for the usage of an abort
         run.request_started()
         try:
+            await run.deps.client.usage_limits.before_request(run.cancel)  # a shared limit may hold it
             async for item in run.deps.client.stream(request, run.cancel):
                 match item:
                     case StreamText(text=text):

@@ -88,3 +88,8 @@ class UsageLimitWaiter:
 
     async def wait(self, planned: PlannedWait, cancel: CancelToken) -> None:
         await self._sleep(planned.wait_s, cancel)
+
+    async def before_request(self, cancel: CancelToken) -> None:
+        """Called before each request: nothing here. A waiter whose limit is shared with
+        other processes (`loom batch`'s workers) waits while another one is held."""
+
