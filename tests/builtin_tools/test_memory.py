@@ -100,7 +100,8 @@ async def test_plan_mode_reads_the_notes_but_writes_none(tmp_path: Path, folder:
     workspace = Workspace.at(tmp_path)
     provider = ScriptedProvider([
         {"tool_calls": [{"name": "memory", "input": {"command": "view", "path": "/memories/MEMORY.md"}},
-                        {"name": "memory", "input": {"command": "create", "path": "/memories/b.md", "file_text": "x"}}]},
+                        {"name": "memory", "input": {"command": "create", "path": "/memories/b.md",
+                                                     "file_text": "x"}}]},
         {"text": "planned"}])
     agent = Agent(AgentConfig(model="m", provider="scripted"),
                   AgentParts(provider=provider, workspace=workspace, tools=[MemoryTool()], memory=folder,
