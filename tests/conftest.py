@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,10 +19,15 @@ if _ROOT not in sys.path:
 
 from hypothesis import settings  # noqa: E402
 
-# No warm server (loom_cli/warm/) behind any `loom` a test starts: subprocesses and tmux
-# sessions inherit this (tests/doubles/terminal.py passes it on); the warm path's own
-# tests turn it on for themselves.
+# No warm server (loom_cli/warm/) behind a `loom` a test starts with this environment:
+# subprocesses and tmux sessions inherit it (tests/doubles/terminal.py passes it on).
+# tests/doubles/loom_command.py's `loom` leaves it out, so those runs go through a warm
+# server as a user's do, paying Loom's start-up once per test process instead of once
+# per run; its socket is in this test process's own runtime folder, and it is stopped
+# when the process ends. The warm path's own tests use places of their own.
 os.environ["LOOM_WARM"] = "0"
+_RUNTIME = Path(tempfile.mkdtemp(prefix="loom-tests-run-"))  # 0700: the socket's folder must be private
+os.environ["XDG_RUNTIME_DIR"] = str(_RUNTIME)
 
 from tests.doubles.fake_llm.fixtures import fake_llm  # noqa: E402,F401  (re-exported fixture)
 from tests.doubles.mcp_servers import ReferenceServers, install  # noqa: E402
@@ -39,6 +46,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 # alphabet: a run of slow tests handed out last keeps one worker busy after the others
 # have finished, while thousands of quick tests at the end even the workers out.
 _SLOW_FOLDERS_FIRST = ("tests/e2e/", "tests/cli/warm/", "tests/integration/", "tests/security/")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.doubles.warm import WarmPlace, stop_servers
+
+    stop_servers(WarmPlace(_RUNTIME, _RUNTIME / "unused", _RUNTIME / "unused"))
+    shutil.rmtree(_RUNTIME, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

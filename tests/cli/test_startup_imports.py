@@ -40,7 +40,8 @@ def import_logging_env(tmp_path: Path, log: Path) -> dict[str, str]:
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_HOOK)
     code = os.environ.get("PYTHONPATH") or str(ROOT)
-    return {"LOOM_TEST_IMPORT_LOG": str(log), "PYTHONPATH": os.pathsep.join((str(hook), code))}
+    # LOOM_WARM=0: the hook logs a fresh interpreter's imports, not a warm child's.
+    return {"LOOM_TEST_IMPORT_LOG": str(log), "PYTHONPATH": os.pathsep.join((str(hook), code)), "LOOM_WARM": "0"}
 
 
 def first_loads(log: Path) -> dict[str, tuple[float, str]]:

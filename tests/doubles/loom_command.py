@@ -18,7 +18,13 @@ import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer
 
+# Loom started cold in a fresh interpreter (for tests that add interpreter options, or
+# read what the process itself imported, or hold its pid).
 LOOM = [sys.executable, "-m", "loom_cli"]
+# The installed `loom`, as a user's shell runs it: through a warm server when one is up
+# (tests/conftest.py gives each test process its own; ``LOOM_WARM=0`` in the environment
+# makes a run cold, as for a user).
+LOOM_SCRIPT = [str(Path(sys.executable).with_name("loom"))]
 
 
 def loom_env(tmp_path: Path, server: FakeLLMServer, *, api_key: str = "test-key", **extra: str) -> dict[str, str]:
@@ -37,7 +43,7 @@ def loom(args: list[str], cwd: Path, env: dict[str, str], *, stdin: bytes | None
     Without ``stdin`` its standard input is empty (not the test runner's, which `loom run`
     would wait for as piped input)."""
     feed: dict[str, Any] = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
-    done = subprocess.run(LOOM + args, cwd=cwd, env=env, capture_output=True, timeout=timeout, **feed)
+    done = subprocess.run(LOOM_SCRIPT + args, cwd=cwd, env=env, capture_output=True, timeout=timeout, **feed)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
                                        done.stderr.decode(errors="replace"))
 

@@ -36,4 +36,5 @@ def official_openai_env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]
     code = os.environ.get("PYTHONPATH") or str(ROOT)
     return {HOST_VARIABLE: "127.0.0.1", "PYTHONPATH": os.pathsep.join((str(hook), code)),
             "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-official-test-key",
-            "LOOM_PROVIDER": "openai"}
+            "LOOM_PROVIDER": "openai",
+            "LOOM_WARM": "0"}  # the hook works in a fresh interpreter only, not in a warm child

@@ -40,7 +40,8 @@ def marker_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
     markers = tmp_path / "markers"
     markers.mkdir()
     code = os.environ.get("PYTHONPATH") or str(ROOT)
-    return {"LOOM_TEST_EXIT_MARKERS": str(markers), "PYTHONPATH": os.pathsep.join((str(hook), code))}, markers
+    return ({"LOOM_TEST_EXIT_MARKERS": str(markers), "PYTHONPATH": os.pathsep.join((str(hook), code)),
+             "LOOM_WARM": "0"}, markers)  # the hook runs in a fresh interpreter only
 
 
 def session_records(tmp_path: Path) -> list[dict]:
