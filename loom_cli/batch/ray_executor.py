@@ -1,0 +1,193 @@
+"""`loom batch --executor ray`: the batch's tasks on a Ray cluster (docs/batch.md, "On a
+Ray cluster"). Imported only for that flag: nothing else in Loom imports Ray.
+
+``--address`` is what ``ray.init`` takes: none, a local Ray started for the batch and
+stopped after it; ``auto``, the cluster this machine has joined (``ray start``);
+``HOST:PORT``, a cluster's head; ``ray://HOST:10001``, a remote cluster through Ray Client.
+A Ray this process is already connected to (a program that runs the batch, a test) is used
+as it is and left connected.
+
+Ray schedules; Loom only hands each of ``--workers`` worker actors (:mod:`.ray_worker`) its
+next task when it is free, and takes the results back with ``ray.wait`` as each finishes -
+so a stop keeps every queued task from starting, and the driver alone writes the batch
+folder (the diffs come back with the results).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import ray
+from ray import ObjectRef
+from ray.actor import ActorProxy
+from ray.exceptions import RayActorError, RayError, RayTaskError
+
+from .executor import BatchEvent, TaskFinished, TaskStarted
+from .job import BatchJob
+from .ray_gate import RayGate, kill
+from .ray_worker import LoomWorker, RemoteLoomWorker, RemoteStopSignal, StopSignal, WorkerOutcome
+from .results import TaskResult, TaskStatus
+from .tasks import BatchTask
+
+# How often the driver looks at its stop event while it waits for results.
+_POLL_S = 0.2
+# A local Ray's shared-memory object store: the batch sends tasks and results of a few
+# kilobytes, and Ray's default takes 30% of the machine's memory.
+_LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
+# How long to try the head's port before telling the user nothing answers there (Ray's own
+# attempt takes minutes, then exits the process).
+_PROBE_S = 5.0
+
+
+class ClusterError(Exception):
+    """Ray could not be started or reached (one line, naming the address)."""
+
+
+class RayExecutor:
+    """The :class:`~loom_cli.batch.executor.Executor` on a Ray cluster."""
+
+    def __init__(self, workers: int, address: str | None = None) -> None:
+        if workers < 1:
+            raise ValueError("--workers must be 1 or more")
+        self.workers = workers
+        self.address = address
+
+    def run(self, tasks: Sequence[BatchTask], job: BatchJob, events: Callable[[BatchEvent], None],
+            stop: threading.Event) -> None:
+        if not tasks:
+            return
+        with connected(self.address, local_cpus=max(self.workers, os.cpu_count() or 1)):
+            _RayBatch(min(self.workers, len(tasks)), job, events, stop).run(tasks)
+
+
+@contextlib.contextmanager
+def connected(address: str | None, *, local_cpus: int) -> Iterator[None]:
+    """This process connected to the Ray at ``address`` (None: a local Ray of
+    ``local_cpus`` CPUs, started now) for the block, and disconnected after it (the local
+    Ray stopped)."""
+    if ray.is_initialized():
+        yield
+        return
+    if address is not None:
+        _probe(address)
+    # Workers' output stays in Ray's logs (the batch's display owns the terminal), and so do
+    # Ray's own notices below errors.
+    try:
+        if address is None:
+            ray.init(num_cpus=local_cpus, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
+                     log_to_driver=False, logging_level=logging.ERROR)
+        else:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    except (ConnectionError, ValueError, RuntimeError) as error:
+        raise ClusterError(f"Ray{_at(address)}: {_first_line(error)}") from None
+    except SystemExit:  # Ray's answer when the head stops answering mid-connection
+        raise ClusterError(f"Ray{_at(address)}: the cluster did not answer") from None
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _probe(address: str) -> None:
+    """A ClusterError now when nothing listens at ``HOST:PORT`` (or ``ray://HOST:PORT``)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", or a form Ray reads and judges itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_S).close()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise ClusterError(f"Ray at {address}: nothing answers there ({reason})") from None
+
+
+def _at(address: str | None) -> str:
+    return " (a local one)" if address is None else f" at {address}"
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+@dataclass
+class _Running:
+    worker: ActorProxy[LoomWorker]
+    task: BatchTask
+
+
+class _RayBatch:
+    """One run of the executor on a connected Ray: its actors, from start to kill."""
+
+    def __init__(self, workers: int, job: BatchJob, events: Callable[[BatchEvent], None],
+                 stop: threading.Event) -> None:
+        self._size = workers
+        self._job = job
+        self._events = events
+        self._stop = stop
+        self._gate = RayGate.start()
+        self._stop_signal: ActorProxy[StopSignal] = RemoteStopSignal.remote()
+        self._started: list[ActorProxy[LoomWorker]] = []
+
+    def run(self, tasks: Sequence[BatchTask]) -> None:
+        pending = deque(tasks)
+        idle = [self._start_worker() for _ in range(self._size)]
+        running: dict[ObjectRef[WorkerOutcome], _Running] = {}
+        signalled = False
+        try:
+            while True:
+                if not self._stop.is_set():
+                    while idle and pending:
+                        worker, task = idle.pop(), pending.popleft()
+                        running[worker.run.remote(task)] = _Running(worker, task)
+                        self._events(TaskStarted(task.id))
+                elif not signalled:
+                    self._stop_signal.set.remote()  # the running tasks stop; the pending never start
+                    signalled = True
+                if not running:
+                    return
+                done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+                for ref in done:
+                    finished = running.pop(ref)
+                    result, alive = self._collect(ref, finished.task)
+                    idle.append(finished.worker if alive else self._start_worker())
+                    self._events(TaskFinished(result))
+        finally:
+            for actor in self._started:
+                kill(actor)
+            kill(self._stop_signal)
+            self._gate.close()
+
+    def _start_worker(self) -> ActorProxy[LoomWorker]:
+        worker: ActorProxy[LoomWorker] = RemoteLoomWorker.remote(
+            self._job, self._gate, self._stop_signal)
+        self._started.append(worker)
+        return worker
+
+    def _collect(self, ref: ObjectRef[WorkerOutcome], task: BatchTask) -> tuple[TaskResult, bool]:
+        """The task's result (its diff written into the batch folder), and whether its
+        worker lives on."""
+        try:
+            outcome = ray.get(ref)
+        except RayActorError as error:  # the worker died: killed, out of memory, its node gone
+            status: TaskStatus = "stopped" if self._stop.is_set() else "failed"
+            return TaskResult(task.id, status, error=f"the Ray worker died: {_first_line(error)}"), False
+        except RayTaskError as error:  # run_task itself raised (it returns a task's own failures)
+            return TaskResult(task.id, "failed", error=f"internal error: {_first_line(error)}"), True
+        except RayError as error:
+            return TaskResult(task.id, "failed", error=f"Ray: {_first_line(error)}"), False
+        result = outcome.result
+        if outcome.diff is not None and result.diff_path is not None:
+            out_dir = self._job.out_dir.resolve()
+            target = (out_dir / result.diff_path).resolve()
+            if not target.is_relative_to(out_dir):
+                return TaskResult(task.id, "failed", error=f"diff outside the batch folder: {result.diff_path}"), True
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(outcome.diff)
+        return result, True
