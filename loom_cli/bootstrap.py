@@ -90,6 +90,9 @@ class RunOptions:
     # The waiter itself, when it is shared beyond this agent (`loom batch`'s workers wait
     # together); None: one of its own, with ``usage_limits``.
     usage_waiter: UsageLimitWaiter | None = None
+    # The folder whose records (trusted settings, hooks and servers, saved rules) this
+    # workspace uses: a batch task's worktree uses its repository's. None: its own.
+    records_of: Path | None = None
 
 
 @dataclass
@@ -137,7 +140,7 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         if not extra.is_dir():
             raise UsageError(f"--add-dir {extra}: not a directory")
     privacy_problems = _make_private()
-    records = WorkspaceRecords(data_dir())
+    records = WorkspaceRecords(data_dir(), same_as=(root, options.records_of) if options.records_of else None)
     from .claude_folder import find_claude_home
     from .claude_home import apply_claude_env
 

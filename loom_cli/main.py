@@ -270,6 +270,9 @@ def acp(provider: Annotated[ProviderName | None, typer.Option("--provider", help
                                       trust_project_hooks=trust_project_hooks)))
 
 
+from .batch.cli import batch  # noqa: E402  (the body lives there)
+
+app.command()(batch)
 from .sessions_command import sessions_app  # noqa: E402  (the body lives there)
 
 app.add_typer(sessions_app, name="sessions")

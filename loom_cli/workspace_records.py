@@ -42,12 +42,17 @@ SAVED_RULES_SOURCE = "saved answers"
 
 
 class WorkspaceRecords:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, same_as: tuple[Path, Path] | None = None) -> None:
+        """``same_as``: (a workspace, another whose records it uses) - a `loom batch` task's
+        worktree, its repository's. Safe because what is trusted is recorded by content (a
+        hash), so the worktree's settings, hooks and servers are trusted only where they are
+        what the user trusted in the repository."""
         self.path = data_dir / FILE_NAME
+        self._same_as = {os.path.realpath(same_as[0]): os.path.realpath(same_as[1])} if same_as else {}
 
-    @staticmethod
-    def key(workspace: Path) -> str:
-        return os.path.realpath(workspace)
+    def key(self, workspace: Path) -> str:
+        real = os.path.realpath(workspace)
+        return self._same_as.get(real, real)
 
     # -- reading ---------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from types import FrameType
 from .gate import GatedUsageWaiter, UsageGate
 from .job import BatchJob
 from .results import DIFFS_FOLDER, TaskResult, TaskStatus
-from .tasks import BatchTask
+from .tasks import BatchTask, is_clone_url
 from .worktrees import Worktree, WorktreeError, add_worktree, changes, remove_worktree
 
 
@@ -40,7 +40,7 @@ def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
             if stopped.is_set():
                 return TaskResult(task.id, "stopped", duration_s=time.monotonic() - started,
                                   error="stopped before it started")
-            outcome = _run_agent(task, job, gate, worktree.cwd)
+            outcome = _run_agent(task, job, gate, worktree)
             diff_path, files = _save_diff(task, job, worktree)
         except (WorktreeError, OSError) as error:
             return TaskResult(task.id, "failed", duration_s=time.monotonic() - started, error=str(error))
@@ -68,8 +68,9 @@ class _Outcome:
     model: str | None = None
 
 
-def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, cwd: Path) -> _Outcome:
-    """The agent `loom run` would build in ``cwd``, run headless on the task's prompt."""
+def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, worktree: Worktree) -> _Outcome:
+    """The agent `loom run` would build in the worktree, run headless on the task's prompt;
+    what the user trusted in the repository (by content) holds in its worktree too."""
     from ..bootstrap import RunOptions, UsageError, build_agent
     from ..headless import EXIT_CUT_OFF, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE_LIMIT, run_headless
     from ..mcp_setup import headless_wait_s
@@ -77,7 +78,9 @@ def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, cwd: Path) -> _O
 
     defaults = job.defaults
     budget = task.max_budget_usd if task.max_budget_usd is not None else defaults.max_budget_usd
-    options = RunOptions(cwd=cwd, provider=defaults.provider, model=task.model or defaults.model,
+    cwd = worktree.cwd
+    options = RunOptions(cwd=cwd, records_of=None if is_clone_url(task.repo) else worktree.repo,
+                         provider=defaults.provider, model=task.model or defaults.model,
                          max_turns=task.max_turns or defaults.max_turns, max_budget_usd=budget,
                          permission_mode=task.permission_mode or defaults.permission_mode,
                          sandbox=defaults.sandbox, allow=defaults.allow, deny=defaults.deny,

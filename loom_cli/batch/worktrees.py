@@ -103,11 +103,11 @@ def _commit(root: Path, base: str, *, fetch: bool) -> str:
     except WorktreeError:
         if not fetch:
             raise WorktreeError(f"base {base!r}: no such commit in {root}") from None
-    git(["fetch", "--quiet", "origin", base], root)  # a commit newer than the cached clone
-    try:
+    try:  # a commit newer than the cached clone
+        git(["fetch", "--quiet", "origin", base], root)
         return git(["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"], root).strip()
-    except WorktreeError:
-        raise WorktreeError(f"base {base!r}: not found in {root} after a fetch") from None
+    except WorktreeError as error:
+        raise WorktreeError(f"base {base!r}: not found in the repository's remote ({error})") from None
 
 
 def changes(worktree: Worktree) -> Changes:

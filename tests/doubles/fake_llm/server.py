@@ -55,7 +55,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -216,15 +216,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         headers = {k.lower(): v for k, v in self.headers.items()}
         rejected = self._reject_reason(api, body, raw, headers)
-        serial = fake._record(RecordedRequest(
-            index=0, method="POST", path=path, api=api, headers=headers, raw=raw, body=body,
-            rejected=rejected[1] if rejected else None))
+        recorded = RecordedRequest(index=0, method="POST", path=path, api=api, headers=headers, raw=raw, body=body,
+                                   rejected=rejected[1] if rejected else None)
+        serial = fake._record(recorded)
         try:
             if rejected:
                 status, message, param = rejected
                 self._error(api, status, None, message, None, serial, param=param, body=body)
                 return
-            reply = fake._next_reply()
+            reply = fake._next_reply(recorded)
             if reply is None:
                 message = (f"fake LLM server: no reply queued for request #{serial} (POST {path}); "
                            "enqueue a Reply before calling the model")
@@ -365,6 +365,7 @@ class FakeLLMServer:
         self._disconnects = 0
         self._reasoning: set[str] = set()  # encrypted reasoning handed out (Responses API)
         self._stopping = threading.Event()
+        self._responder: Callable[[RecordedRequest], Reply | None] | None = None
         self.embedding_calls = 0  # POST /v1/embeddings answered
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -438,6 +439,12 @@ class FakeLLMServer:
 
     # -- scripting --
 
+    def respond_with(self, responder: Callable[[RecordedRequest], Reply | None] | None) -> None:
+        """Answer each request with ``responder(request)`` instead of the queue (None: the
+        queue again): for clients that send at once (several processes), whose requests
+        arrive in no set order, the answer can follow from what the request says."""
+        self._responder = responder
+
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
             self._replies.extend(replies)
@@ -508,7 +515,10 @@ class FakeLLMServer:
             self._lock.notify_all()
             return serial
 
-    def _next_reply(self) -> Reply | None:
+    def _next_reply(self, request: RecordedRequest) -> Reply | None:
+        responder = self._responder
+        if responder is not None:  # called outside the lock: it may block (a held answer)
+            return responder(request)
         with self._lock:
             return self._replies.popleft() if self._replies else None
 

@@ -1,0 +1,152 @@
+"""The installed `loom batch` against the fake server: tasks in their own worktrees on two
+warm workers, results and SWE-bench predictions, the user's checkout untouched, reruns,
+Ctrl+C, and one usage limit for all workers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.doubles.batch_tasks import (
+    ByTask,
+    answered_tool,
+    checkout_state,
+    git,
+    task_line,
+    task_of,
+    user_repository,
+    write_tasks,
+)
+from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
+from tests.doubles.loom_command import LOOM, loom, loom_env
+
+EDITS = ["--permission-mode", "accept-edits", "--workers", "2"]
+
+
+def results(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_tasks_run_in_their_own_worktrees_and_a_rerun_skips_what_is_finished(tmp_path: Path,
+                                                                              fake_llm: FakeLLMServer) -> None:
+    repo = user_repository(tmp_path / "repo")
+    before = checkout_state(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    ids = ["t1", "t2", "t3", "t4"]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [*(task_line(i) for i in ids), task_line("broken")])
+    answers = ByTask(special={"broken": lambda request: Reply.error(400, "the model refused this request",
+                                                                    type="invalid_request_error")})
+    fake_llm.respond_with(answers)
+    out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
+
+    done = loom(["batch", str(tasks), "--out", str(out), *EDITS], repo, env)
+
+    assert done.returncode == 1, done.stderr  # a task failed
+    assert done.stdout.startswith("4 done, 1 failed"), done.stdout
+    lines = {line["id"]: line for line in results(out)}
+    assert set(lines) == {*ids, "broken"}
+    for task_id in ids:
+        line = lines[task_id]
+        assert line["status"] == "done" and line["files_changed"] == [f"{task_id}.txt"], line
+        assert line["turns"] == 2 and line["session_id"] and line["cost_usd"] > 0 and line["error"] is None
+    assert lines["broken"]["status"] == "failed" and "the model refused this request" in str(lines["broken"]["error"])
+    preds = json.loads((out / "preds.json").read_text())
+    assert set(preds) == set(ids)  # a failed task has no prediction
+    assert preds["t1"]["instance_id"] == "t1" and preds["t1"]["model_name_or_path"] == "loom-claude-sonnet-4-6"
+    # Each task's patch holds its own file only, and applies to the base.
+    apply_to = tmp_path / "clean"
+    git(repo, "worktree", "add", "-q", "--detach", str(apply_to), head)
+    for task_id in ids:
+        patch = tmp_path / f"{task_id}.patch"
+        patch.write_text(preds[task_id]["model_patch"])
+        assert (out / "diffs" / f"{task_id}.diff").read_text() == preds[task_id]["model_patch"]
+        git(apply_to, "apply", "--check", str(patch))
+        assert preds[task_id]["model_patch"].count("diff --git") == 1 and f"made by {task_id}" in preds[task_id][
+            "model_patch"]
+    git(repo, "worktree", "remove", str(apply_to))
+    assert checkout_state(repo) == before  # status, HEAD, branches, stash, index, files
+    assert git(repo, "worktree", "list").count("\n") == 1  # every task's worktree removed
+
+    sent = len(fake_llm.requests)
+    again = loom(["batch", str(tasks), "--out", str(out), *EDITS], repo, env)
+    assert again.returncode == 1 and len(fake_llm.requests) == sent  # nothing to run, no request
+    assert "5 of 5 tasks finished in an earlier run: skipped (--retry-failed runs the failed ones again)" in \
+        again.stderr
+
+    answers.special = {}
+    retried = loom(["batch", str(tasks), "--out", str(out), *EDITS, "--retry-failed"], repo, env)
+    assert retried.returncode == 0, retried.stderr
+    assert {task_of(r) for r in fake_llm.requests[sent:]} == {"broken"}
+    assert results(out)[-1]["id"] == "broken" and results(out)[-1]["status"] == "done"
+    assert "broken" in json.loads((out / "preds.json").read_text())
+
+
+def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path: Path,
+                                                                       fake_llm: FakeLLMServer) -> None:
+    repo = user_repository(tmp_path / "repo")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line(f"t{n}") for n in range(1, 5)])
+    release = threading.Event()
+    held = Reply(text="never sent", gate=release)
+    fake_llm.respond_with(lambda request: held)  # the first two tasks wait on their first request
+    out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
+    batch = subprocess.Popen([*LOOM, "batch", str(tasks), "--out", str(out), *EDITS], cwd=repo, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
+        batch.send_signal(signal.SIGINT)
+        stdout, stderr = batch.communicate(timeout=60)
+    finally:
+        release.set()
+        if batch.poll() is None:
+            batch.kill()
+    assert batch.returncode == 130, stderr
+    assert "stopping: the running tasks end their sessions" in stderr
+    stopped = results(out)
+    assert sorted(line["id"] for line in stopped) == ["t1", "t2"]
+    assert all(line["status"] == "stopped" and line["session_id"] for line in stopped), stopped
+    assert stdout.startswith("0 done, 0 failed, 2 stopped, 2 not run"), stdout
+    assert git(repo, "worktree", "list").count("\n") == 1
+    sessions = Path(env["LOOM_DATA_DIR"]) / "sessions"
+    for line in stopped:  # each stopped task's session is there and can be resumed
+        assert (sessions / f"{line['session_id']}.jsonl").is_file()
+
+    fake_llm.respond_with(ByTask())
+    again = loom(["batch", str(tasks), "--out", str(out), *EDITS], repo, env)
+    assert again.returncode == 0, again.stderr
+    assert {line["id"]: line["status"] for line in results(out)} == {f"t{n}": "done" for n in range(1, 5)}
+
+
+def test_one_usage_limit_pauses_every_worker(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    repo = user_repository(tmp_path / "repo")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("first"), task_line("second")])
+    limited = threading.Event()
+    limit_sent_at: list[float] = []
+    reset_in = 2.0
+
+    def first(request: RecordedRequest) -> Reply | None:
+        if limit_sent_at or answered_tool(request):
+            return None
+        limit_sent_at.append(time.time())
+        limited.set()
+        return Reply.usage_limit(reset_in=reset_in)
+
+    def second(request: RecordedRequest) -> Reply | None:
+        # Its first answer waits for the other worker's limit; its next request comes after it.
+        return None if answered_tool(request) else Reply.tool(
+            "write_file", {"path": "second.txt", "content": "made by second\n"}, gate=limited)
+
+    answers = ByTask(special={"first": first, "second": second})
+    fake_llm.respond_with(answers)
+    done = loom(["batch", str(tasks), "--out", str(tmp_path / "out"), *EDITS, "--max-wait", "1m"], repo,
+                loom_env(tmp_path, fake_llm))
+    assert done.returncode == 0, done.stderr
+    assert [line["status"] for line in results(tmp_path / "out")] == ["done", "done"]
+    resets_at = limit_sent_at[0] + reset_in
+    # The second worker met no limit itself, yet its next request waited for the first's reset.
+    assert len(answers.arrivals["second"]) == 2 and answers.arrivals["second"][1] >= resets_at
+    assert answers.arrivals["first"][1] >= resets_at

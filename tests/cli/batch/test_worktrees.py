@@ -1,0 +1,75 @@
+"""A task's worktree: detached at its base, away from the user's checkout (which stays byte
+for byte as it was), its diff with new files, gone afterwards; clone URLs cloned once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from loom_cli.batch.worktrees import WorktreeError, add_worktree, changes, remove_worktree
+from tests.doubles.batch_tasks import checkout_state, git, user_repository
+
+
+def test_the_diff_holds_edits_deletions_and_new_files_and_the_checkout_is_untouched(tmp_path: Path) -> None:
+    repo = user_repository(tmp_path / "repo")
+    before = checkout_state(repo)
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    tree = add_worktree(str(repo), "HEAD~1", "t1")
+    assert tree.base == first and tree.cwd == tree.path and not tree.path.is_relative_to(repo)
+    assert (tree.path / "app.py").read_text() == "print('hello')\n"  # the base, not the user's edits
+    (tree.path / "app.py").write_text("print('changed')\n")
+    (tree.path / "notes.md").unlink()
+    (tree.path / "new").mkdir()
+    (tree.path / "new" / "file.txt").write_text("new\n")
+    found = changes(tree)
+    assert found.files == ("app.py", "new/file.txt", "notes.md")
+    assert git(tree.path, "status", "--porcelain") == " M app.py\n D notes.md\n?? new/\n"  # its index untouched
+    remove_worktree(tree)
+    assert not tree.path.exists() and git(repo, "worktree", "list").count("\n") == 1
+    assert checkout_state(repo) == before
+    clean = add_worktree(str(repo), first, "check")
+    patch = tmp_path / "patch.diff"
+    patch.write_text(found.diff)
+    git(clean.path, "apply", str(patch))
+    assert (clean.path / "new" / "file.txt").read_text() == "new\n" and not (clean.path / "notes.md").exists()
+    remove_worktree(clean)
+
+
+def test_a_task_named_by_a_subfolder_runs_in_the_same_subfolder(tmp_path: Path) -> None:
+    repo = user_repository(tmp_path / "repo")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "m.py").write_text("x = 1\n")
+    git(repo, "add", "pkg")
+    git(repo, "commit", "-qm", "pkg")
+    tree = add_worktree(str(repo / "pkg"), None, "sub")
+    try:
+        assert tree.cwd == tree.path / "pkg" and (tree.cwd / "m.py").is_file()
+    finally:
+        remove_worktree(tree)
+
+
+def test_a_clone_url_is_cloned_once_into_loom_s_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+    origin = user_repository(tmp_path / "origin")
+    url = f"file://{origin}"
+    first = add_worktree(url, None, "a")
+    clones = list((tmp_path / "data" / "batch" / "clones").iterdir())
+    cloned = next(path for path in clones if path.is_dir())
+    stamp = os.stat(cloned / "HEAD").st_mtime_ns
+    second = add_worktree(url, None, "b")
+    assert second.repo == first.repo == cloned and os.stat(cloned / "HEAD").st_mtime_ns == stamp
+    assert (second.path / "app.py").read_text() == "print('hello, world')\n"
+    for tree in (first, second):
+        remove_worktree(tree)
+    with pytest.raises(WorktreeError, match="base 'nope': not found"):
+        add_worktree(url, "nope", "c")
+
+
+def test_a_missing_base_or_folder_is_one_line(tmp_path: Path) -> None:
+    repo = user_repository(tmp_path / "repo")
+    with pytest.raises(WorktreeError, match=r"base 'v9': no such commit in .*repo"):
+        add_worktree(str(repo), "v9", "t")
+    with pytest.raises(WorktreeError, match="no such folder"):
+        add_worktree(str(tmp_path / "gone"), None, "t")

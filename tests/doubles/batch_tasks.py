@@ -1,0 +1,96 @@
+"""For `loom batch` tests: a user's repository with work in progress (that a batch must not
+touch), a tasks file, and fake-server answers chosen by the task a request is for (workers
+send at once, so the queue's order would give a task another's answer)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.doubles.fake_llm import RecordedRequest, Reply
+
+_MARK = re.compile(r"batch-task:([A-Za-z0-9._-]+)")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def user_repository(root: Path) -> Path:
+    """A repository as a user leaves it mid-work: two commits, a branch, a stash, a staged
+    edit, an unstaged one and an untracked file."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "user@example.com")
+    git(root, "config", "user.name", "User")
+    (root / "app.py").write_text("print('hello')\n")
+    (root / "notes.md").write_text("# notes\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "first")
+    (root / "app.py").write_text("print('hello, world')\n")
+    git(root, "commit", "-qam", "second")
+    git(root, "branch", "feature")
+    (root / "notes.md").write_text("# notes\nstashed\n")
+    git(root, "stash", "-q")
+    (root / "app.py").write_text("print('staged')\n")
+    git(root, "add", "app.py")
+    (root / "notes.md").write_text("# notes\nunstaged\n")
+    (root / "scratch.txt").write_text("untracked\n")
+    return root
+
+
+def checkout_state(repo: Path) -> dict[str, object]:
+    """Everything of the user's checkout a batch must leave as it was, byte for byte."""
+    return {"status": git(repo, "status", "--porcelain=v1", "-uall"), "head": git(repo, "rev-parse", "HEAD"),
+            "branches": git(repo, "branch", "-a", "-v"), "stash": git(repo, "stash", "list"),
+            "index": (repo / ".git" / "index").read_bytes(),
+            "files": {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()}}
+
+
+def write_tasks(path: Path, tasks: Iterable[Mapping[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(dict(task)) + "\n" for task in tasks))
+    return path
+
+
+def task_line(task_id: str, **more: object) -> dict[str, object]:
+    """A task whose prompt carries its mark, so the fake server knows which task asks."""
+    return {"id": task_id, "prompt": f"Create the file for batch-task:{task_id}", **more}
+
+
+def task_of(request: RecordedRequest) -> str:
+    found = _MARK.search(request.raw.decode(errors="replace"))
+    assert found is not None, "a request without a task's mark"
+    return found.group(1)
+
+
+def answered_tool(request: RecordedRequest) -> bool:
+    return b'"tool_result"' in request.raw
+
+
+@dataclass
+class ByTask:
+    """Answers each task's first request with a write_file of ``<id>.txt`` and its next with
+    "done"; ``special`` answers a task's request instead (first request only when it
+    returns None for a later one). Records when each request of each task arrived."""
+
+    special: Mapping[str, Callable[[RecordedRequest], Reply | None]] = field(default_factory=dict)
+    arrivals: dict[str, list[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        task_id = task_of(request)
+        with self._lock:
+            self.arrivals.setdefault(task_id, []).append(time.time())
+        if task_id in self.special:
+            reply = self.special[task_id](request)
+            if reply is not None:
+                return reply
+        if answered_tool(request):
+            return Reply(text=f"created {task_id}.txt")
+        return Reply.tool("write_file", {"path": f"{task_id}.txt", "content": f"made by {task_id}\n"})
