@@ -18,17 +18,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import FrameType
 
 import ray
 from ray import ObjectRef
 from ray.actor import ActorProxy
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
+from .command import BatchUsageError
 from .executor import BatchEvent, TaskFinished, TaskStarted
 from .job import BatchJob
 from .ray_gate import RayGate, kill
@@ -46,8 +49,9 @@ _LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 _PROBE_S = 5.0
 
 
-class ClusterError(Exception):
-    """Ray could not be started or reached (one line, naming the address)."""
+class ClusterError(BatchUsageError):
+    """Ray could not be started or reached: said in one line naming the address, and
+    nothing ran (as with a bad command line)."""
 
 
 class RayExecutor:
@@ -79,6 +83,7 @@ def connected(address: str | None, *, local_cpus: int) -> Iterator[None]:
         _probe(address)
     # Workers' output stays in Ray's logs (the batch's display owns the terminal), and so do
     # Ray's own notices below errors.
+    terminate = signal.getsignal(signal.SIGTERM)
     try:
         if address is None:
             ray.init(num_cpus=local_cpus, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
@@ -89,10 +94,19 @@ def connected(address: str | None, *, local_cpus: int) -> Iterator[None]:
         raise ClusterError(f"Ray{_at(address)}: {_first_line(error)}") from None
     except SystemExit:  # Ray's answer when the head stops answering mid-connection
         raise ClusterError(f"Ray{_at(address)}: the cluster did not answer") from None
+    finally:
+        _restore_sigterm(terminate)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def _restore_sigterm(handler: signal.Handlers | Callable[[int, FrameType | None], object] | int | None) -> None:
+    """``ray.init`` replaces the process's SIGTERM handler with one that exits on the spot:
+    the driver's own (a clean stop, as on Ctrl+C) comes back."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
 
 
 def _probe(address: str) -> None:
