@@ -93,6 +93,9 @@ class RunOptions:
     # The folder whose records (trusted settings, hooks and servers, saved rules) this
     # workspace uses: a batch task's worktree uses its repository's. None: its own.
     records_of: Path | None = None
+    # Rewind's snapshots of the workspace, as the settings say; False: none (a batch task's
+    # worktree is thrown away and its diff is the record; a shadow copy per task would pile up).
+    snapshots: bool = True
 
 
 @dataclass
@@ -267,7 +270,7 @@ def build_agent(options: RunOptions, *, interactive: bool, answers_permissions: 
         names = ", ".join(server.name for server in mcp_plan.pending)
         warnings.append(f"project MCP server{'' if len(mcp_plan.pending) == 1 else 's'} {names} not trusted: "
                         "left off for this session (see /mcp; asked again at the next start)")
-    checkpoints = make_checkpointer(workspace.root, settings.snapshots)
+    checkpoints = make_checkpointer(workspace.root, settings.snapshots) if options.snapshots else None
     denials = read_denials((text for behavior, text, _ in permissions.effective_rules() if behavior == "deny"),
                            workspace.root, home=Path.home())
     sandbox = open_session_sandbox(settings.sandbox, workspace, hook_plan, denials=denials,

@@ -15,13 +15,15 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from .executor import BatchEvent, Executor, TaskFinished, TaskStarted
+from ..usage_limits import reset_phrase
+from .executor import BatchEvent, Executor, TaskStarted, UsageLimitHeld
 from .job import BatchDefaults, BatchJob, passed_environment
 from .progress import Progress, Tally, make_progress
 from .results import PREDS_FILE, RESULTS_FILE, ResultsError, ResultsWriter, TaskResult, to_run
@@ -47,14 +49,15 @@ class BatchUsageError(Exception):
     """A bad command line or tasks file: said, exit 2, nothing runs."""
 
 
-def current_repository(cwd: Path) -> str | None:
-    """The git repository ``cwd`` is in (its top folder), or None."""
+def current_folder(cwd: Path) -> str | None:
+    """``cwd`` when it is in a git repository (a task that names none runs in its worktree's
+    counterpart of it, as `loom run` runs in the current folder), else None."""
     try:
         done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
                               timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    return str(cwd) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def make_executor(request: BatchRequest) -> Executor:
@@ -78,7 +81,7 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
     """Run the batch (on ``executor``, default the request's); the exit code. Raises
     BatchUsageError before anything runs."""
     try:
-        tasks = parse_tasks(request.tasks_file, current_repository(Path.cwd()))
+        tasks = parse_tasks(request.tasks_file, current_folder(Path.cwd()))
     except TaskFileError as error:
         raise BatchUsageError(str(error)) from None
     if request.workers < 1:
@@ -89,9 +92,18 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
         writer = ResultsWriter(out_dir)
     except ResultsError as error:
         raise BatchUsageError(str(error)) from None
+    try:
+        return _run(request, tasks, writer, executor, err, out)
+    finally:
+        writer.close()
+
+
+def _run(request: BatchRequest, tasks: list[BatchTask], writer: ResultsWriter, executor: Executor, err: TextIO,
+         out: TextIO) -> int:
+    out_dir = writer.out_dir
     wanted = set(to_run((task.id for task in tasks), writer.latest, retry_failed=request.retry_failed))
     todo = [task for task in tasks if task.id in wanted]
-    spent_before = sum(result.cost_usd for result in writer.latest.values())
+    spent_before = writer.spent_usd
     budget_left = None if request.max_budget_usd is None else max(0.0, request.max_budget_usd - spent_before)
     skipped = len(tasks) - len(todo)
     if skipped:
@@ -102,7 +114,7 @@ def run_batch(request: BatchRequest, err: TextIO, out: TextIO, executor: Executo
         return EXIT_BUDGET
     job = BatchJob(out_dir=out_dir, defaults=_with_budget(request.defaults, budget_left),
                    keep_worktrees=request.keep_worktrees, environment=passed_environment(os.environ))
-    tally = Tally(total=len(todo), earlier=len(tasks) - len(todo), workers=request.workers)
+    tally = Tally(total=len(todo), earlier=len(tasks) - len(todo))
     progress = make_progress(tally, err)
     driver = _Driver(writer, progress, {task.id: task for task in todo}, budget_left)
     with _stop_on_signals(driver.stop, driver):
@@ -152,7 +164,10 @@ class _Driver:
             task = self.tasks.get(event.id)
             self.progress.started(event.id, task.prompt if task is not None else "")
             return
-        assert isinstance(event, TaskFinished)
+        if isinstance(event, UsageLimitHeld):
+            now = time.time()
+            self.progress.note(f"usage limit: every worker waits; it {reset_phrase(event.until, now)}")
+            return
         result: TaskResult = event.result
         self.writer.add(result)
         self.progress.finished(result)

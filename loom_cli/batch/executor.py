@@ -24,7 +24,16 @@ class TaskFinished:
     result: TaskResult
 
 
-BatchEvent = TaskStarted | TaskFinished
+@dataclass(frozen=True)
+class UsageLimitHeld:
+    """A worker met the account's usage limit: every worker waits until ``until`` (unix
+    seconds) before its next request. Said when an executor learns of a new hold; one that
+    cannot see its gate may say nothing (the tasks still wait)."""
+
+    until: float
+
+
+BatchEvent = TaskStarted | TaskFinished | UsageLimitHeld
 
 
 class Executor(Protocol):
@@ -34,8 +43,9 @@ class Executor(Protocol):
         finished or ``stop`` is set and the running ones have stopped.
 
         ``events`` is called on the driver's side, from the thread that called ``run``, with
-        a :class:`TaskStarted` when a worker takes a task and a :class:`TaskFinished` when it
-        ends, whatever the outcome: a task that could not run (its worker died) is a result
+        a :class:`TaskStarted` when a worker takes a task, a :class:`TaskFinished` when it
+        ends, whatever the outcome, and a :class:`UsageLimitHeld` when the workers wait for
+        a usage limit's reset: a task that could not run (its worker died) is a result
         with status "failed". Once ``stop`` is set, no task starts, and the running ones are
         interrupted (their sessions stay resumable) and report status "stopped". The driver
         sets ``stop`` from its own thread (Ctrl+C, the batch's budget spent)."""

@@ -28,7 +28,7 @@ from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.queues import Queue, SimpleQueue
 from multiprocessing.sharedctypes import Synchronized
 
-from .executor import BatchEvent, TaskFinished, TaskStarted
+from .executor import BatchEvent, TaskFinished, TaskStarted, UsageLimitHeld
 from .gate import SharedMemoryGate
 from .job import BatchJob
 from .results import TaskResult
@@ -81,6 +81,7 @@ class LocalExecutor:
         outbox: Queue[_Message] = context.Queue()
         pool = _Pool(context, job, gate_value, outbox)
         pending = deque(tasks)
+        held_said = 0.0  # the latest hold of the usage gate the driver was told of
         try:
             workers = [pool.start() for _ in range(min(self.workers, len(tasks)))]
             while True:
@@ -94,10 +95,14 @@ class LocalExecutor:
                     return
                 if stop.is_set():
                     _interrupt(busy)
+                if (held := float(gate_value.value)) > max(held_said, time.time()):
+                    held_said = held
+                    events(UsageLimitHeld(held))
                 try:
                     index, event = outbox.get(timeout=0.2)
                 except queue.Empty:
-                    workers = [pool.replace(worker, events) if _died(worker) else worker for worker in workers]
+                    workers = [pool.replace(worker, events, stop.is_set()) if _died(worker) else worker
+                               for worker in workers]
                     continue
                 worker = next(w for w in workers if w.index == index)
                 if isinstance(event, TaskFinished):
@@ -139,14 +144,15 @@ class _Pool:
         self._started.append(worker)
         return worker
 
-    def replace(self, dead: _Worker, events: Callable[[BatchEvent], None]) -> _Worker:
-        """A worker that died mid-task (killed, out of memory): its task failed, and a new
-        worker takes its place."""
+    def replace(self, dead: _Worker, events: Callable[[BatchEvent], None], stopping: bool) -> _Worker:
+        """A worker that died mid-task (killed, out of memory): its task failed - or, while
+        the batch stops (a Ctrl+C can kill a worker still starting), it is only stopped - and a
+        new worker takes its place unless the batch is stopping."""
         assert dead.task is not None
-        code = dead.process.exitcode
-        events(TaskFinished(TaskResult(dead.task.id, "failed", error=f"the worker process died (exit code {code})")))
+        said = f"the worker process died (exit code {dead.process.exitcode})"
+        events(TaskFinished(TaskResult(dead.task.id, "stopped" if stopping else "failed", error=said)))
         dead.task = None
-        return self.start()
+        return dead if stopping else self.start()
 
     def close(self) -> None:
         for worker in self._started:

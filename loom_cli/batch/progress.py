@@ -4,10 +4,11 @@ line per task started and finished, for logs and CI."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from ..usage_limits import span
 from ..visible_text import visible
@@ -34,7 +35,6 @@ class Tally:
 
     total: int
     earlier: int = 0
-    workers: int = 1
     done: int = 0
     failed: int = 0
     stopped: int = 0
@@ -116,6 +116,7 @@ class LiveProgress:
 
         self.tally = tally
         self._notes: list[str] = []
+        self._echo = _EchoOff(err)
         self._console = Console(file=err, highlight=False)
         self._live = Live(get_renderable=self._render, console=self._console, refresh_per_second=4,
                           transient=False, redirect_stdout=False, redirect_stderr=False)
@@ -143,6 +144,34 @@ class LiveProgress:
 
     def close(self) -> None:
         self._live.stop()
+        self._echo.restore()
+
+
+class _EchoOff:
+    """The terminal's echo off while the panel is drawn: a key typed, or the ``^C`` a Ctrl+C
+    echoes, would move the cursor under the panel, and the next redraw would leave a stale
+    copy of it behind. Restored when the panel closes."""
+
+    def __init__(self, terminal: TextIO) -> None:
+        import termios
+
+        self._saved: list[Any] | None = None
+        try:
+            self._fd = terminal.fileno()
+            self._saved = termios.tcgetattr(self._fd)
+            quiet = termios.tcgetattr(self._fd)
+            quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
+            termios.tcsetattr(self._fd, termios.TCSANOW, quiet)
+        except (OSError, ValueError, termios.error):  # not a terminal after all: nothing to do
+            self._saved = None
+
+    def restore(self) -> None:
+        import termios
+
+        if self._saved is not None:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
+            self._saved = None
 
 
 def panel(tally: Tally, notes: Sequence[str] = ()) -> RenderableType:
@@ -151,7 +180,9 @@ def panel(tally: Tally, notes: Sequence[str] = ()) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    lines = [Text(f"loom batch: {tally.headline()}", style="bold", no_wrap=True, overflow="ellipsis")]
+    # No "loom batch:" before it, as the plain lines have: the command is on the line above,
+    # and at 60 columns the cost and ETA would be cut off.
+    lines = [Text(tally.headline(), style="bold", no_wrap=True, overflow="ellipsis")]
     now = tally.clock()
     for task_id, (since, prompt) in list(tally.running.items()):
         line = Text(no_wrap=True, overflow="ellipsis")

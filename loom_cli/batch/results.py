@@ -9,6 +9,7 @@ and needs ``instance_id`` in each; SWE-agent writes the same shape.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -22,6 +23,7 @@ STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 RESULTS_FILE = "results.jsonl"
 PREDS_FILE = "preds.json"
 DIFFS_FOLDER = "diffs"
+LOCK_FILE = ".lock"
 
 
 class ResultsError(Exception):
@@ -80,21 +82,26 @@ def _optional_text(value: object) -> str | None:
 
 def read_results(out_dir: Path) -> dict[str, TaskResult]:
     """Each task's newest result in ``out_dir`` (a later line for an id replaces an earlier
-    one: a retried task). A line cut short by a crash mid-write is skipped."""
+    one: a retried task)."""
+    return {result.id: result for result in _every_result(out_dir)}
+
+
+def _every_result(out_dir: Path) -> list[TaskResult]:
+    """Every line of ``out_dir``'s results, oldest first; a line cut short by a crash
+    mid-write is skipped."""
     path = out_dir / RESULTS_FILE
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return []
     except (OSError, UnicodeDecodeError) as error:
         raise ResultsError(f"{path}: cannot read: {error}") from None
-    found: dict[str, TaskResult] = {}
+    found: list[TaskResult] = []
     for line in text.splitlines():
         try:
-            result = TaskResult.from_json(json.loads(line))
+            found.append(TaskResult.from_json(json.loads(line)))
         except ValueError:
             continue
-        found[result.id] = result
     return found
 
 
@@ -120,9 +127,22 @@ class ResultsWriter:
         self.out_dir = out_dir
         try:
             (out_dir / DIFFS_FOLDER).mkdir(parents=True, exist_ok=True)
+            self._lock = open(out_dir / LOCK_FILE, "a")  # held until close()
         except OSError as error:
             raise ResultsError(f"{out_dir}: cannot create the batch folder: {error.strerror or error}") from None
-        self._latest = read_results(out_dir)
+        try:  # two batches writing one folder would each skip the other's tasks half-done
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise ResultsError(f"{out_dir}: another `loom batch` is running with this folder") from None
+        earlier = _every_result(out_dir)
+        self._latest = {result.id: result for result in earlier}
+        # What the folder's batch has cost so far, every attempt of every task counted.
+        self.spent_usd = sum(result.cost_usd for result in earlier)
+
+    def close(self) -> None:
+        """Let another batch use the folder (the lock also goes with the process)."""
+        self._lock.close()
 
     @property
     def latest(self) -> Mapping[str, TaskResult]:
@@ -135,6 +155,7 @@ class ResultsWriter:
             out.flush()
             os.fsync(out.fileno())
         self._latest[result.id] = result
+        self.spent_usd += result.cost_usd
         self._write_preds()
 
     def _write_preds(self) -> None:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from loom_engine.redact import redact_secrets
+
 from .gate import GatedUsageWaiter, UsageGate
 from .job import BatchJob
 from .results import DIFFS_FOLDER, TaskResult, TaskStatus
@@ -43,10 +45,11 @@ def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
             outcome = _run_agent(task, job, gate, worktree)
             diff_path, files = _save_diff(task, job, worktree)
         except (WorktreeError, OSError) as error:
-            return TaskResult(task.id, "failed", duration_s=time.monotonic() - started, error=str(error))
+            return TaskResult(task.id, "failed", duration_s=time.monotonic() - started,
+                              error=redact_secrets(str(error)))
         except Exception as error:  # a bug must fail this task, not the worker and every task after it
             return TaskResult(task.id, "failed", duration_s=time.monotonic() - started,
-                              error=f"internal error: {type(error).__name__}: {error}")
+                              error=redact_secrets(f"internal error: {type(error).__name__}: {error}"))
         finally:
             if worktree is not None and not job.keep_worktrees:
                 remove_worktree(worktree)
@@ -79,7 +82,7 @@ def _run_agent(task: BatchTask, job: BatchJob, gate: UsageGate, worktree: Worktr
     defaults = job.defaults
     budget = task.max_budget_usd if task.max_budget_usd is not None else defaults.max_budget_usd
     cwd = worktree.cwd
-    options = RunOptions(cwd=cwd, records_of=None if is_clone_url(task.repo) else worktree.repo,
+    options = RunOptions(cwd=cwd, records_of=None if is_clone_url(task.repo) else worktree.repo, snapshots=False,
                          provider=defaults.provider, model=task.model or defaults.model,
                          max_turns=task.max_turns or defaults.max_turns, max_budget_usd=budget,
                          permission_mode=task.permission_mode or defaults.permission_mode,

@@ -55,8 +55,10 @@ def git(args: list[str], cwd: Path, *, env: dict[str, str] | None = None, timeou
     except subprocess.TimeoutExpired:
         raise WorktreeError(f"git {args[0]} took over {timeout:g} s") from None
     if done.returncode != 0:
-        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise WorktreeError(f"git {args[0]}: {said[-1] if said else f'exit {done.returncode}'}")
+        said = [line for line in (done.stderr.strip() or done.stdout.strip()).splitlines() if line.strip()]
+        # Git's own first "fatal:" says what went wrong; advice lines may follow it.
+        first = next((line for line in said if line.startswith(("fatal:", "error:"))), said[-1] if said else None)
+        raise WorktreeError(f"git {args[0]}: {first or f'exit {done.returncode}'}")
     return done.stdout
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from loom_engine.sessions.store import SessionStore
 from tests.doubles.batch_tasks import (
     ByTask,
     answered_tool,
@@ -111,9 +112,11 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path:
     assert all(line["status"] == "stopped" and line["session_id"] for line in stopped), stopped
     assert stdout.startswith("0 done, 0 failed, 2 stopped, 2 not run"), stdout
     assert git(repo, "worktree", "list").count("\n") == 1
-    sessions = Path(env["LOOM_DATA_DIR"]) / "sessions"
-    for line in stopped:  # each stopped task's session is there and can be resumed
-        assert (sessions / f"{line['session_id']}.jsonl").is_file()
+    store = SessionStore(Path(env["LOOM_DATA_DIR"]) / "sessions")
+    for line in stopped:  # each stopped task's session is whole and can be resumed: its prompt, no repair
+        loaded = store.load(str(line["session_id"]))
+        assert f"batch-task:{line['id']}" in loaded.info.first_prompt and loaded.repaired == ()
+        assert Path(loaded.info.workspace).name.startswith(f"loom-batch-{line['id']}-")  # its worktree
 
     fake_llm.respond_with(ByTask())
     again = loom(["batch", str(tasks), "--out", str(out), *EDITS], repo, env)
@@ -150,3 +153,4 @@ def test_one_usage_limit_pauses_every_worker(tmp_path: Path, fake_llm: FakeLLMSe
     # The second worker met no limit itself, yet its next request waited for the first's reset.
     assert len(answers.arrivals["second"]) == 2 and answers.arrivals["second"][1] >= resets_at
     assert answers.arrivals["first"][1] >= resets_at
+    assert "loom batch: usage limit: every worker waits; it resets at " in done.stderr, done.stderr

@@ -26,11 +26,13 @@ class ScriptedExecutor:
     def __init__(self, outcomes: dict[str, tuple[TaskStatus, float]]) -> None:
         self.outcomes = outcomes
         self.ran: list[str] = []
+        self.given: list[BatchTask] = []
         self.job: BatchJob | None = None
 
     def run(self, tasks: Sequence[BatchTask], job: BatchJob, events: Callable[[BatchEvent], None],
             stop: threading.Event) -> None:
         self.job = job
+        self.given = list(tasks)
         for task in tasks:
             if stop.is_set():
                 return
@@ -105,3 +107,15 @@ def test_the_ray_executor_without_ray_is_one_line(tmp_path: Path, monkeypatch: p
     with pytest.raises(BatchUsageError, match=r"^--executor ray (needs Ray: pip install 'loom\[ray\]'|is not "
                                               r"available: .*)$"):
         make_executor(BatchRequest(tasks_file=tmp_path / "t", out_dir=tmp_path, executor="ray"))
+
+
+def test_a_task_naming_no_repository_runs_where_the_batch_was_started(tmp_path: Path, repo: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "pkg").mkdir()
+    monkeypatch.chdir(repo / "pkg")
+    executor = ScriptedExecutor({})
+    batch(tmp_path, executor, count=1)
+    assert [task.repo for task in executor.given] == [str(repo / "pkg")]
+    monkeypatch.chdir(tmp_path)  # not in a repository: a task must name one
+    with pytest.raises(BatchUsageError, match="line 1: no repo"):
+        batch(tmp_path, ScriptedExecutor({}), count=1)

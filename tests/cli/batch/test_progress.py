@@ -26,15 +26,15 @@ def shown(tally: Tally, width: int, notes: tuple[str, ...] = ()) -> list[str]:
 
 def test_the_panel_counts_costs_and_estimates_the_rest() -> None:
     clock = Clock()
-    tally = Tally(total=4, earlier=1, workers=2, clock=clock)
+    tally = Tally(total=4, earlier=1, clock=clock)
     tally.running["t1"] = (100.0, "Fix the parser\nso that it handles tabs")
     tally.running["t2"] = (100.0, "Rename the module")
-    assert shown(tally, 120)[0] == "loom batch: 1/5 done · 2 running · 0 failed · $0.00"  # no ETA before an end
+    assert shown(tally, 120)[0] == "1/5 done · 2 running · 0 failed · $0.00"  # no ETA before an end
     clock.now = 130.0
     tally.finish(TaskResult("t2", "done", cost_usd=0.5))
     tally.running["t3"] = (130.0, "Add a test")
     clock.now = 135.0
-    assert shown(tally, 120) == ["loom batch: 2/5 done · 2 running · 0 failed · $0.50 · ETA 1m 45s",
+    assert shown(tally, 120) == ["2/5 done · 2 running · 0 failed · $0.50 · ETA 1m 45s",
                                  "  ▸ t1      35s  Fix the parser so that it handles tabs",
                                  "  ▸ t3       5s  Add a test"]
 

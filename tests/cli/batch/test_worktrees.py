@@ -73,3 +73,12 @@ def test_a_missing_base_or_folder_is_one_line(tmp_path: Path) -> None:
         add_worktree(str(repo), "v9", "t")
     with pytest.raises(WorktreeError, match="no such folder"):
         add_worktree(str(tmp_path / "gone"), None, "t")
+
+
+
+def test_a_clone_that_fails_says_git_s_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+    with pytest.raises(WorktreeError) as raised:
+        add_worktree(f"file://{tmp_path}/missing.git", None, "t")
+    assert str(raised.value) == f"git clone: fatal: '{tmp_path}/missing.git' does not appear to be a git repository"
+    assert [path.suffix for path in (tmp_path / "data" / "batch" / "clones").iterdir()] == [".lock"]  # no half clone
