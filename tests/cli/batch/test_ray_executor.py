@@ -153,7 +153,9 @@ def test_a_head_that_does_not_answer_is_one_line_at_once(tmp_path: Path, fake_ll
 
 
 def test_loom_and_its_engine_never_import_ray() -> None:
-    code = ("import sys, loom_cli.main, loom_cli.batch.command, loom_cli.batch.local, loom_engine.agent\n"
+    code = ("import importlib, pkgutil, sys, loom_engine, loom_cli.main, loom_cli.batch.command, loom_cli.batch.local\n"
+            "for info in pkgutil.walk_packages(loom_engine.__path__, 'loom_engine.'):\n"
+            "    importlib.import_module(info.name)\n"
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
