@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import threading
@@ -25,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
+from typing import Literal
 
 import ray
 from ray import ObjectRef
@@ -39,6 +41,8 @@ from .ray_worker import LoomWorker, RemoteLoomWorker, RemoteStopSignal, StopSign
 from .results import TaskResult, TaskStatus
 from .tasks import BatchTask
 
+# Ray colours the tracebacks it carries.
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # How often the driver looks at its stop event while it waits for results.
 _POLL_S = 0.2
 # A local Ray's shared-memory object store: the batch sends tasks and results of a few
@@ -125,9 +129,22 @@ def _at(address: str | None) -> str:
     return " (a local one)" if address is None else f" at {address}"
 
 
+def _lines(error: BaseException) -> list[str]:
+    return [line.strip() for line in _COLOUR.sub("", str(error)).splitlines() if line.strip()]
+
+
 def _first_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
+    """What Ray's message says first (its errors run to a page)."""
+    return next(iter(_lines(error)), type(error).__name__)
+
+
+def _last_line(error: BaseException) -> str:
+    """The exception at the end of the traceback Ray's message carries."""
+    lines = _lines(error)
+    return lines[-1] if lines else type(error).__name__
+
+
+_Fate = Literal["alive", "died", "could not start"]
 
 
 @dataclass
@@ -151,10 +168,10 @@ class _RayBatch:
 
     def run(self, tasks: Sequence[BatchTask]) -> None:
         pending = deque(tasks)
-        idle = [self._start_worker() for _ in range(self._size)]
         running: dict[ObjectRef[WorkerOutcome], _Running] = {}
         signalled = False
         try:
+            idle = [self._start_worker() for _ in range(self._size)]
             while True:
                 if not self._stop.is_set():
                     while idle and pending:
@@ -169,8 +186,13 @@ class _RayBatch:
                 done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
                 for ref in done:
                     finished = running.pop(ref)
-                    result, alive = self._collect(ref, finished.task)
-                    idle.append(finished.worker if alive else self._start_worker())
+                    result, fate = self._collect(ref, finished.task)
+                    if fate == "alive":
+                        idle.append(finished.worker)
+                    elif fate == "died" and not self._stop.is_set():
+                        idle.append(self._start_worker())
+                    # "could not start": another would not either (Loom or the SDK missing on
+                    # the node); the other workers go on, and with none left the rest is not run.
                     self._events(TaskFinished(result))
         finally:
             for actor in self._started:
@@ -184,24 +206,28 @@ class _RayBatch:
         self._started.append(worker)
         return worker
 
-    def _collect(self, ref: ObjectRef[WorkerOutcome], task: BatchTask) -> tuple[TaskResult, bool]:
-        """The task's result (its diff written into the batch folder), and whether its
-        worker lives on."""
+    def _collect(self, ref: ObjectRef[WorkerOutcome], task: BatchTask) -> tuple[TaskResult, _Fate]:
+        """The task's result (its diff written into the batch folder), and what became of
+        its worker."""
         try:
             outcome = ray.get(ref)
-        except RayActorError as error:  # the worker died: killed, out of memory, its node gone
+        except RayActorError as error:
+            if error.actor_init_failed:
+                return TaskResult(task.id, "failed",
+                                  error=f"the Ray worker could not start: {_last_line(error)}"), "could not start"
+            # Killed, out of memory, its node gone - or stopped with the batch.
             status: TaskStatus = "stopped" if self._stop.is_set() else "failed"
-            return TaskResult(task.id, status, error=f"the Ray worker died: {_first_line(error)}"), False
+            return TaskResult(task.id, status, error=f"the Ray worker died: {_first_line(error)}"), "died"
         except RayTaskError as error:  # run_task itself raised (it returns a task's own failures)
-            return TaskResult(task.id, "failed", error=f"internal error: {_first_line(error)}"), True
+            return TaskResult(task.id, "failed", error=f"internal error: {_last_line(error)}"), "alive"
         except RayError as error:
-            return TaskResult(task.id, "failed", error=f"Ray: {_first_line(error)}"), False
+            return TaskResult(task.id, "failed", error=f"Ray: {_first_line(error)}"), "died"
         result = outcome.result
         if outcome.diff is not None and result.diff_path is not None:
             out_dir = self._job.out_dir.resolve()
             target = (out_dir / result.diff_path).resolve()
             if not target.is_relative_to(out_dir):
-                return TaskResult(task.id, "failed", error=f"diff outside the batch folder: {result.diff_path}"), True
+                return TaskResult(task.id, "failed", error=f"diff outside the batch folder: {result.diff_path}"), "alive"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(outcome.diff)
-        return result, True
+        return result, "alive"
