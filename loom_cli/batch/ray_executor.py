@@ -22,6 +22,7 @@ import re
 import signal
 import socket
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -85,15 +86,12 @@ def connected(address: str | None, *, local_cpus: int) -> Iterator[None]:
         return
     if address is not None:
         _probe(address)
-    # Workers' output stays in Ray's logs (the batch's display owns the terminal), and so do
-    # Ray's own notices below errors.
     terminate = signal.getsignal(signal.SIGTERM)
     try:
-        if address is None:
-            ray.init(num_cpus=local_cpus, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
-                     log_to_driver=False, logging_level=logging.ERROR)
-        else:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        # Ray Client warns on stderr before it raises the error said here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            _init(address, local_cpus)
     except (ConnectionError, ValueError, RuntimeError) as error:
         raise ClusterError(f"Ray{_at(address)}: {_first_line(error)}") from None
     except SystemExit:  # Ray's answer when the head stops answering mid-connection
@@ -104,6 +102,16 @@ def connected(address: str | None, *, local_cpus: int) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def _init(address: str | None, local_cpus: int) -> None:
+    # Workers' output stays in Ray's logs (the batch's display owns the terminal), and so do
+    # Ray's own notices below errors.
+    if address is None:
+        ray.init(num_cpus=local_cpus, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
+                 log_to_driver=False, logging_level=logging.ERROR)
+    else:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
 
 
 def _restore_sigterm(handler: signal.Handlers | Callable[[int, FrameType | None], object] | int | None) -> None:
@@ -227,7 +235,8 @@ class _RayBatch:
             out_dir = self._job.out_dir.resolve()
             target = (out_dir / result.diff_path).resolve()
             if not target.is_relative_to(out_dir):
-                return TaskResult(task.id, "failed", error=f"diff outside the batch folder: {result.diff_path}"), "alive"
+                outside = f"diff outside the batch folder: {result.diff_path}"
+                return TaskResult(task.id, "failed", error=outside), "alive"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(outcome.diff)
         return result, "alive"
