@@ -119,7 +119,8 @@ def _run(request: BatchRequest, tasks: list[BatchTask], writer: ResultsWriter, e
     driver = _Driver(writer, progress, {task.id: task for task in todo}, budget_left)
     with _stop_on_signals(driver.stop, driver):
         try:
-            executor.run(todo, job, driver.event, driver.stop)
+            with driver.watch():
+                executor.run(todo, job, driver.event, driver.stop)
         finally:
             progress.close()
     final = {**writer.latest}
@@ -151,13 +152,32 @@ class _Driver:
         self.writer, self.progress, self.tasks, self.budget_left = writer, progress, tasks, budget_left
         self.stop = threading.Event()
         self.why: str | None = None  # "signal" | "budget" | "usage_limit"
+        self.line: str | None = None  # what the user is told about it
         self.spent = 0.0
 
     def halt(self, why: str, line: str) -> None:
+        """Stop the batch, saying why. Called from a signal handler too, so it only records:
+        drawing there could re-enter a write the main thread was in the middle of (a stale
+        panel, or a "reentrant call" error); :meth:`watch`'s thread says the line."""
         if not self.stop.is_set():
-            self.why = why
-            self.progress.note(line)
+            self.why, self.line = why, line
             self.stop.set()
+
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[None]:
+        """While the batch runs, a thread that says why it stops, when it does."""
+        def say() -> None:
+            self.stop.wait()
+            if self.line is not None:
+                self.progress.note(self.line)
+
+        thread = threading.Thread(target=say, name="loom-batch-stop-note", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self.stop.set()  # lets the thread end (nothing more starts: the executor has returned)
+            thread.join()
 
     def event(self, event: BatchEvent) -> None:
         if isinstance(event, TaskStarted):

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,7 +93,8 @@ def add_worktree(repo: str, base: str | None, task_id: str) -> Worktree:
     commit = _commit(root, base or "HEAD", fetch=is_clone_url(repo) and base is not None)
     path = Path(tempfile.mkdtemp(prefix=f"loom-batch-{task_id}-"))
     try:
-        git(["worktree", "add", "--detach", "--quiet", str(path), commit], root)
+        with _one_at_a_time(root):
+            git(["worktree", "add", "--detach", "--quiet", str(path), commit], root)
     except WorktreeError:
         shutil.rmtree(path, ignore_errors=True)
         raise
@@ -129,9 +131,23 @@ def changes(worktree: Worktree) -> Changes:
 def remove_worktree(worktree: Worktree) -> None:
     """The worktree gone, from disk and from its repository's list; never raises (a folder
     left behind is pruned by git later)."""
-    with contextlib.suppress(WorktreeError):
-        git(["worktree", "remove", "--force", "--force", str(worktree.path)], worktree.repo)
-    if worktree.path.exists():
-        shutil.rmtree(worktree.path, ignore_errors=True)
+    with _one_at_a_time(worktree.repo):
         with contextlib.suppress(WorktreeError):
-            git(["worktree", "prune"], worktree.repo)
+            git(["worktree", "remove", "--force", "--force", str(worktree.path)], worktree.repo)
+        if worktree.path.exists():
+            shutil.rmtree(worktree.path, ignore_errors=True)
+            with contextlib.suppress(WorktreeError):
+                git(["worktree", "prune"], worktree.repo)
+
+
+@contextlib.contextmanager
+def _one_at_a_time(repo: Path) -> Iterator[None]:
+    """One worktree added or removed at a time in ``repo``, among all of this user's workers:
+    git removes ``.git/worktrees`` when its last entry goes, under the feet of an ``add``
+    making a new entry there. The lock is in Loom's data folder, not in the repository."""
+    locks = data_dir() / "batch" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
+    with open(locks / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -48,7 +48,7 @@ def test_tasks_run_in_their_own_worktrees_and_a_rerun_skips_what_is_finished(tmp
     done = loom(["batch", str(tasks), "--out", str(out), *EDITS], repo, env)
 
     assert done.returncode == 1, done.stderr  # a task failed
-    assert done.stdout.startswith("4 done, 1 failed"), done.stdout
+    assert done.stdout.startswith("4 done, 1 failed"), (done.stdout, (out / "results.jsonl").read_text())
     lines = {line["id"]: line for line in results(out)}
     assert set(lines) == {*ids, "broken"}
     for task_id in ids:
@@ -80,8 +80,11 @@ def test_tasks_run_in_their_own_worktrees_and_a_rerun_skips_what_is_finished(tmp
         again.stderr
 
     answers.special = {}
-    retried = loom(["batch", str(tasks), "--out", str(out), *EDITS, "--retry-failed"], repo, env)
+    retried = loom(["batch", str(tasks), "--out", str(out), *EDITS, "--retry-failed", "--keep-worktrees"], repo, env)
     assert retried.returncode == 0, retried.stderr
+    kept = [Path(line.split()[0]) for line in git(repo, "worktree", "list").splitlines()[1:]]
+    assert len(kept) == 1 and (kept[0] / "broken.txt").read_text() == "made by broken\n"  # the task's own, left
+    git(repo, "worktree", "remove", "--force", str(kept[0]))
     assert {task_of(r) for r in fake_llm.requests[sent:]} == {"broken"}
     assert results(out)[-1]["id"] == "broken" and results(out)[-1]["status"] == "done"
     assert "broken" in json.loads((out / "preds.json").read_text())
@@ -127,30 +130,47 @@ def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path:
 def test_one_usage_limit_pauses_every_worker(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     repo = user_repository(tmp_path / "repo")
     tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("first"), task_line("second")])
-    limited = threading.Event()
     limit_sent_at: list[float] = []
+    gate_held = threading.Event()  # the batch said every worker waits: the first worker holds the gate
     reset_in = 2.0
 
     def first(request: RecordedRequest) -> Reply | None:
         if limit_sent_at or answered_tool(request):
             return None
         limit_sent_at.append(time.time())
-        limited.set()
         return Reply.usage_limit(reset_in=reset_in)
 
     def second(request: RecordedRequest) -> Reply | None:
-        # Its first answer waits for the other worker's limit; its next request comes after it.
+        # Its first answer comes once the gate is held; it meets no limit itself, and its next
+        # request, which it would send at once, waits for the other worker's reset.
         return None if answered_tool(request) else Reply.tool(
-            "write_file", {"path": "second.txt", "content": "made by second\n"}, gate=limited)
+            "write_file", {"path": "second.txt", "content": "made by second\n"}, gate=gate_held)
 
     answers = ByTask(special={"first": first, "second": second})
     fake_llm.respond_with(answers)
-    done = loom(["batch", str(tasks), "--out", str(tmp_path / "out"), *EDITS, "--max-wait", "1m"], repo,
-                loom_env(tmp_path, fake_llm))
-    assert done.returncode == 0, done.stderr
-    assert [line["status"] for line in results(tmp_path / "out")] == ["done", "done"]
+    batch = subprocess.Popen([*LOOM, "batch", str(tasks), "--out", str(tmp_path / "out"), *EDITS, "--max-wait", "1m"],
+                             cwd=repo, env=loom_env(tmp_path, fake_llm), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said: list[str] = []
+
+    def read_stderr() -> None:
+        assert batch.stderr is not None
+        for line in batch.stderr:
+            said.append(line)
+            if line.startswith("loom batch: usage limit: every worker waits; it resets at "):
+                gate_held.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert batch.wait(timeout=60) == 0, "".join(said)
+    finally:
+        gate_held.set()
+        if batch.poll() is None:
+            batch.kill()
+    reader.join(10)
+    assert [line["status"] for line in results(tmp_path / "out")] == ["done", "done"], "".join(said)
     resets_at = limit_sent_at[0] + reset_in
     # The second worker met no limit itself, yet its next request waited for the first's reset.
-    assert len(answers.arrivals["second"]) == 2 and answers.arrivals["second"][1] >= resets_at
+    assert len(answers.arrivals["second"]) == 2 and answers.arrivals["second"][1] >= resets_at, "".join(said)
     assert answers.arrivals["first"][1] >= resets_at
-    assert "loom batch: usage limit: every worker waits; it resets at " in done.stderr, done.stderr

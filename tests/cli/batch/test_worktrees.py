@@ -4,6 +4,7 @@ for byte as it was), its diff with new files, gone afterwards; clone URLs cloned
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,22 @@ def test_a_clone_that_fails_says_git_s_reason(tmp_path: Path, monkeypatch: pytes
         add_worktree(f"file://{tmp_path}/missing.git", None, "t")
     assert str(raised.value) == f"git clone: fatal: '{tmp_path}/missing.git' does not appear to be a git repository"
     assert [path.suffix for path in (tmp_path / "data" / "batch" / "clones").iterdir()] == [".lock"]  # no half clone
+
+
+def test_workers_adding_and_removing_worktrees_at_once_do_not_trip_on_each_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+    repo = user_repository(tmp_path / "repo")
+
+    def worker(index: int) -> list[str]:
+        failures = []
+        for turn in range(8):  # git drops .git/worktrees with its last entry, under another's add
+            try:
+                remove_worktree(add_worktree(str(repo), None, f"w{index}-{turn}"))
+            except WorktreeError as error:
+                failures.append(str(error))
+        return failures
+
+    with ThreadPoolExecutor(4) as pool:
+        assert [failure for failures in pool.map(worker, range(4)) for failure in failures] == []
+    assert git(repo, "worktree", "list").count("\n") == 1
