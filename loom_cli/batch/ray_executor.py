@@ -8,9 +8,10 @@ A Ray this process is already connected to (a program that runs the batch, a tes
 as it is and left connected.
 
 Ray schedules; Loom only hands each of ``--workers`` worker actors (:mod:`.ray_worker`) its
-next task when it is free, and takes the results back with ``ray.wait`` as each finishes -
-so a stop keeps every queued task from starting, and the driver alone writes the batch
-folder (the diffs come back with the results).
+next task when it is ready (Loom imported) and free, and takes the results back with
+``ray.wait`` as each finishes - so a stop keeps every queued task from starting, a worker
+still starting (or waiting for room on the cluster) holds no task back, and the driver alone
+writes the batch folder (the diffs come back with the results).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import Literal
 
 import ray
 from ray import ObjectRef
@@ -152,9 +152,6 @@ def _last_line(error: BaseException) -> str:
     return lines[-1] if lines else type(error).__name__
 
 
-_Fate = Literal["alive", "died", "could not start"]
-
-
 @dataclass
 class _Running:
     worker: ActorProxy[LoomWorker]
@@ -173,13 +170,19 @@ class _RayBatch:
         self._gate = RayGate.start()
         self._stop_signal: ActorProxy[StopSignal] = RemoteStopSignal.remote()
         self._started: list[ActorProxy[LoomWorker]] = []
+        # Workers still importing Loom (or waiting for room on the cluster): a task goes to a
+        # worker only once it is ready, so none waits behind a slow or unplaced one.
+        self._warming: dict[ObjectRef[None], ActorProxy[LoomWorker]] = {}
+        self._cannot_start: str | None = None
 
     def run(self, tasks: Sequence[BatchTask]) -> None:
         pending = deque(tasks)
         running: dict[ObjectRef[WorkerOutcome], _Running] = {}
+        idle: list[ActorProxy[LoomWorker]] = []
         signalled = False
         try:
-            idle = [self._start_worker() for _ in range(self._size)]
+            for _ in range(self._size):
+                self._start_worker()
             while True:
                 if not self._stop.is_set():
                     while idle and pending:
@@ -189,18 +192,25 @@ class _RayBatch:
                 elif not signalled:
                     self._stop_signal.set.remote()  # the running tasks stop; the pending never start
                     signalled = True
-                if not running:
+                if not running and (self._stop.is_set() or not pending):
                     return
-                done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+                if not running and not self._warming and not idle:
+                    # Every worker failed to start (Loom or the SDK missing on the nodes...):
+                    # another would fail the same way.
+                    raise ClusterError(self._cannot_start or "Ray: no worker could start")
+                waitables: list[ObjectRef[WorkerOutcome] | ObjectRef[None]] = [*running, *self._warming]
+                done, _ = ray.wait(waitables, num_returns=1, timeout=_POLL_S)
                 for ref in done:
+                    if ref in self._warming:
+                        if self._warmed(ref):
+                            idle.append(self._warming.pop(ref))
+                        continue
                     finished = running.pop(ref)
-                    result, fate = self._collect(ref, finished.task)
-                    if fate == "alive":
+                    result, alive = self._collect(ref, finished.task)
+                    if alive:
                         idle.append(finished.worker)
-                    elif fate == "died" and not self._stop.is_set():
-                        idle.append(self._start_worker())
-                    # "could not start": another would not either (Loom or the SDK missing on
-                    # the node); the other workers go on, and with none left the rest is not run.
+                    elif not self._stop.is_set():
+                        self._start_worker()
                     self._events(TaskFinished(result))
         finally:
             for actor in self._started:
@@ -208,35 +218,43 @@ class _RayBatch:
             kill(self._stop_signal)
             self._gate.close()
 
-    def _start_worker(self) -> ActorProxy[LoomWorker]:
-        worker: ActorProxy[LoomWorker] = RemoteLoomWorker.remote(
-            self._job, self._gate, self._stop_signal)
+    def _start_worker(self) -> None:
+        worker: ActorProxy[LoomWorker] = RemoteLoomWorker.remote(self._job, self._gate, self._stop_signal)
         self._started.append(worker)
-        return worker
+        self._warming[worker.ready.remote()] = worker
 
-    def _collect(self, ref: ObjectRef[WorkerOutcome], task: BatchTask) -> tuple[TaskResult, _Fate]:
-        """The task's result (its diff written into the batch folder), and what became of
-        its worker."""
+    def _warmed(self, ref: ObjectRef[None]) -> bool:
+        """Whether the worker is ready; if it could not start, it is dropped and why is kept."""
+        try:
+            ray.get(ref)
+            return True
+        except RayError as error:
+            self._warming.pop(ref)
+            failed_init = isinstance(error, RayActorError) and error.actor_init_failed
+            self._cannot_start = (f"the Ray workers could not start: {_last_line(error)}" if failed_init else
+                                  f"the Ray workers died as they started: {_first_line(error)}")
+            return False
+
+    def _collect(self, ref: ObjectRef[WorkerOutcome], task: BatchTask) -> tuple[TaskResult, bool]:
+        """The task's result (its diff written into the batch folder), and whether its
+        worker lives on."""
         try:
             outcome = ray.get(ref)
         except RayActorError as error:
-            if error.actor_init_failed:
-                return TaskResult(task.id, "failed",
-                                  error=f"the Ray worker could not start: {_last_line(error)}"), "could not start"
             # Killed, out of memory, its node gone - or stopped with the batch.
             status: TaskStatus = "stopped" if self._stop.is_set() else "failed"
-            return TaskResult(task.id, status, error=f"the Ray worker died: {_first_line(error)}"), "died"
+            return TaskResult(task.id, status, error=f"the Ray worker died: {_first_line(error)}"), False
         except RayTaskError as error:  # run_task itself raised (it returns a task's own failures)
-            return TaskResult(task.id, "failed", error=f"internal error: {_last_line(error)}"), "alive"
+            return TaskResult(task.id, "failed", error=f"internal error: {_last_line(error)}"), True
         except RayError as error:
-            return TaskResult(task.id, "failed", error=f"Ray: {_first_line(error)}"), "died"
+            return TaskResult(task.id, "failed", error=f"Ray: {_first_line(error)}"), False
         result = outcome.result
         if outcome.diff is not None and result.diff_path is not None:
             out_dir = self._job.out_dir.resolve()
             target = (out_dir / result.diff_path).resolve()
             if not target.is_relative_to(out_dir):
                 outside = f"diff outside the batch folder: {result.diff_path}"
-                return TaskResult(task.id, "failed", error=outside), "alive"
+                return TaskResult(task.id, "failed", error=outside), True
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(outcome.diff)
-        return result, "alive"
+        return result, True

@@ -79,6 +79,10 @@ class LoomWorker:
         threading.Thread(target=self._interrupt_on_stop, args=(stop,), name="loom-batch-stop", daemon=True).start()
 
     @ray.method
+    def ready(self) -> None:
+        """Answered once the worker has imported Loom: then it takes its first task."""
+
+    @ray.method
     def run(self, task: BatchTask) -> WorkerOutcome:
         from .worker import run_task
 

@@ -139,24 +139,22 @@ def test_ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_
     assert all((sessions / f"{line['session_id']}.jsonl").is_file() for line in stopped)
 
 
-def test_a_worker_that_cannot_start_fails_its_task_and_is_not_replaced(tmp_path: Path, cluster: str) -> None:
-    """As when Loom is missing on a node: each worker's first task fails saying why, and no
-    worker is started again for the rest (it would fail the same way, once per task)."""
-    from loom_cli.batch.executor import BatchEvent, TaskFinished
+def test_workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Path, cluster: str) -> None:
+    """As when Loom is missing on the nodes: the batch ends saying why, in one line (exit 2
+    from `loom batch`), with no task started and none failed for it (a rerun runs them all)."""
+    from loom_cli.batch.executor import BatchEvent
     from loom_cli.batch.job import BatchJob
-    from loom_cli.batch.ray_executor import RayExecutor
+    from loom_cli.batch.ray_executor import ClusterError, RayExecutor
     from loom_cli.batch.tasks import BatchTask
 
     broken = BatchJob(out_dir=tmp_path / "out", environment=(("LOOM_BROKEN", None),))  # type: ignore[arg-type]
     tasks = [BatchTask(id=f"t{n}", prompt="p", repo=str(tmp_path)) for n in range(1, 4)]
     seen: list[BatchEvent] = []
-    RayExecutor(workers=2).run(tasks, broken, seen.append, threading.Event())
-    finished = [event.result for event in seen if isinstance(event, TaskFinished)]
-    assert sorted(result.id for result in finished) == ["t1", "t2"]  # t3 never ran
-    for result in finished:
-        assert result.status == "failed"
-        assert result.error is not None and result.error.startswith("the Ray worker could not start: TypeError")
-        assert "\n" not in result.error and "\x1b" not in result.error
+    with pytest.raises(ClusterError) as raised:
+        RayExecutor(workers=2).run(tasks, broken, seen.append, threading.Event())
+    assert str(raised.value).startswith("the Ray workers could not start: TypeError")
+    assert "\n" not in str(raised.value) and "\x1b" not in str(raised.value)
+    assert seen == []
 
 
 def test_a_head_that_does_not_answer_is_one_line_at_once(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
