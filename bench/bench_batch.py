@@ -4,6 +4,10 @@ with one tool call, against the fake LLM server, which answers at once), run by
 a worktree of its own (added before, diffed and removed after: what the batch does for a
 task), as a user's loop would. Both timed from process start to exit, in the same run.
 
+A second loop uses the installed `loom` with its warm server up (bench/warm_loom.py), as a
+user's loop meets it after the day's first `loom`: each run is then a fork of a process
+that has imported Loom, the warm workers' advantage without them.
+
 The model's time is nil here, so what is measured is Loom's own cost per task: start-up,
 worktree, agent, diff. `--executor ray` is a third row when Ray is installed (a local Ray
 started by the batch, so its start is in the time, as for a user without a cluster).
@@ -94,6 +98,27 @@ def _task_seconds(out: Path) -> list[float]:
     return [float(line["duration_s"]) for line in lines]
 
 
+def _warm_loop_rows(tmp: Path, repo: Path, env: dict[str, str], prompts: list[tuple[str, str]],
+                    batch_wall: float) -> list[dict[str, Any]]:
+    """The same loop with the installed `loom` and its warm server up (as every `loom` after
+    the day's first meets it): each run is a fork of a process that has imported Loom."""
+    from .warm_loom import LOOM_SCRIPT, runtime_folder, wait_for_server, warm_env
+
+    if not LOOM_SCRIPT.exists():
+        return [row("installed loom: not installed (pip install -e .)", "-", "")]
+    env = {k: v for k, v in env.items() if k != "PYTHONPATH"}  # the installed Loom, as a user runs it
+    with runtime_folder() as runtime:
+        warm = warm_env(env, runtime)
+        _loop(tmp, repo, warm, prompts[:1], [str(LOOM_SCRIPT)])  # the day's first: starts the server
+        wait_for_server(runtime)
+        loop = _loop(tmp, repo, warm, prompts, [str(LOOM_SCRIPT)])
+    loop_wall = sum(loop)
+    return [row(f"{len(prompts)} loom runs in a loop (installed loom, warm server up)", loop_wall, "s"),
+            row("per task: one warm loop iteration (median)", statistics.median(loop) * 1000, "ms"),
+            row("loom batch / the warm loop", batch_wall / loop_wall, "x", f"<= {1 / WORKERS:.2g}",
+                batch_wall / loop_wall <= 1 / WORKERS)]
+
+
 def _ray_installed() -> bool:
     import importlib.util
 
@@ -132,6 +157,8 @@ def run() -> list[dict[str, Any]]:
         # What the batch costs besides its tasks: start, the workers' warm-up, the end.
         rows.append(row("loom batch: wall - tasks' time / workers (start, warm-up, end)",
                         (batch_wall - sum(inside) / WORKERS) * 1000, "ms"))
+
+        rows.extend(_warm_loop_rows(tmp, repo, _env(tmp, server, "warm"), prompts, batch_wall))
 
         if _ray_installed():
             ray_wall, ray_out = _batch(tmp, repo, _env(tmp, server, "ray"), tasks, "ray", "--executor", "ray")
