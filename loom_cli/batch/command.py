@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
+from typing import Literal, TextIO
 
 from ..usage_limits import reset_phrase
 from .executor import BatchEvent, Executor, TaskStarted, UsageLimitHeld
@@ -30,6 +30,8 @@ from .results import PREDS_FILE, RESULTS_FILE, ResultsError, ResultsWriter, Task
 from .tasks import BatchTask, TaskFileError, parse_tasks
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_USAGE_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
+# Why a batch stopped before its end: Ctrl+C or SIGTERM, its budget, a usage limit not waited for.
+StopReason = Literal["signal", "budget", "usage_limit"]
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def _run(request: BatchRequest, tasks: list[BatchTask], writer: ResultsWriter, e
     tally = Tally(total=len(todo), earlier=len(tasks) - len(todo))
     progress = make_progress(tally, err)
     driver = _Driver(writer, progress, {task.id: task for task in todo}, budget_left)
-    with _stop_on_signals(driver.stop, driver):
+    with _stop_on_signals(driver):
         try:
             with driver.watch():
                 executor.run(todo, job, driver.event, driver.stop)
@@ -151,11 +153,11 @@ class _Driver:
                  budget_left: float | None) -> None:
         self.writer, self.progress, self.tasks, self.budget_left = writer, progress, tasks, budget_left
         self.stop = threading.Event()
-        self.why: str | None = None  # "signal" | "budget" | "usage_limit"
+        self.why: StopReason | None = None
         self.line: str | None = None  # what the user is told about it
         self.spent = 0.0
 
-    def halt(self, why: str, line: str) -> None:
+    def halt(self, why: StopReason, line: str) -> None:
         """Stop the batch, saying why. Called from a signal handler too, so it only records:
         drawing there could re-enter a write the main thread was in the middle of (a stale
         panel, or a "reentrant call" error); :meth:`watch`'s thread says the line."""
@@ -196,15 +198,15 @@ class _Driver:
             self.halt("budget", f"the batch's budget is spent (${self.spent:.2f} this run): stopping the "
                                 "running tasks, starting no more")
         elif result.status == "stopped" and not self.stop.is_set():  # a usage limit not waited for
-            self.halt("usage_limit", "a usage limit stopped a task: stopping the batch (a rerun goes on; "
-                                     "--wait-for-reset waits instead)")
+            self.halt("usage_limit", "a usage limit stopped a task: stopping the batch (a rerun after the "
+                                     "reset goes on)")
 
 
 @contextlib.contextmanager
-def _stop_on_signals(stop: threading.Event, driver: _Driver) -> Iterator[None]:
+def _stop_on_signals(driver: _Driver) -> Iterator[None]:
     """The first Ctrl+C (or SIGTERM) stops the batch cleanly; a second one ends it now."""
     def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set() and driver.why == "signal":
+        if driver.stop.is_set() and driver.why == "signal":
             raise KeyboardInterrupt
         driver.halt("signal", "stopping: the running tasks end their sessions (Ctrl+C again to end at once)")
 
@@ -230,3 +232,6 @@ def main_entry(request: BatchRequest) -> int:
     except BatchUsageError as error:
         sys.stderr.write(f"loom: {error}\n")
         return EXIT_USAGE
+    except KeyboardInterrupt:  # a second Ctrl+C: the workers were ended, what had finished is kept
+        sys.stderr.write("loom: batch ended at once (a rerun goes on)\n")
+        return EXIT_INTERRUPTED

@@ -109,6 +109,9 @@ class LocalExecutor:
                     worker.task = None
                     worker.interrupted_at = 0.0
                 events(event)
+        except KeyboardInterrupt:  # the driver's second Ctrl+C: end now, not after the running tasks
+            pool.close(at_once=True)
+            raise
         finally:
             pool.close()
 
@@ -133,6 +136,7 @@ class _Pool:
                  outbox: Queue[_Message]) -> None:
         self._context, self._job, self._gate_value, self._outbox = context, job, gate_value, outbox
         self._started: list[_Worker] = []
+        self._closed = False
 
     def start(self) -> _Worker:
         inbox: SimpleQueue[BatchTask | None] = self._context.SimpleQueue()
@@ -154,12 +158,16 @@ class _Pool:
         dead.task = None
         return dead if stopping else self.start()
 
-    def close(self) -> None:
+    def close(self, *, at_once: bool = False) -> None:
+        """Each worker leaves after its task (or is ended now, ``at_once``); once only."""
+        if self._closed:
+            return
+        self._closed = True
         for worker in self._started:
             if worker.process.is_alive():
                 with contextlib.suppress(OSError, ValueError):
                     worker.inbox.put(None)
-        deadline = time.monotonic() + _LEAVE_S
+        deadline = time.monotonic() + (0.0 if at_once else _LEAVE_S)
         for worker in self._started:
             worker.process.join(max(0.0, deadline - time.monotonic()))
             if worker.process.is_alive():

@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 
@@ -43,7 +43,12 @@ def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
                 return TaskResult(task.id, "stopped", duration_s=time.monotonic() - started,
                                   error="stopped before it started")
             outcome = _run_agent(task, job, gate, worktree)
-            diff_path, files = _save_diff(task, job, worktree)
+            diff_path: str | None
+            try:
+                diff_path, files = _save_diff(task, job, worktree)
+            except (WorktreeError, OSError) as error:  # the run and its cost still count
+                diff_path, files = None, ()
+                outcome = replace(outcome, status="failed", error=f"its diff could not be read: {error}")
         except (WorktreeError, OSError) as error:
             return TaskResult(task.id, "failed", duration_s=time.monotonic() - started,
                               error=redact_secrets(str(error)))

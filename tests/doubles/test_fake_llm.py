@@ -282,3 +282,17 @@ def test_env_points_subprocesses_at_the_server(fake_llm: FakeLLMServer) -> None:
     env = fake_llm.env("openai")
     assert env["OPENAI_BASE_URL"] == fake_llm.openai_base_url and env["OPENAI_API_KEY"]
     assert fake_llm.env()["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{fake_llm.port}"
+
+
+
+def test_a_responder_answers_by_what_each_request_says(fake_llm: FakeLLMServer) -> None:
+    def answer(who: str) -> str:
+        reply = anthropic_post(fake_llm, messages_body([{"role": "user", "content": who}]))
+        deltas = [json.loads(data)["delta"] for _, data in sse_events(reply.text) if "text_delta" in data]
+        return "".join(delta["text"] for delta in deltas)
+
+    fake_llm.enqueue(Reply(text="from the queue"))
+    fake_llm.respond_with(lambda request: Reply(text=f"for {request.messages[0]['content']}"))
+    assert [answer("bee"), answer("ant")] == ["for bee", "for ant"]
+    fake_llm.respond_with(None)  # the queue again, untouched meanwhile
+    assert answer("cat") == "from the queue"
