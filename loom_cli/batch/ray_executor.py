@@ -23,6 +23,7 @@ import re
 import signal
 import socket
 import threading
+import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -35,7 +36,7 @@ from ray.actor import ActorProxy
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
 from .command import BatchUsageError
-from .executor import BatchEvent, TaskFinished, TaskStarted
+from .executor import BatchEvent, TaskFinished, TaskStarted, UsageLimitHeld
 from .job import BatchJob
 from .ray_gate import RayGate, kill
 from .ray_worker import LoomWorker, RemoteLoomWorker, RemoteStopSignal, StopSignal, WorkerOutcome
@@ -180,6 +181,7 @@ class _RayBatch:
         running: dict[ObjectRef[WorkerOutcome], _Running] = {}
         idle: list[ActorProxy[LoomWorker]] = []
         signalled = False
+        held_said = 0.0  # the latest hold of the usage gate the driver was told of
         try:
             for _ in range(self._size):
                 self._start_worker()
@@ -194,6 +196,9 @@ class _RayBatch:
                     signalled = True
                 if not running and (self._stop.is_set() or not pending):
                     return
+                if (held := self._gate.held_until()) > max(held_said, time.time()):
+                    held_said = held  # a worker met the usage limit: all wait until then
+                    self._events(UsageLimitHeld(held))
                 if not running and not self._warming and not idle:
                     # Every worker failed to start (Loom or the SDK missing on the nodes...):
                     # another would fail the same way.

@@ -157,6 +157,27 @@ def test_workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Pat
     assert seen == []
 
 
+def test_the_gate_is_one_for_every_worker_process(cluster: str) -> None:
+    """A hold made in one Ray worker process is what the driver (and every worker) reads;
+    a later reset held by another worker extends it, an earlier one does not shorten it."""
+    from loom_cli.batch.ray_gate import RayGate
+
+    @ray.remote(num_cpus=0)
+    def hold(gate: RayGate, until: float) -> float:
+        gate.hold_until(until)
+        return gate.held_until()
+
+    gate = RayGate.start()
+    try:
+        assert gate.held_until() == 0.0
+        assert ray.get(hold.remote(gate, 2000.0)) == 2000.0
+        assert ray.get(hold.remote(gate, 1000.0)) == 2000.0
+        gate.hold_until(3000.0)
+        assert ray.get(hold.remote(gate, 0.0)) == 3000.0
+    finally:
+        gate.close()
+
+
 def test_a_head_that_does_not_answer_is_one_line_at_once(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     repo = user_repository(tmp_path / "repo")
     tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("t1")])
