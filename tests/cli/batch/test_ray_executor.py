@@ -8,6 +8,7 @@ batches on Ray (each pays for two warm workers): the suite's time is spent elsew
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -37,16 +38,25 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """The address of a local Ray (2 CPUs, a small object store, no dashboard) for the module."""
-    terminate = signal.getsignal(signal.SIGTERM)  # ray.init takes SIGTERM over; pytest's comes back
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024 * 1024, log_to_driver=False,
-             logging_level="ERROR")
-    signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of a local Ray (2 CPUs, a small object store, no dashboard) for the module.
+    A new local Ray makes a cluster token in ~/.ray/auth_token when there is none (and from
+    then on every Ray of that user turns token authentication on): HOME is a scratch folder
+    while the module runs, so the tester's own stays as it was."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("ray-home")))
+        # Ray sets RAY_AUTH_MODE=token in this process for its new cluster: recorded as it was
+        # (for the undo), then unset, as Ray expects it for its default.
+        patch.setenv("RAY_AUTH_MODE", os.environ.get("RAY_AUTH_MODE", ""))
+        patch.delenv("RAY_AUTH_MODE")
+        terminate = signal.getsignal(signal.SIGTERM)  # ray.init takes SIGTERM over; pytest's comes back
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024 * 1024, log_to_driver=False,
+                 logging_level="ERROR")
+        signal.signal(signal.SIGTERM, terminate)
+        try:
+            yield ray.get_runtime_context().gcs_address
+        finally:
+            ray.shutdown()
 
 
 def ray_batch(address: str, *more: str) -> list[str]:
