@@ -162,7 +162,9 @@ def run() -> list[dict[str, Any]]:
         rows.extend(_warm_loop_rows(tmp, repo, _env(tmp, server, "warm"), prompts, batch_wall))
 
         if _ray_installed():
-            ray_wall, ray_out = _batch(tmp, repo, _env(tmp, server, "ray"), tasks, "ray", "--executor", "ray")
+            # A scratch HOME: a new local Ray makes ~/.ray/auth_token when there is none.
+            ray_env = {**_env(tmp, server, "ray"), "HOME": str(tmp / "ray-home")}
+            ray_wall, ray_out = _batch(tmp, repo, ray_env, tasks, "ray", "--executor", "ray")
             _task_seconds(ray_out)
             rows.append(row(f"loom batch --executor ray (a local Ray, started by it): {TASKS} tasks", ray_wall, "s"))
             rows.append(row("loom batch --executor ray / the loop", ray_wall / loop_wall, "x"))
