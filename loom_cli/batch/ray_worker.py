@@ -111,8 +111,8 @@ class LoomWorker:
             with self._lock:
                 if self._idle.is_set():
                     return
-                # What a SIGINT does, without one: the handler the task installed runs on the
-                # main thread (a signal sent to the process could land on a Ray thread).
+                # What a SIGINT does, without sending one: the handler the task installed runs
+                # on the main thread (a SIGINT sent to a Ray worker's process never reached it).
                 _thread.interrupt_main(signal.SIGINT)
             if self._idle.wait(_STOP_REPEAT_S):
                 return
