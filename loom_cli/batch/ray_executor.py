@@ -56,8 +56,8 @@ _PROBE_S = 5.0
 
 
 class ClusterError(BatchUsageError):
-    """Ray could not be started or reached: said in one line naming the address, and
-    nothing ran (as with a bad command line)."""
+    """Ray could not be started or reached, or no worker could start on it: said in one
+    line, exit 2, as a bad command line is (the results of tasks that finished stay)."""
 
 
 class RayExecutor:
