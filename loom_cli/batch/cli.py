@@ -21,7 +21,7 @@ def batch(tasks: Annotated[Path, typer.Argument(
           workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Tasks run at once.")] = 2,
           executor: Annotated[Literal["local", "ray"], typer.Option(
               "--executor", help="local: worker processes here; ray: workers on a Ray cluster (pip install "
-                            "'loom[ray]').")
+                            "'loom-agent[ray]').")
           ] = "local",
           address: Annotated[str | None, typer.Option(
               "--address", help="With --executor ray: the cluster (auto, ray://host:10001); none: a local one.")

@@ -74,7 +74,7 @@ def make_executor(request: BatchRequest) -> Executor:
             address=request.address, workers=request.workers)
     except ModuleNotFoundError as error:
         if error.name == "ray" or (error.name or "").startswith("ray."):
-            raise BatchUsageError("--executor ray needs Ray: pip install 'loom[ray]'") from None
+            raise BatchUsageError("--executor ray needs Ray: pip install 'loom-agent[ray]'") from None
         raise BatchUsageError(f"--executor ray is not available: {error}") from None
     return executor
 

@@ -104,7 +104,8 @@ def test_bad_task_lines_are_named_by_number_and_nothing_runs(tmp_path: Path, rep
 
 def test_the_ray_executor_without_ray_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
-    with pytest.raises(BatchUsageError, match=r"^--executor ray (needs Ray: pip install 'loom\[ray\]'|is not "
+    monkeypatch.delitem(sys.modules, "loom_cli.batch.ray_executor", raising=False)  # another test's import
+    with pytest.raises(BatchUsageError, match=r"^--executor ray (needs Ray: pip install 'loom-agent\[ray\]'|is not "
                                               r"available: .*)$"):
         make_executor(BatchRequest(tasks_file=tmp_path / "t", out_dir=tmp_path, executor="ray"))
 
