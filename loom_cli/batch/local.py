@@ -44,10 +44,17 @@ _Message = tuple[int, TaskStarted | TaskFinished]
 
 
 def _worker_main(index: int, job: BatchJob, gate_value: Synchronized[float], inbox: SimpleQueue[BatchTask | None],
-                 outbox: Queue[_Message]) -> None:
+                 outbox: Queue[_Message], driver: int) -> None:
     # A Ctrl+C at the terminal reaches every process of the group: an idle worker ignores
     # it, a running task heeds it (worker.run_task), and the driver decides what follows.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A driver killed outright (SIGKILL, a crash) cannot end its workers: they end with it,
+    # at once, rather than wait for tasks forever (SIGKILL: a running task's own SIGTERM
+    # handling would finish the task and then wait). Its session stays valid, as after
+    # any crash; its worktree is left.
+    from ..parent_death import end_with_parent
+
+    end_with_parent(signal.SIGKILL, driver)
     from .worker import run_task, warm_up
 
     warm_up(job)
@@ -142,7 +149,8 @@ class _Pool:
         inbox: SimpleQueue[BatchTask | None] = self._context.SimpleQueue()
         index = len(self._started)
         process = self._context.Process(target=_worker_main, name=f"loom-batch-{index}", daemon=True,
-                                        args=(index, self._job, self._gate_value, inbox, self._outbox))
+                                        args=(index, self._job, self._gate_value, inbox, self._outbox,
+                                              os.getpid()))
         process.start()
         worker = _Worker(index, process, inbox)
         self._started.append(worker)

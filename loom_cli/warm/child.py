@@ -54,17 +54,11 @@ def become_caller(request: RunRequest, fds: list[int]) -> None:
 
 
 def _hang_up_with_the_server() -> None:
-    """SIGHUP when the server dies (Linux's parent-death signal): without it nobody could
-    tell the client how this child ended, and it would go on writing to the terminal."""
-    import ctypes
+    """SIGHUP when the server dies: without it nobody could tell the client how this child
+    ended, and it would go on writing to the terminal."""
+    from ..parent_death import end_with_parent
 
-    pr_set_pdeathsig = 1
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGHUP, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the server was already gone before the signal was armed
-        os.kill(os.getpid(), signal.SIGHUP)
+    end_with_parent(signal.SIGHUP)
 
 
 def _standard_streams(streams: list[Stream]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.doubles.fake_llm import RecordedRequest, Reply
+from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
 
 _MARK = re.compile(r"batch-task:([A-Za-z0-9._-]+)")
 
@@ -94,3 +95,25 @@ class ByTask:
         if answered_tool(request):
             return Reply(text=f"created {task_id}.txt")
         return Reply.tool("write_file", {"path": f"{task_id}.txt", "content": f"made by {task_id}\n"})
+
+
+def interrupted_batch(args: list[str], repo: Path, env: dict[str, str],
+                      fake_llm: FakeLLMServer) -> tuple[int, str, str]:
+    """`loom batch ARGS` whose two workers' first requests are held; SIGINT once both are
+    in, then the answers released after the batch ended: (exit code, stdout, stderr)."""
+    from tests.doubles.loom_command import LOOM
+
+    release = threading.Event()
+    held = Reply(text="never sent", gate=release)
+    fake_llm.respond_with(lambda request: held)
+    batch = subprocess.Popen([*LOOM, "batch", *args], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
+        batch.send_signal(signal.SIGINT)
+        stdout, stderr = batch.communicate(timeout=60)
+    finally:
+        release.set()
+        if batch.poll() is None:
+            batch.kill()
+    return batch.returncode, stdout, stderr

@@ -5,7 +5,6 @@ Ctrl+C, and one usage limit for all workers."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import threading
 import time
@@ -18,6 +17,7 @@ from tests.doubles.batch_tasks import (
     answered_tool,
     checkout_state,
     git,
+    interrupted_batch,
     task_line,
     task_of,
     user_repository,
@@ -90,25 +90,56 @@ def test_tasks_run_in_their_own_worktrees_and_a_rerun_skips_what_is_finished(tmp
     assert "broken" in json.loads((out / "preds.json").read_text())
 
 
-def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path: Path,
-                                                                       fake_llm: FakeLLMServer) -> None:
+def test_workers_end_with_a_driver_killed_outright(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     repo = user_repository(tmp_path / "repo")
-    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line(f"t{n}") for n in range(1, 5)])
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("t1"), task_line("t2")])
     release = threading.Event()
-    held = Reply(text="never sent", gate=release)
-    fake_llm.respond_with(lambda request: held)  # the first two tasks wait on their first request
-    out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
-    batch = subprocess.Popen([*LOOM, "batch", str(tasks), "--out", str(out), *EDITS], cwd=repo, env=env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    fake_llm.respond_with(lambda request: Reply(text="never sent", gate=release))
+    batch = subprocess.Popen([*LOOM, "batch", str(tasks), "--out", str(tmp_path / "out"), *EDITS], cwd=repo,
+                             env=loom_env(tmp_path, fake_llm), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
-        batch.send_signal(signal.SIGINT)
-        stdout, stderr = batch.communicate(timeout=60)
+        workers = _children(batch.pid)
+        assert len(workers) >= 2, workers  # the two workers (and multiprocessing's resource tracker)
+        batch.kill()  # no Ctrl+C, no clean-up: the driver is just gone
+        batch.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in workers):
+            assert time.monotonic() < deadline, "a worker outlived its driver"
+            time.sleep(0.05)
     finally:
         release.set()
         if batch.poll() is None:
             batch.kill()
-    assert batch.returncode == 130, stderr
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path: Path,
+                                                                       fake_llm: FakeLLMServer) -> None:
+    repo = user_repository(tmp_path / "repo")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line(f"t{n}") for n in range(1, 5)])
+    out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
+    code, stdout, stderr = interrupted_batch([str(tasks), "--out", str(out), *EDITS], repo, env, fake_llm)
+    assert code == 130, stderr
     assert "stopping: the running tasks end their sessions" in stderr
     stopped = results(out)
     assert sorted(line["id"] for line in stopped) == ["t1", "t2"]

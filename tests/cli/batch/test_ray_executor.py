@@ -26,13 +26,14 @@ from tests.doubles.batch_tasks import (  # noqa: E402
     ByTask,
     checkout_state,
     git,
+    interrupted_batch,
     task_line,
     task_of,
     user_repository,
     write_tasks,
 )
 from tests.doubles.fake_llm import FakeLLMServer, Reply  # noqa: E402
-from tests.doubles.loom_command import LOOM, loom, loom_env  # noqa: E402
+from tests.doubles.loom_command import loom, loom_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -119,22 +120,10 @@ def test_ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_
                                                           cluster: str) -> None:
     repo = user_repository(tmp_path / "repo")
     tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line(f"t{n}") for n in range(1, 5)])
-    release = threading.Event()
-    held = Reply(text="never sent", gate=release)
-    fake_llm.respond_with(lambda request: held)  # the first two tasks wait on their first request
     out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
-    batch = subprocess.Popen([*LOOM, "batch", str(tasks), "--out", str(out), *ray_batch(cluster)], cwd=repo,
-                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    try:
-        assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
-        batch.send_signal(signal.SIGINT)
-        stdout, stderr = batch.communicate(timeout=60)
-    finally:
-        release.set()
-        if batch.poll() is None:
-            batch.kill()
-    assert batch.returncode == 130, stderr
+    code, stdout, stderr = interrupted_batch([str(tasks), "--out", str(out), *ray_batch(cluster)], repo, env,
+                                             fake_llm)
+    assert code == 130, stderr
     stopped = results(out)
     # The workers' tasks were interrupted mid-request: the batch ended while their answers were
     # still held back (released only after it exited).
