@@ -250,9 +250,15 @@ def _signal(pid: int, number: signal.Signals, group: bool) -> None:
         pass
 
 
+# Modules a child imports for itself: Ray reads its user's environment and files when it
+# is imported (the cluster token under ~/.ray), so a server that imported it would hand
+# every child the server's - and `loom batch --executor ray` is rare enough to pay it.
+NOT_PRELOADED = ("loom_cli.batch.ray_",)
+
+
 def preload() -> None:
     """Import what any `loom` command needs: both SDKs (with what their first request
-    loads) and every module of Loom's packages."""
+    loads) and every module of Loom's packages (but :data:`NOT_PRELOADED`)."""
     import importlib
     import pkgutil
 
@@ -263,7 +269,7 @@ def preload() -> None:
     root = Path(place.install_root())
     for package in place.PACKAGES:
         for module in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
-            if module.name.rsplit(".", 1)[-1] == "__main__":
+            if module.name.rsplit(".", 1)[-1] == "__main__" or module.name.startswith(NOT_PRELOADED):
                 continue
             try:
                 importlib.import_module(module.name)

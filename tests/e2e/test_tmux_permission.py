@@ -52,10 +52,12 @@ def test_esc_denies_and_ends_the_turn(tmp_path: Path, workspace: Path, fake_llm:
         term.wait_ready()
         ask(term, "change the greeting")
         term.keys("Escape")
-        screen = term.wait_for(lambda s: "refused, not applied — tell Loom what to do instead" in s,
-                               "the note that the turn stopped")
-        term.wait_for(lambda s: "Ask Loom" in s and "esc to interrupt" not in s, "the prompt back")
-        assert "allow once" not in screen
+        term.wait_for(lambda s: "refused, not applied — tell Loom what to do instead" in s,
+                      "the note that the turn stopped")
+        # The question's box leaves in the frame after the note arrives: read the screen once
+        # the prompt is back.
+        screen = term.wait_for(lambda s: "Ask Loom" in s and "esc to interrupt" not in s, "the prompt back")
+        assert "allow once" not in screen and "refused, not applied" in screen
         assert 'return f"hello {name}"' in (workspace / "src" / "app.py").read_text()
         # The next request is the user's next message: nothing was sent after the denial.
         term.type("use sed instead")
