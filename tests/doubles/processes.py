@@ -14,6 +14,19 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def children_of(parents: set[int]) -> list[int]:
+    """The live processes whose parent is one of ``parents``."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if int(fields.get("PPid", "0").strip()) in parents and not fields.get("State", "").startswith("Z"):
+            found.append(int(status.parent.name))
+    return found
+
+
 def running_with(marker: str) -> list[int]:
     """Live processes whose command line contains ``marker``: give the processes a test
     starts a marker of its own (``sleep 30.123456``), so the check never sees another

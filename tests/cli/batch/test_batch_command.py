@@ -25,6 +25,7 @@ from tests.doubles.batch_tasks import (
 )
 from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
 from tests.doubles.loom_command import LOOM, loom, loom_env
+from tests.doubles.processes import alive, children_of
 
 EDITS = ["--permission-mode", "accept-edits", "--workers", "2"]
 
@@ -100,37 +101,18 @@ def test_workers_end_with_a_driver_killed_outright(tmp_path: Path, fake_llm: Fak
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
-        workers = _children(batch.pid)
+        workers = children_of({batch.pid})
         assert len(workers) >= 2, workers  # the two workers (and multiprocessing's resource tracker)
         batch.kill()  # no Ctrl+C, no clean-up: the driver is just gone
         batch.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in workers):
+        while any(alive(pid) for pid in workers):
             assert time.monotonic() < deadline, "a worker outlived its driver"
             time.sleep(0.05)
     finally:
         release.set()
         if batch.poll() is None:
             batch.kill()
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        except OSError:
-            continue
-        if fields.get("PPid", "").strip() == str(pid):
-            found.append(int(status.parent.name))
-    return found
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "Z"
 
 
 def test_ctrl_c_stops_the_running_tasks_and_a_rerun_completes_the_rest(tmp_path: Path,

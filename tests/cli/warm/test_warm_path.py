@@ -213,18 +213,10 @@ def _fingerprint_of_installed() -> str:
 
 
 def _children_of_servers(folder: Path) -> list[int]:
+    from tests.doubles.processes import children_of
     from tests.doubles.warm import _lock_holders
 
-    servers = {pid for lock in folder.glob("*.lock") for pid in _lock_holders(lock)}
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        except OSError:
-            continue
-        if int(fields.get("PPid", "0").strip()) in servers and not fields.get("State", "").startswith("Z"):
-            found.append(int(status.parent.name))
-    return found
+    return children_of({pid for lock in folder.glob("*.lock") for pid in _lock_holders(lock)})
 
 
 def _is_zombie(pid: int) -> bool:
