@@ -67,11 +67,10 @@ def make_executor(request: BatchRequest) -> Executor:
         from .local import LocalExecutor
 
         return LocalExecutor(request.workers)
-    import importlib
+    try:  # Ray is an extra: imported only for --executor ray
+        from .ray_executor import RayExecutor
 
-    try:  # written apart (another engineer's module); imported by name so this file stands without it
-        executor: Executor = importlib.import_module("loom_cli.batch.ray_executor").RayExecutor(
-            address=request.address, workers=request.workers)
+        executor: Executor = RayExecutor(address=request.address, workers=request.workers)
     except ModuleNotFoundError as error:
         if error.name == "ray" or (error.name or "").startswith("ray."):
             raise BatchUsageError("--executor ray needs Ray: pip install 'loom-agent[ray]'") from None
