@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Literal, TextIO
 
 from ..usage_limits import reset_phrase
-from .executor import BatchEvent, Executor, TaskStarted, UsageLimitHeld
+from .executor import BatchEvent, BatchUsageError, Executor, TaskStarted, UsageLimitHeld
 from .job import BatchDefaults, BatchJob, passed_environment
 from .progress import Progress, Tally, make_progress
 from .results import PREDS_FILE, RESULTS_FILE, ResultsError, ResultsWriter, TaskResult, to_run
@@ -45,10 +45,6 @@ class BatchRequest:
     retry_failed: bool = False
     max_budget_usd: float | None = None
     defaults: BatchDefaults = field(default_factory=BatchDefaults)
-
-
-class BatchUsageError(Exception):
-    """A bad command line or tasks file: said, exit 2, nothing runs."""
 
 
 def current_folder(cwd: Path) -> str | None:

@@ -14,6 +14,10 @@ from .results import TaskResult
 from .tasks import BatchTask
 
 
+class BatchUsageError(Exception):
+    """A bad command line, tasks file or cluster address: said, exit 2, nothing runs."""
+
+
 @dataclass(frozen=True)
 class TaskStarted:
     id: str

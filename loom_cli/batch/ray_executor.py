@@ -35,8 +35,7 @@ from ray import ObjectRef
 from ray.actor import ActorProxy
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
-from .command import BatchUsageError
-from .executor import BatchEvent, TaskFinished, TaskStarted, UsageLimitHeld
+from .executor import BatchEvent, BatchUsageError, TaskFinished, TaskStarted, UsageLimitHeld
 from .job import BatchJob
 from .ray_gate import RayGate, kill
 from .ray_worker import LoomWorker, RemoteLoomWorker, RemoteStopSignal, StopSignal, WorkerOutcome

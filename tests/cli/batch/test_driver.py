@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_cli.batch.command import BatchRequest, BatchUsageError, make_executor, run_batch
-from loom_cli.batch.executor import BatchEvent, TaskFinished, TaskStarted
+from loom_cli.batch.command import BatchRequest, make_executor, run_batch
+from loom_cli.batch.executor import BatchEvent, BatchUsageError, TaskFinished, TaskStarted
 from loom_cli.batch.job import BatchJob
 from loom_cli.batch.results import TaskResult, TaskStatus
 from loom_cli.batch.tasks import BatchTask
