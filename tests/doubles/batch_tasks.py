@@ -16,6 +16,9 @@ from pathlib import Path
 
 from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
 
+# How long a batch's two workers may take to send their first requests before a test fails.
+WORKERS_START_DEADLINE = 240.0
+
 _MARK = re.compile(r"batch-task:([A-Za-z0-9._-]+)")
 
 
@@ -100,16 +103,25 @@ class ByTask:
 def interrupted_batch(args: list[str], repo: Path, env: dict[str, str],
                       fake_llm: FakeLLMServer) -> tuple[int, str, str]:
     """`loom batch ARGS` whose two workers' first requests are held; SIGINT once both are
-    in, then the answers released after the batch ended: (exit code, stdout, stderr)."""
+    in, then the answers released after the batch ended: (exit code, stdout, stderr).
+
+    The wait for the two requests is a deadline for a failure, long because workers start
+    slowly on a loaded machine (Ray's more so); a batch that ends first is reported with its
+    stderr at once."""
     from tests.doubles.loom_command import LOOM
 
     release = threading.Event()
     held = Reply(text="never sent", gate=release)
     fake_llm.respond_with(lambda request: held)
+    started, already = time.monotonic(), len(fake_llm.requests)
     batch = subprocess.Popen([*LOOM, "batch", *args], cwd=repo, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert fake_llm.wait_for_requests(2), "the two workers did not start their tasks"
+        while not fake_llm.wait_for_requests(already + 2, timeout=1.0):
+            if batch.poll() is not None or time.monotonic() - started > WORKERS_START_DEADLINE:
+                batch.kill()
+                _, stderr = batch.communicate()
+                raise AssertionError(f"the two workers did not start their tasks: {stderr}")
         batch.send_signal(signal.SIGINT)
         stdout, stderr = batch.communicate(timeout=60)
     finally:

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,11 @@ def test_glob_through_a_symlinked_folder_checks_where_it_leads(layout):
 # ----------------------------------------------------------------------------- item 8: races
 
 class Swapper:
-    """Flips ``link`` between a folder inside and one outside, as fast as it can."""
+    """Flips ``link`` between a folder inside and one outside, as fast as it can.
+
+    How many flips land during a run of calls depends on the scheduler (a loaded machine
+    gives this thread few turns): ``race`` keeps calling until enough flips have been seen.
+    """
 
     def __init__(self, link: Path, inside: Path, outside: Path) -> None:
         self.link, self.inside, self.outside = link, inside, outside
@@ -141,6 +146,20 @@ class Swapper:
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
+
+
+FLIPS_FOR_A_RACE = 40
+
+
+async def race(swapper: Swapper, call: Callable[[int], Awaitable[None]], at_least: int) -> int:
+    """Make calls ``0, 1, ...`` until ``at_least`` were made and the link has flipped
+    ``FLIPS_FOR_A_RACE`` times while they ran; the number of calls made."""
+    made, start = 0, swapper.flips
+    while made < at_least or swapper.flips - start < FLIPS_FOR_A_RACE:
+        assert made < 100 * at_least, f"the link flipped {swapper.flips - start} times in {made} calls"
+        await call(made)
+        made += 1
+    return made
 
 
 def _landed_outside(outside: Path) -> list[str]:
@@ -170,13 +189,8 @@ def test_symlink_swapped_between_check_and_write_never_writes_outside(layout, mo
             await through_permissions(EditFileTool(), manager, ctx, path=f"link/{name}", old_string="",
                                       new_string="x\n")
 
-    async def all_calls() -> None:
-        for i in range(calls):
-            await one(i)
-
     with Swapper(link, inside, outside) as swapper:
-        asyncio.run(all_calls())
-    assert swapper.flips > 20  # the race really ran
+        asyncio.run(race(swapper, one, at_least=calls))
     assert _landed_outside(outside) == []
     assert (outside / "secret.txt").read_text() == "secret\n"
 
@@ -200,19 +214,17 @@ def test_race_through_the_real_pipeline_never_writes_outside(layout, mode):
                             stamp=dict, permissions=PermissionManager(workspace, mode=mode),  # type: ignore[arg-type]
                             interactive=False)
 
-    async def all_calls() -> list[str]:
-        results = []
-        for i in range(40):
-            for call in (ToolUsePart(f"w{i}", "write_file", {"path": f"link/w{i}.txt", "content": "x\n"}),
-                         ToolUsePart(f"p{i}", "apply_patch",
-                                     {"patch": f"*** Begin Patch\n*** Add File: link/p{i}.txt\n+x\n*** End Patch"})):
-                run = await pipeline.run(call)
-                results.append(str(run.result.content))
-        return results
+    results: list[str] = []
+
+    async def two_calls(i: int) -> None:
+        for call in (ToolUsePart(f"w{i}", "write_file", {"path": f"link/w{i}.txt", "content": "x\n"}),
+                     ToolUsePart(f"p{i}", "apply_patch",
+                                 {"patch": f"*** Begin Patch\n*** Add File: link/p{i}.txt\n+x\n*** End Patch"})):
+            run = await pipeline.run(call)
+            results.append(str(run.result.content))
 
     with Swapper(link, inside, outside) as swapper:
-        results = asyncio.run(all_calls())
-    assert swapper.flips > 20
+        asyncio.run(race(swapper, two_calls, at_least=40))
     assert _landed_outside(outside) == []
     written = len(list(inside.iterdir()))
     assert written > 0  # some calls saw the inside folder and wrote there
@@ -278,15 +290,14 @@ def test_read_races_never_show_outside_content(layout):
     manager = PermissionManager(Workspace.at(root), mode="default")
     leaked = 0
 
-    async def all_calls() -> None:
+    async def one(_: int) -> None:
         nonlocal leaked
-        for _ in range(80):
-            result = await through_permissions(ReadFileTool(), manager, new_ctx(root), path="link/secret.txt")
-            if result is not None and "secret\n" in result.content + "\n" and "harmless" not in result.content:
-                leaked += 1
+        result = await through_permissions(ReadFileTool(), manager, new_ctx(root), path="link/secret.txt")
+        if result is not None and "secret\n" in result.content + "\n" and "harmless" not in result.content:
+            leaked += 1
 
-    with Swapper(link, inside, outside):
-        asyncio.run(all_calls())
+    with Swapper(link, inside, outside) as swapper:
+        asyncio.run(race(swapper, one, at_least=80))
     assert leaked == 0
 
 

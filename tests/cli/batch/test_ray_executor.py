@@ -3,7 +3,11 @@ starts (the installed `loom batch` connects to it with ``--address``, as to a cl
 tasks on two worker actors in their own worktrees, results, diffs and SWE-bench
 predictions written by the driver, the user's checkout untouched, a failing task recorded,
 a rerun that sends nothing, and Ctrl+C stopping the running tasks cleanly. Kept to two
-batches on Ray (each pays for two warm workers): the suite's time is spent elsewhere."""
+batches on Ray (each pays for two warm workers): the suite's time is spent elsewhere.
+
+The scenarios that need the cluster run in one test, one after another: a local Ray costs
+~14 s of a core to start, and as separate tests the suite's workers would each start one
+(the scheduler spreads a module's tests), several at once on a loaded machine."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +43,15 @@ from tests.doubles.loom_command import loom, loom_env  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The address of a local Ray (2 CPUs, a small object store, no dashboard) for the module.
+@contextmanager
+def local_cluster(home: Path) -> Iterator[str]:
+    """The address of a local Ray (2 CPUs, a small object store, no dashboard), connected.
     A new local Ray makes a cluster token in ~/.ray/auth_token when there is none (and from
     then on every Ray of that user turns token authentication on): HOME is a scratch folder
-    while the module runs, so the tester's own stays as it was."""
+    while it runs, so the tester's own stays as it was."""
+    home.mkdir()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(tmp_path_factory.mktemp("ray-home")))
+        patch.setenv("HOME", str(home))
         # Ray sets RAY_AUTH_MODE=token in this process for its new cluster: recorded as it was
         # (for the undo), then unset, as Ray expects it for its default.
         patch.setenv("RAY_AUTH_MODE", os.environ.get("RAY_AUTH_MODE", ""))
@@ -76,8 +82,21 @@ def loom_workers() -> list[dict[str, Any]]:
     return [actor for actor in actors().values() if actor["ActorClassName"].endswith("LoomWorker")]
 
 
-def test_tasks_run_on_ray_workers_each_in_its_worktree(tmp_path: Path, fake_llm: FakeLLMServer,
-                                                        cluster: str) -> None:
+@pytest.mark.timeout(600)  # four scenarios and a cluster's start, on a machine that may be loaded
+def test_batch_on_one_ray_cluster(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    with local_cluster(tmp_path / "ray-home") as cluster:
+        the_gate_is_one_for_every_worker_process()
+        workers_that_cannot_start_are_one_line_and_no_task_starts(scratch(tmp_path, "unstartable"))
+        tasks_run_on_ray_workers_each_in_its_worktree(scratch(tmp_path, "tasks"), fake_llm, cluster)
+        ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(scratch(tmp_path, "ctrl-c"), fake_llm, cluster)
+
+
+def scratch(tmp_path: Path, name: str) -> Path:
+    (tmp_path / name).mkdir()
+    return tmp_path / name
+
+
+def tasks_run_on_ray_workers_each_in_its_worktree(tmp_path: Path, fake_llm: FakeLLMServer, cluster: str) -> None:
     repo = user_repository(tmp_path / "repo")
     before = checkout_state(repo)
     ids = ["t1", "t2", "t3", "t4"]
@@ -116,18 +135,18 @@ def test_tasks_run_on_ray_workers_each_in_its_worktree(tmp_path: Path, fake_llm:
     assert len(loom_workers()) - workers_before == 2  # and no worker started for it
 
 
-def test_ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_llm: FakeLLMServer,
-                                                          cluster: str) -> None:
+def ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_llm: FakeLLMServer, cluster: str) -> None:
     repo = user_repository(tmp_path / "repo")
     tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line(f"t{n}") for n in range(1, 5)])
     out, env = tmp_path / "out", loom_env(tmp_path, fake_llm)
+    earlier = len(fake_llm.requests)
     code, stdout, stderr = interrupted_batch([str(tasks), "--out", str(out), *ray_batch(cluster)], repo, env,
                                              fake_llm)
     assert code == 130, stderr
     stopped = results(out)
     # The workers' tasks were interrupted mid-request: the batch ended while their answers were
     # still held back (released only after it exited).
-    assert sorted(line["id"] for line in stopped) == sorted(task_of(r) for r in fake_llm.requests)
+    assert sorted(line["id"] for line in stopped) == sorted(task_of(r) for r in fake_llm.requests[earlier:])
     assert all(line["status"] == "stopped" and line["session_id"] for line in stopped), stopped
     assert all("interrupted" in line["error"] for line in stopped), stopped
     assert "2 stopped, 2 not run" in stdout, stdout
@@ -138,7 +157,7 @@ def test_ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_
     assert all((sessions / f"{line['session_id']}.jsonl").is_file() for line in stopped)
 
 
-def test_workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Path, cluster: str) -> None:
+def workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Path) -> None:
     """As when Loom is missing on the nodes: the batch ends saying why, in one line (exit 2
     from `loom batch`), with no task started and none failed for it (a rerun runs them all)."""
     from loom_cli.batch.executor import BatchEvent
@@ -156,7 +175,7 @@ def test_workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Pat
     assert seen == []
 
 
-def test_the_gate_is_one_for_every_worker_process(cluster: str) -> None:
+def the_gate_is_one_for_every_worker_process() -> None:
     """A hold made in one Ray worker process is what the driver (and every worker) reads;
     a later reset held by another worker extends it, an earlier one does not shorten it."""
     from loom_cli.batch.ray_gate import RayGate
