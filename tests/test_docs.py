@@ -19,12 +19,13 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.doubles.loom_command import LOOM_SCRIPT
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -176,7 +177,7 @@ def test_the_marked_shell_examples_run(tmp_path: Path) -> None:
     workspace.mkdir()
 
     def run(command: str) -> tuple[str, subprocess.CompletedProcess[str]]:
-        argv = [sys.executable, "-m", "loom_cli", *shlex.split(command)[1:]]
+        argv = [*LOOM_SCRIPT, *shlex.split(command)[1:]]
         return command, subprocess.run(argv, cwd=workspace, env=env, capture_output=True,
                                        text=True, timeout=120)
 

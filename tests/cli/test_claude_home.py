@@ -150,20 +150,20 @@ def test_a_project_item_still_wins_over_both(home: Path, tmp_path: Path) -> None
 def test_listing_commands_name_the_source(home: Path, tmp_path: Path) -> None:
     import subprocess
 
-    from tests.doubles.loom_command import LOOM
+    from tests.doubles.loom_command import LOOM_SCRIPT
 
     root = workspace(tmp_path)
     env = dict(os.environ)
-    skills = subprocess.run([*LOOM, "skills"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    skills = subprocess.run([*LOOM_SCRIPT, "skills"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert any(line.split()[:2] == ["tidy", "~/.claude"] for line in skills.stdout.splitlines()), skills.stdout
-    agents = subprocess.run([*LOOM, "agents"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    agents = subprocess.run([*LOOM_SCRIPT, "agents"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert any(line.split()[:2] == ["planner", "~/.claude"] for line in agents.stdout.splitlines()), agents.stdout
-    config = subprocess.run([*LOOM, "config"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    config = subprocess.run([*LOOM_SCRIPT, "config"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert f"claude folder: {home / '.claude'}: CLAUDE.md" in config.stdout
     assert f"found   {home / '.claude' / 'settings.json'}" in config.stdout
     assert "(~/.claude/settings.json)" in config.stdout  # a rule's source
     assert f"  {home / '.claude' / 'CLAUDE.md'}  (user)" in config.stdout.splitlines()
-    off = subprocess.run([*LOOM, "skills"], cwd=root, env={**env, "LOOM_READ_CLAUDE_HOME": "0"},
+    off = subprocess.run([*LOOM_SCRIPT, "skills"], cwd=root, env={**env, "LOOM_READ_CLAUDE_HOME": "0"},
                          capture_output=True, text=True, timeout=60)
     assert "~/.claude" not in off.stdout
 

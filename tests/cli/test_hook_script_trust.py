@@ -13,7 +13,6 @@ import builtins
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,7 @@ import pytest
 
 from loom_cli.hook_setup import HookPlan, read_hook_plan
 from loom_cli.workspace_records import WorkspaceRecords
-from tests.doubles.loom_command import isolate_loom
-
-LOOM = [sys.executable, "-m", "loom_cli"]
+from tests.doubles.loom_command import LOOM_SCRIPT, isolate_loom
 
 
 @pytest.fixture
@@ -68,7 +65,7 @@ def _run(env: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
     environ.update(LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
                    LOOM_SCRIPT=os.environ["LOOM_SCRIPT"])
-    return subprocess.run([*LOOM, "run", "--provider", "scripted", "-m", "scripted", "hi"], cwd=env,
+    return subprocess.run([*LOOM_SCRIPT, "run", "--provider", "scripted", "-m", "scripted", "hi"], cwd=env,
                           env=environ, capture_output=True, text=True, timeout=120)
 
 

@@ -12,7 +12,6 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,7 @@ from loom_cli.hook_setup import read_hook_plan
 from loom_cli.settings import load_settings
 from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.hooks.config import HookCommand
-from tests.doubles.loom_command import isolate_loom
-
-LOOM = [sys.executable, "-m", "loom_cli"]
+from tests.doubles.loom_command import LOOM_SCRIPT, isolate_loom
 
 GUARD_TOML = """
 [[hooks.PreToolUse]]
@@ -195,7 +192,7 @@ def _run(env: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[s
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
     environ.update(LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
                    LOOM_SCRIPT=os.environ["LOOM_SCRIPT"])
-    return subprocess.run([*LOOM, "run", "--provider", "scripted", "-m", "scripted", *args, "hi"], cwd=env,
+    return subprocess.run([*LOOM_SCRIPT, "run", "--provider", "scripted", "-m", "scripted", *args, "hi"], cwd=env,
                           env=environ, capture_output=True, text=True, timeout=120)
 
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from loom_cli.workspace_records import WorkspaceRecords
 from loom_engine.mcp.config import load_mcp_config
-
-LOOM = [sys.executable, "-m", "loom_cli"]
+from tests.doubles.loom_command import LOOM_SCRIPT
 
 
 @pytest.fixture
@@ -27,7 +25,7 @@ def places(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def loom(places: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess[str]:
     workspace, env = places
-    return subprocess.run([*LOOM, "mcp", *args], cwd=workspace, env=env, capture_output=True, text=True,
+    return subprocess.run([*LOOM_SCRIPT, "mcp", *args], cwd=workspace, env=env, capture_output=True, text=True,
                           timeout=60)
 
 

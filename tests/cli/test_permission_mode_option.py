@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from loom_engine.permissions.modes import MODES
+from tests.doubles.loom_command import LOOM_SCRIPT
 
 
 def test_the_option_offers_every_mode_and_refuses_others(tmp_path: Path) -> None:
     def loom(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "loom_cli", *args], cwd=tmp_path, capture_output=True,
+        return subprocess.run([*LOOM_SCRIPT, *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
 
     helped = loom("run", "--help")

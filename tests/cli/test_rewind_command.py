@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from loom_engine.sessions.store import SessionStore
 from loom_engine.snapshots.checkpoints import Checkpointer
 from loom_engine.snapshots.model import RewindMode
 from loom_engine.workspace import Workspace, find_workspace_root
-from tests.doubles.loom_command import isolate_loom
+from tests.doubles.loom_command import LOOM_SCRIPT, isolate_loom
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,10 +123,10 @@ async def test_errors_are_one_line(repo: Path) -> None:
 
 def test_the_command_line_refuses_contradictions(repo: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    both = subprocess.run([sys.executable, "-m", "loom_cli", "rewind", "--to", "1", "--code", "--conversation"],
+    both = subprocess.run([*LOOM_SCRIPT, "rewind", "--to", "1", "--code", "--conversation"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert both.returncode == 2 and both.stderr.startswith("loom: use --code or --conversation, not both")
-    none = subprocess.run([sys.executable, "-m", "loom_cli", "rewind"], cwd=repo, env=env, capture_output=True,
+    none = subprocess.run([*LOOM_SCRIPT, "rewind"], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=60)
     assert none.returncode == 2 and none.stderr == "loom: give one of --to N, --list or --undo\n"
 

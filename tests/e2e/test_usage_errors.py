@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-LOOM = [sys.executable, "-m", "loom_cli"]
+from tests.doubles.loom_command import LOOM_SCRIPT
 
 
 def loom(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*LOOM, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+    return subprocess.run([*LOOM_SCRIPT, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
 
 

@@ -15,12 +15,12 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.loom_command import LOOM_SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG = 100 * 1024 * 1024
@@ -72,7 +72,7 @@ def _env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
 
 
 def _loom(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loom_cli", *args], cwd=repo, env=env, capture_output=True,
+    return subprocess.run([*LOOM_SCRIPT, *args], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=240)
 
 

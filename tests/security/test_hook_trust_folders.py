@@ -17,7 +17,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +30,8 @@ from loom_engine.permissions.manager import PermissionManager
 from loom_engine.permissions.targets import FileAccess
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.loom_command import isolate_loom
+from tests.doubles.loom_command import LOOM_SCRIPT, isolate_loom
 from tests.integration.hooks.helpers import agent, collect, hook_runs
-
-LOOM = [sys.executable, "-m", "loom_cli"]
 
 
 @dataclass(frozen=True)
@@ -173,7 +170,7 @@ def _loom_run(env: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOM_"))}
     environ.update(LOOM_DATA_DIR=str(tmp_path / "data"), LOOM_CONFIG_DIR=str(tmp_path / "config"),
                    LOOM_SCRIPT=os.environ["LOOM_SCRIPT"])
-    return subprocess.run([*LOOM, "run", "--provider", "scripted", "-m", "scripted", *args, "hi"], cwd=env,
+    return subprocess.run([*LOOM_SCRIPT, "run", "--provider", "scripted", "-m", "scripted", *args, "hi"], cwd=env,
                           env=environ, capture_output=True, text=True, timeout=120)
 
 

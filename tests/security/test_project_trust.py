@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.doubles.fake_llm import FakeLLMServer, Reply
+from tests.doubles.loom_command import LOOM_SCRIPT
 
-LOOM = [sys.executable, "-m", "loom_cli"]
 KEY = "sk-ant-user-secret-key-0123456789"
 IGNORED_PREFIX = "loom: ignored from the project's settings (workspace not trusted; --trust-project to use): "
 
@@ -51,7 +50,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def _loom(args: list[str], repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(LOOM + args, cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(LOOM_SCRIPT + args, cwd=repo, env=env, capture_output=True, text=True, timeout=60)
 
 
 def _write(path: Path, text: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ from loom_engine.snapshots.model import SnapshotCaps
 from loom_engine.snapshots.preimages import PreimageCheckpointer
 from loom_engine.snapshots.restore import apply_restore, plan_restore
 from loom_engine.workspace import Workspace
-from tests.doubles.loom_command import isolate_loom
+from tests.doubles.loom_command import LOOM_SCRIPT, isolate_loom
 
 ROOT = Path(__file__).resolve().parents[2]
 REASON = "sub is no longer a folder (a link or a file stands there); nothing is written through it"
@@ -125,7 +124,7 @@ async def test_loom_rewind_on_the_command_line_says_it_in_one_line(repo: Path, o
     await _session(repo, "echo v2 > src/app.py && echo v2 > sub/a.txt")
     _relink(repo, outside)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "loom_cli", "rewind", "--to", "1", "--yes"], cwd=repo, env=env,
+    done = subprocess.run([*LOOM_SCRIPT, "rewind", "--to", "1", "--yes"], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""

@@ -27,7 +27,7 @@ from loom_engine.redact import Redactor, redact_secrets
 from loom_engine.tools.base import Tool, ToolContext, ToolSessionState
 from loom_engine.workspace import Workspace
 from tests.doubles.fake_llm import FakeLLMServer, Reply
-from tests.doubles.loom_command import LOOM
+from tests.doubles.loom_command import LOOM_SCRIPT
 from tests.doubles.loom_command import loom_env as command_env
 
 # name -> the command that writes a fresh key to the path given last.
@@ -224,7 +224,7 @@ def loom_env(tmp_path: Path, server: FakeLLMServer, **extra: str) -> dict[str, s
 
 def run_loom(tmp_path: Path, repo: Path, server: FakeLLMServer, **env: str) -> tuple[str, str, str, str]:
     """(stdout, stderr, the session files, what the model was sent) of one stream-json run."""
-    done = subprocess.run([*LOOM, "run", "go", "-o", "loom-stream-json", "--permission-mode", "bypass"],
+    done = subprocess.run([*LOOM_SCRIPT, "run", "go", "-o", "loom-stream-json", "--permission-mode", "bypass"],
                           cwd=repo, env=loom_env(tmp_path, server, **env), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr

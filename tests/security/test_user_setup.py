@@ -15,14 +15,14 @@ import pytest
 
 from loom_cli.user_setup import setup_problem
 from tests.doubles.fake_llm import FakeLLMServer
-from tests.doubles.loom_command import LOOM, loom_env
+from tests.doubles.loom_command import LOOM_SCRIPT, loom_env
 
 COMMANDS = [["run", "hello"], [], ["config"]]
 
 
 def _loom(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     # No terminal: were the chat to open, it would end at once rather than wait for keys.
-    return subprocess.run(LOOM + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+    return subprocess.run(LOOM_SCRIPT + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
 
 
