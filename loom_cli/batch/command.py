@@ -28,6 +28,7 @@ from .job import BatchDefaults, BatchJob, passed_environment
 from .progress import Progress, Tally, make_progress
 from .results import PREDS_FILE, RESULTS_FILE, ResultsError, ResultsWriter, TaskResult, to_run
 from .tasks import BatchTask, TaskFileError, parse_tasks
+from .worktrees import remove_abandoned_worktrees
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_USAGE_LIMIT, EXIT_INTERRUPTED = 0, 1, 2, 3, 5, 130
 # Why a batch stopped before its end: Ctrl+C or SIGTERM, its budget, a usage limit not waited for.
@@ -109,6 +110,9 @@ def _run(request: BatchRequest, tasks: list[BatchTask], writer: ResultsWriter, e
     if budget_left == 0.0 and todo:
         err.write(f"loom batch: the budget of ${request.max_budget_usd:.2f} is spent (${spent_before:.2f} so far)\n")
         return EXIT_BUDGET
+    if abandoned := remove_abandoned_worktrees():
+        err.write(f"loom batch: removed {abandoned} worktree{'s' if abandoned > 1 else ''} left by a batch "
+                  "that ended without cleaning up\n")
     job = BatchJob(out_dir=out_dir, defaults=_with_budget(request.defaults, budget_left),
                    keep_worktrees=request.keep_worktrees, environment=passed_environment(os.environ))
     tally = Tally(total=len(todo), earlier=len(tasks) - len(todo))

@@ -29,7 +29,7 @@ from .gate import GatedUsageWaiter, UsageGate
 from .job import BatchJob
 from .results import DIFFS_FOLDER, TaskResult, TaskStatus
 from .tasks import BatchTask, is_clone_url
-from .worktrees import Worktree, WorktreeError, add_worktree, changes, remove_worktree
+from .worktrees import Worktree, WorktreeError, add_worktree, changes, keep_worktree, remove_worktree
 
 
 def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
@@ -56,8 +56,8 @@ def run_task(task: BatchTask, job: BatchJob, gate: UsageGate) -> TaskResult:
             return TaskResult(task.id, "failed", duration_s=time.monotonic() - started,
                               error=redact_secrets(f"internal error: {type(error).__name__}: {error}"))
         finally:
-            if worktree is not None and not job.keep_worktrees:
-                remove_worktree(worktree)
+            if worktree is not None:
+                (keep_worktree if job.keep_worktrees else remove_worktree)(worktree)
     return TaskResult(task.id, outcome.status, session_id=outcome.session_id, turns=outcome.turns,
                       input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
                       cost_usd=outcome.cost_usd, duration_s=time.monotonic() - started,

@@ -5,6 +5,12 @@ The user's checkout is never touched: no checkout, index, stash or branch of the
 (the worktree is detached, and the diff is read through a scratch index of its own). The
 repository's ``.git`` gains only the worktree's entry, removed with it. A repository given
 by URL is cloned once into Loom's data folder and its worktrees are made from there.
+
+A worktree is leased while a worker has it: a small file in Loom's data folder naming it,
+locked (``flock``) by the worker's process. A worker that dies (a second Ctrl+C, a killed
+driver, a crash) cannot remove its worktree, but the kernel lets go of its lock, so the
+next batch finds the lease unlocked and removes what it names. A live worker's lease is
+locked, so another batch running side by side never touches its worktree.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -26,10 +33,27 @@ from .tasks import is_clone_url
 
 # Git as the batch uses it: no pager, no prompt for credentials (a worker has no terminal).
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
+# A task's scratch folder's name starts with this (and the task's id).
+_PREFIX = "loom-batch-"
 
 
 class WorktreeError(Exception):
     """The task's checkout could not be made (one line: the task fails with it)."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A worktree's lease file, locked for as long as ``fd`` is open in its worker."""
+
+    file: Path
+    fd: int
+
+    def end(self) -> None:
+        """The worktree is no longer this worker's to clean up (removed, or kept on purpose)."""
+        with contextlib.suppress(OSError):
+            self.file.unlink()
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
 
 
 @dataclass(frozen=True)
@@ -38,6 +62,7 @@ class Worktree:
     path: Path
     base: str  # the full commit id it started from
     cwd: Path  # where the task runs: the worktree's counterpart of the folder the task named
+    lease: Lease | None = None
 
 
 @dataclass(frozen=True)
@@ -91,14 +116,68 @@ def add_worktree(repo: str, base: str | None, task_id: str) -> Worktree:
     """A detached worktree of ``repo`` at ``base`` (None: its HEAD) in a new scratch folder."""
     root, inside = local_repository(repo)
     commit = _commit(root, base or "HEAD", fetch=is_clone_url(repo) and base is not None)
-    path = Path(tempfile.mkdtemp(prefix=f"loom-batch-{task_id}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{task_id}-"))
+    lease = _take_lease(root, path)
     try:
         with _one_at_a_time(root):
             git(["worktree", "add", "--detach", "--quiet", str(path), commit], root)
     except WorktreeError:
         shutil.rmtree(path, ignore_errors=True)
+        lease.end()
         raise
-    return Worktree(repo=root, path=path, base=commit, cwd=path / inside)
+    return Worktree(repo=root, path=path, base=commit, cwd=path / inside, lease=lease)
+
+
+def _leases() -> Path:
+    folder = data_dir() / "batch" / "worktrees"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _take_lease(repo: Path, path: Path) -> Lease:
+    """The lease, written and locked under a scratch name, then renamed into place: a lease
+    another batch can see is always whole and locked (the lock is the file's, not the name's)."""
+    fd, scratch = tempfile.mkstemp(dir=_leases(), prefix=".", suffix=".tmp")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, json.dumps({"repo": str(repo), "path": str(path)}).encode())
+    final = Path(scratch).with_name(f"{path.name}.json")
+    os.rename(scratch, final)
+    return Lease(final, fd)
+
+
+def remove_abandoned_worktrees() -> int:
+    """Remove the worktrees whose workers died without removing them (their leases are
+    unlocked); how many. Leases held by live workers, of this batch or another, are left."""
+    removed = 0
+    for file in sorted(_leases().glob(f"{_PREFIX}*.json")):
+        try:
+            fd = os.open(file, os.O_RDONLY)
+        except OSError:
+            continue  # removed by its worker as we looked
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its worker is alive
+            if _remove_leased(os.read(fd, 64 * 1024)):
+                removed += 1
+            with contextlib.suppress(OSError):
+                file.unlink()
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _remove_leased(record: bytes) -> bool:
+    try:
+        named = json.loads(record)
+        repo, path = Path(named["repo"]), Path(named["path"])
+    except (ValueError, TypeError, KeyError):
+        return False
+    if not path.name.startswith(_PREFIX) or not path.exists():  # only a batch's own scratch folders
+        return False
+    remove_worktree(Worktree(repo=repo, path=path, base="", cwd=path))
+    return True
 
 
 def _commit(root: Path, base: str, *, fetch: bool) -> str:
@@ -128,6 +207,12 @@ def changes(worktree: Worktree) -> Changes:
     return Changes(diff=diff, files=tuple(name for name in names.split("\0") if name))
 
 
+def keep_worktree(worktree: Worktree) -> None:
+    """The worktree left for the user (--keep-worktrees): no later batch removes it."""
+    if worktree.lease is not None:
+        worktree.lease.end()
+
+
 def remove_worktree(worktree: Worktree) -> None:
     """The worktree gone, from disk and from its repository's list; never raises (a folder
     left behind is pruned by git later)."""
@@ -138,6 +223,7 @@ def remove_worktree(worktree: Worktree) -> None:
             shutil.rmtree(worktree.path, ignore_errors=True)
             with contextlib.suppress(WorktreeError):
                 git(["worktree", "prune"], worktree.repo)
+    keep_worktree(worktree)  # gone: nothing left for a later batch to clean up
 
 
 @contextlib.contextmanager

@@ -5,9 +5,11 @@ send at once, so the queue's order would give a task another's answer)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from tests.doubles.fake_llm import FakeLLMServer, RecordedRequest, Reply
 
+_ROOT = Path(__file__).resolve().parents[2]
 # How long a batch's two workers may take to send their first requests before a test fails.
 WORKERS_START_DEADLINE = 240.0
 
@@ -129,3 +132,14 @@ def interrupted_batch(args: list[str], repo: Path, env: dict[str, str],
         if batch.poll() is None:
             batch.kill()
     return batch.returncode, stdout, stderr
+
+
+def abandoned_worktree(repo: Path, data_folder: Path) -> Path:
+    """A task's worktree of ``repo`` whose worker was killed before it could remove it (its
+    lease left in ``data_folder``, unlocked): the worktree's folder."""
+    dies = ("import os, sys; from loom_cli.batch.worktrees import add_worktree; "
+            "print(add_worktree(sys.argv[1], None, 'dead').path, flush=True); os.kill(os.getpid(), 9)")
+    killed = subprocess.run([sys.executable, "-c", dies, str(repo)], cwd=_ROOT, capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "LOOM_DATA_DIR": str(data_folder)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    return Path(killed.stdout.strip())

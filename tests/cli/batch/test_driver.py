@@ -17,7 +17,7 @@ from loom_cli.batch.executor import BatchEvent, BatchUsageError, TaskFinished, T
 from loom_cli.batch.job import BatchJob
 from loom_cli.batch.results import TaskResult, TaskStatus
 from loom_cli.batch.tasks import BatchTask
-from tests.doubles.batch_tasks import task_line, user_repository, write_tasks
+from tests.doubles.batch_tasks import abandoned_worktree, git, task_line, user_repository, write_tasks
 
 
 class ScriptedExecutor:
@@ -46,6 +46,7 @@ class ScriptedExecutor:
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = user_repository(tmp_path / "repo")
     monkeypatch.chdir(repo)
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))  # where a batch looks for abandoned worktrees
     return repo
 
 
@@ -120,3 +121,11 @@ def test_a_task_naming_no_repository_runs_where_the_batch_was_started(tmp_path: 
     monkeypatch.chdir(tmp_path)  # not in a repository: a task must name one
     with pytest.raises(BatchUsageError, match="line 1: no repo"):
         batch(tmp_path, ScriptedExecutor({}), count=1)
+
+
+def test_a_batch_first_removes_the_worktrees_a_killed_batch_left(tmp_path: Path, repo: Path) -> None:
+    left = abandoned_worktree(repo, tmp_path / "data")
+    code, err, _ = batch(tmp_path, ScriptedExecutor({}), count=1)
+    assert code == 0, err
+    assert "loom batch: removed 1 worktree left by a batch that ended without cleaning up\n" in err
+    assert not left.exists() and git(repo, "worktree", "list").count("\n") == 1

@@ -9,8 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from loom_cli.batch.worktrees import WorktreeError, add_worktree, changes, remove_worktree
-from tests.doubles.batch_tasks import checkout_state, git, user_repository
+from loom_cli.batch.worktrees import (
+    WorktreeError,
+    add_worktree,
+    changes,
+    keep_worktree,
+    remove_abandoned_worktrees,
+    remove_worktree,
+)
+from tests.doubles.batch_tasks import abandoned_worktree, checkout_state, git, user_repository
+
+
+@pytest.fixture(autouse=True)
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Loom's data folder (clones, locks, leases) is the test's own, never the user's."""
+    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
 
 
 def test_the_diff_holds_edits_deletions_and_new_files_and_the_checkout_is_untouched(tmp_path: Path) -> None:
@@ -51,8 +65,7 @@ def test_a_task_named_by_a_subfolder_runs_in_the_same_subfolder(tmp_path: Path) 
         remove_worktree(tree)
 
 
-def test_a_clone_url_is_cloned_once_into_loom_s_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+def test_a_clone_url_is_cloned_once_into_loom_s_data_folder(tmp_path: Path) -> None:
     origin = user_repository(tmp_path / "origin")
     url = f"file://{origin}"
     first = add_worktree(url, None, "a")
@@ -76,18 +89,14 @@ def test_a_missing_base_or_folder_is_one_line(tmp_path: Path) -> None:
         add_worktree(str(tmp_path / "gone"), None, "t")
 
 
-
-def test_a_clone_that_fails_says_git_s_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+def test_a_clone_that_fails_says_git_s_reason(tmp_path: Path) -> None:
     with pytest.raises(WorktreeError) as raised:
         add_worktree(f"file://{tmp_path}/missing.git", None, "t")
     assert str(raised.value) == f"git clone: fatal: '{tmp_path}/missing.git' does not appear to be a git repository"
     assert [path.suffix for path in (tmp_path / "data" / "batch" / "clones").iterdir()] == [".lock"]  # no half clone
 
 
-def test_workers_adding_and_removing_worktrees_at_once_do_not_trip_on_each_other(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOOM_DATA_DIR", str(tmp_path / "data"))
+def test_workers_adding_and_removing_worktrees_at_once_do_not_trip_on_each_other(tmp_path: Path) -> None:
     repo = user_repository(tmp_path / "repo")
 
     def worker(index: int) -> list[str]:
@@ -102,3 +111,24 @@ def test_workers_adding_and_removing_worktrees_at_once_do_not_trip_on_each_other
     with ThreadPoolExecutor(4) as pool:
         assert [failure for failures in pool.map(worker, range(4)) for failure in failures] == []
     assert git(repo, "worktree", "list").count("\n") == 1
+
+
+def test_a_dead_worker_s_worktree_is_removed_by_the_next_batch_and_no_other(tmp_path: Path,
+                                                                            data_folder: Path) -> None:
+    """A worker killed with its task's worktree (a second Ctrl+C, a killed driver): the next
+    batch removes it. A live worker's worktree, and one kept with --keep-worktrees, stay."""
+    repo = user_repository(tmp_path / "repo")
+    before = checkout_state(repo)
+    left = abandoned_worktree(repo, data_folder)
+    live, kept = add_worktree(str(repo), None, "live"), add_worktree(str(repo), None, "kept")
+    keep_worktree(kept)
+    assert left.is_dir() and git(repo, "worktree", "list").count("\n") == 4
+
+    assert remove_abandoned_worktrees() == 1
+    assert not left.exists() and str(left) not in git(repo, "worktree", "list")
+    assert live.path.is_dir() and kept.path.is_dir() and git(repo, "worktree", "list").count("\n") == 3
+    assert remove_abandoned_worktrees() == 0  # nothing twice
+    remove_worktree(live)
+    remove_worktree(kept)
+    assert remove_abandoned_worktrees() == 0 and list((data_folder / "batch" / "worktrees").iterdir()) == []
+    assert checkout_state(repo) == before
