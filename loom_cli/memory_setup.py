@@ -68,6 +68,7 @@ class SessionPromoter:
         self.folder = folder
         self._agent: Agent | None = None
         self._held: list[Proposal] = []  # from compactions, not yet offered
+        self._held_on_disk: str | None = None  # the session whose proposals file holds them too
 
     def attach(self, agent: Agent) -> None:
         """The agent whose provider and model make the requests (built after its parts)."""
@@ -75,6 +76,22 @@ class SessionPromoter:
 
     async def before_compaction(self, messages: Sequence[Message]) -> None:
         self._held = _merged(self._held, await self._propose(messages))
+        self._keep_held()
+
+    def _keep_held(self) -> None:
+        """The held proposals in the session's proposals file as well, until they are
+        offered: a chat that is killed (or crashes) leaves them for `loom memory proposals`
+        rather than losing what it read before its compactions."""
+        from loom_engine.memory.promotion import save_proposals
+
+        session_id = self._agent.session_id if self._agent is not None else None
+        if not self._held or session_id is None:
+            return
+        try:
+            save_proposals(self.folder, session_id, self._held)
+        except (OSError, MemoryOperationError):
+            return  # they are still offered at the session's end
+        self._held_on_disk = session_id
 
     @property
     def holds(self) -> bool:
@@ -87,6 +104,11 @@ class SessionPromoter:
         messages = self._agent.messages if self._agent is not None else ()
         found = _merged(self._held, await self._propose(messages))
         self._held = []
+        if self._held_on_disk is not None:  # offered now: the user's answer decides, not the file
+            from loom_engine.memory.promotion import discard_proposals
+
+            discard_proposals(self.folder, self._held_on_disk)
+            self._held_on_disk = None
         return found
 
     async def _propose(self, messages: Sequence[Message]) -> list[Proposal]:

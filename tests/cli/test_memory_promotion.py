@@ -22,6 +22,7 @@ from loom_engine.parts import AgentParts
 from loom_engine.providers.base import ProviderRequest
 from loom_engine.providers.scripted import ScriptedProvider, Turn
 from loom_engine.sessions.store import SessionStore
+from loom_engine.transcript import SessionLog
 from loom_engine.workspace import Workspace
 
 EARLY = [Message.user("How do we deploy the staging box? " * 20),
@@ -43,12 +44,13 @@ def _answers(proposals_by_call: list[list[dict[str, str]]]) -> tuple[ScriptedPro
     return ScriptedProvider(answer), asked
 
 
-def _agent(tmp_path: Path, provider: ScriptedProvider, promoter: SessionPromoter) -> Agent:
+def _agent(tmp_path: Path, provider: ScriptedProvider, promoter: SessionPromoter,
+           session: SessionLog | None = None) -> Agent:
     workspace = Workspace.at(tmp_path)
     agent = Agent(AgentConfig(model="m", provider="scripted"),
                   AgentParts(provider=provider, workspace=workspace, memory=promoter.folder,
                              before_compaction=promoter.before_compaction),
-                  messages=list(EARLY), system_prompt="s")
+                  session=session, messages=list(EARLY), system_prompt="s")
     promoter.attach(agent)
     return agent
 
@@ -72,6 +74,20 @@ async def test_a_compaction_proposes_from_the_history_it_summarises(tmp_path: Pa
     assert offered == [Proposal("MEMORY.md", "- Deploys go through the VPN."),
                        Proposal("MEMORY.md", "- Run pytest from the root.")]
     assert len(asked) == 2 and not promoter.holds
+
+
+async def test_held_proposals_outlive_a_chat_killed_before_its_end(tmp_path: Path) -> None:
+    """Kept in the session's proposals file while held (a killed chat leaves them for
+    `loom memory proposals`); the file goes once they are offered."""
+    folder = MemoryFolder(tmp_path / "memory")
+    promoter = SessionPromoter(folder)
+    provider, _ = _answers([[{"text": "- Deploys go through the VPN."}], []])
+    session = SessionStore(tmp_path / "sessions").create(tmp_path, provider="scripted", model="m")
+    agent = _agent(tmp_path, provider, promoter, session=session)
+    [event async for event in agent.compact()]
+    assert load_proposals(folder) == [(session.id, [Proposal("MEMORY.md", "- Deploys go through the VPN.")])]
+    assert await promoter.proposals() == [Proposal("MEMORY.md", "- Deploys go through the VPN.")]
+    assert load_proposals(folder) == [] and folder.list() == []
 
 
 async def test_a_failed_proposal_never_fails_the_compaction(tmp_path: Path) -> None:
