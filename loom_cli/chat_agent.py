@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from loom_engine.agent import UnsentPrompt
+    from loom_engine.agent_runs import UnsentPrompt
     from loom_engine.attachments import UserPrompt
     from loom_engine.bus import EventBus
     from loom_engine.checkpoints import Checkpoints

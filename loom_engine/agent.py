@@ -8,7 +8,7 @@
 Control goes in through ``agent.bus`` (or the ``abort`` / ``answer_permission``
 shortcuts); everything that happens comes out as events. The work is done by small
 pieces this class only wires together: a :class:`Transcript`, a :class:`ModelClient`,
-and per run a :class:`Run` that the turn function drives.
+and per run a :class:`Run` that an :class:`AgentRuns` drives through the turn function.
 """
 
 from __future__ import annotations
@@ -16,29 +16,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .agent_runs import AgentRuns, UnsentPrompt, cancel_when_aborted
 from .attachments import AttachmentSource, UserPrompt, expand_prompt
 from .bus import EventBus
 from .checkpoints import Checkpoints
 from .config import AgentConfig
-from .events import Aborted, AgentEvent, Error, Finished, Notice
-from .execution import Cancelled, CancelToken
-from .hooks.claude_transcript import ClaudeTranscript, claude_transcript_file
+from .events import AgentEvent, Error
+from .execution import CancelToken
 from .hooks.config import HookEventName, HookSet
-from .hooks.engine import HookEngine, HookSession, hook_context_message, session_facts
+from .hooks.engine import HookEngine
 from .hooks.outcome import HookVerdict
+from .hooks.session_view import HookSessionView
 from .memory.tree import TreeMemory
 from .messages import Message
 from .metrics import RunMetrics
 from .model_client import ModelClient
 from .parts import AgentParts
 from .permissions.answer import PermissionAnswer
-from .permissions.modes import CLAUDE_MODE_NAMES
 from .providers.base import Provider
-from .relay import DONE, relay
+from .relay import DONE
 from .run import AgentIdentity, Run, RunDeps
 from .subagents.definitions import AgentDefinition
 from .subagents.spawn import ChildAgent, MakeProvider, run_subagent
@@ -48,7 +47,6 @@ from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .tools.tool_block import ToolBlock
 from .transcript import REFUSED_BY_USER, SessionLog, Transcript
-from .turn import drive
 from .turn_state import TurnState
 from .user_command import run_user_command
 from .workspace import Workspace
@@ -61,14 +59,6 @@ if TYPE_CHECKING:
     from .providers.server_window import WindowFact
     from .sandbox.sandbox import Sandbox
     from .skills.catalog import SkillCatalog
-
-
-@dataclass(frozen=True)
-class UnsentPrompt:
-    """A prompt taken back out of the conversation: the request failed before any answer."""
-
-    text: str
-    error: Error  # why the run ended
 
 
 class Agent:
@@ -103,28 +93,18 @@ class Agent:
                                   breaker=parts.breakers.for_endpoint(parts.provider.name),
                                   usage_limits=parts.usage_limits,
                                   cache_key=lambda: self.session_id or self.identity.agent_id)
-        self._state = turn_state or TurnState.initial()
+        self._runs = AgentRuns(turn_state or TurnState.initial(), parts.workspace)
         self._tool_state = ToolSessionState()
         # Its local, shared and inherited memories (a sub-agent's come from its parent).
         self._tree_memory = tree_memory or TreeMemory.start(redact=config.redactor.redact)
-        from .context.assembler import ChangingFacts
-
-        self._changing_facts = ChangingFacts(parts.workspace)
-        self._running = False
-        self._unsent: UnsentPrompt | None = None
         # Hook scripts see a sub-agent's id and type (``agent_type``: a custom agent's name).
         child = config.depth > 0
-        self._hook_engine = HookEngine(parts.hooks, parts.workspace.root, self._hook_session,
+        self._hook_session = HookSessionView(self)
+        self._hook_engine = HookEngine(parts.hooks, parts.workspace.root, self._hook_session.current,
                                        agent_id=self.identity.agent_id if child else None,
                                        agent_type=(config.agent_type or "general-purpose") if child else None,
                                        redact=config.redactor.redact if config.redact_secrets else None,
                                        sandbox=parts.sandbox)
-        # What SessionStart hooks printed: context for the next request.
-        self._hook_context: list[str] = []
-        # The conversation in Claude Code's format for hook scripts (made at the first hook).
-        self._claude_transcript: ClaudeTranscript | None = None
-        # Set in a sub-agent: its hooks name the user's session and transcript, as in Claude Code.
-        self._parent_hook_session: Callable[[], HookSession] | None = None
 
     @property
     def registry(self) -> ToolRegistry:  # the tools callable now (joiners come in at a turn boundary)
@@ -190,7 +170,7 @@ class Agent:
 
     @property
     def turn_state(self) -> TurnState:
-        return self._state
+        return self._runs.state
 
     @property
     def system_prompt(self) -> str:
@@ -202,7 +182,7 @@ class Agent:
 
     @property
     def is_running(self) -> bool:
-        return self._running
+        return self._runs.running
 
     @property
     def todos(self) -> list[dict[str, Any]]:
@@ -241,8 +221,7 @@ class Agent:
     def take_unsent_prompt(self) -> UnsentPrompt | None:
         """The last run's prompt if it failed before any answer (and was taken out of the
         conversation, so the next prompt is not merged with it); asked once."""
-        unsent, self._unsent = self._unsent, None
-        return unsent
+        return self._runs.take_unsent()
 
     def answer_permission(self, request_id: str, answer: PermissionAnswer) -> bool:
         return self.bus.respond(request_id, answer)
@@ -284,14 +263,14 @@ class Agent:
         for sub-agents (a child of the parent's token); a top-level run arms a fresh
         token on the bus.
         """
-        if self._running:
+        if self._runs.running:
             raise RuntimeError("this agent is already running; wait for the run to end or abort it")
-        self._running = True
+        self._runs.running = True
         if cancel is None:
             self.bus.reset()
             cancel = self.bus.cancel_token
-        self._state = self._state.resumed()
-        self._unsent = None
+        self._runs.state = self._runs.state.resumed()
+        self._runs.unsent = None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         errors: list[Error] = []
 
@@ -301,10 +280,11 @@ class Agent:
             queue.put_nowait(event)
 
         run = self._new_run(emit, cancel)
-        task = asyncio.create_task(self._drive(run, queue, prompt, errors))
-        watcher = asyncio.create_task(self._cancel_when_aborted(cancel, task))
+        task = asyncio.create_task(self._runs.drive(run, queue, prompt, errors, tool_source=self.tool_source,
+                                                    tool_state=self._tool_state))
+        watcher = asyncio.create_task(cancel_when_aborted(cancel, task))
         try:
-            async with aclosing(self._relay(queue, task, cancel)) as events:
+            async with aclosing(self._runs.relay_events(queue, task, cancel)) as events:
                 async for event in events:
                     yield event
         finally:
@@ -314,9 +294,9 @@ class Agent:
         """Run a shell command the user typed (``!command``) at once, as their shell
         would (no permission question, outside the sandbox); yields the call's events.
         Its output is added to the conversation for the next request; no model turn starts."""
-        if self._running:
+        if self._runs.running:
             raise RuntimeError("this agent is already running; wait for the run to end or abort it")
-        self._running = True
+        self._runs.running = True
         self.bus.reset()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._new_run(queue.put_nowait, self.bus.cancel_token)
@@ -332,25 +312,13 @@ class Agent:
             finally:
                 queue.put_nowait(DONE)
 
-        async with aclosing(self._relay(queue, asyncio.create_task(work()), run.cancel)) as events:
+        async with aclosing(self._runs.relay_events(queue, asyncio.create_task(work()), run.cancel)) as events:
             async for event in events:
                 yield event
 
-    async def _relay(self, queue: asyncio.Queue[Any], task: asyncio.Task[None], cancel: CancelToken
-                     ) -> AsyncGenerator[AgentEvent, None]:
-        """The events ``task`` puts on ``queue``; a consumer that stops listening ends the
-        run through its cancel token (the turn is closed cleanly). The agent is free after."""
-        try:
-            async with aclosing(relay(queue, task, lambda: cancel.cancel("the event consumer stopped listening"))
-                                ) as events:
-                async for event in events:
-                    yield event
-        finally:
-            self._running = False
-
     async def compact(self, focus: str | None = None) -> AsyncIterator[AgentEvent]:
         """Compact the history now (``/compact``); yields the resulting events."""
-        if self._running:
+        if self._runs.running:
             raise RuntimeError("cannot compact while a run is in progress")
         self.bus.reset()
         events: list[AgentEvent] = []
@@ -367,8 +335,8 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (``/clear``); the caller starts a new session."""
         self.transcript.clear()
-        self._hook_context.clear()
-        self._state = TurnState.initial()
+        self._runs.hook_context.clear()
+        self._runs.state = TurnState.initial()
         self._tool_state = ToolSessionState()
         self._tree_memory = self._tree_memory.renewed()
         self.client.forget_usage()
@@ -381,7 +349,7 @@ class Agent:
         (and systemMessage Notice) events to show."""
         verdict, events = await self._fire_outside_run("SessionStart", {"source": source}, source)
         if verdict.context:
-            self._hook_context.append(f"SessionStart hook ({source}):\n{verdict.context}")
+            self._runs.hook_context.append(f"SessionStart hook ({source}):\n{verdict.context}")
         return events
 
     async def session_ended(self, reason: str) -> tuple[AgentEvent, ...]:
@@ -398,25 +366,9 @@ class Agent:
 
     async def _fire_outside_run(self, event: HookEventName, fields: dict[str, Any], name: str
                                 ) -> tuple[HookVerdict, tuple[AgentEvent, ...]]:
-        stamp = {"turn_id": self._state.turn_id, "agent_id": self.identity.agent_id, "depth": self.identity.depth}
+        stamp = {"turn_id": self._runs.state.turn_id, "agent_id": self.identity.agent_id,
+                 "depth": self.identity.depth}
         return await self._hook_engine.fire_alone(event, fields, name, stamp)
-
-    def _hook_session(self) -> HookSession:
-        """Read as each hook fires: the Claude Code-format transcript is brought up to
-        the conversation as it is then."""
-        mode = self.permissions.mode if self.permissions is not None else "bypass"
-        if self._parent_hook_session is not None:  # a sub-agent: the session it works for, in its own mode
-            return replace(self._parent_hook_session(), permission_mode=CLAUDE_MODE_NAMES[mode])
-        facts = session_facts(self.session, mode)
-        if not facts.loom_transcript_path:
-            return facts
-        where = claude_transcript_file(Path(facts.loom_transcript_path))
-        mirror = self._claude_transcript
-        if mirror is None or mirror.path != where:  # the first hook, or a new session (/clear)
-            mirror = self._claude_transcript = ClaudeTranscript(
-                where, session_id=facts.session_id, root=self.workspace.root,
-                redact=self.config.redactor.redact if self.config.redact_secrets else None)
-        return replace(facts, transcript_path=mirror.sync(self.transcript.messages, model=self.config.model))
 
     async def run_subagent(self, *, description: str, prompt: str, tools: Sequence[str] | None,
                            parent_call_id: str, cancel: CancelToken,
@@ -444,105 +396,7 @@ class Agent:
                        permissions=self.permissions, checkpoints=self.checkpoints, hooks=self._hook_engine,
                        path_rules=self.context.path_rules if self.context is not None else self._path_rules,
                        observer=self.parts.observer, before_compaction=self.parts.before_compaction)
-        return Run(deps, self._state, emit=emit, cancel=cancel)
-
-    async def _submit(self, run: Run, prompt: str | UserPrompt) -> str | None:
-        """Run the UserPromptSubmit hooks, then add the prompt (and what hooks added) to
-        the conversation; the prompt's message id, or None when a hook blocked it (it is
-        then neither sent nor kept, and the run ends)."""
-        typed = prompt.text if isinstance(prompt, UserPrompt) else prompt
-        try:
-            # The user's prompts only, as in Claude Code: a sub-agent's task is the model's
-            # words, and a hook guarding what the user types must not stop it.
-            verdict = (await run.fire_hooks("UserPromptSubmit", {"prompt": typed}) if self.identity.depth == 0
-                       else HookVerdict())
-        except (Cancelled, asyncio.CancelledError):
-            run.emit(Aborted(reason=run.cancel.reason or "interrupted by user", **run.stamp()))
-            return None
-        if verdict.blocked or verdict.stop:
-            why = verdict.reason or verdict.stop_reason or "a UserPromptSubmit hook blocked it"
-            run.emit(Notice(level="warning", message=f"your prompt was not sent: {why}", **run.stamp()))
-            run.emit(Finished(result="", num_turns=0, **run.stamp()))
-            return None
-        message = prompt.message() if isinstance(prompt, UserPrompt) else Message.user(prompt)
-        if self.checkpoints is not None and self.identity.depth == 0:
-            shown = self.config.redactor.redact(typed) if self.config.redact_secrets else typed
-            await self.checkpoints.before_prompt(self.session_id, message.id, shown)  # its log names the prompt
-        self.transcript.append(message)
-        run.prompt_submitted(typed)
-        if isinstance(prompt, UserPrompt):
-            for level, lines in prompt.notes():  # the user sees what the model got
-                run.emit(Notice(level=level, message="\n".join(lines), **run.stamp()))
-        # Facts that changed since the last turn go at the end of the conversation, never
-        # into the system prompt, so the cached prefix stays byte-identical.
-        reminder = self._changing_facts.collect(self._tool_state)
-        if reminder:
-            self.transcript.append(Message.user(reminder, reminder=True))
-        added = [*self._hook_context, *([f"UserPromptSubmit hook:\n{verdict.context}"] if verdict.context else [])]
-        self._hook_context.clear()
-        if added:
-            self.transcript.append(hook_context_message(added))
-        return message.id
-
-    async def _drive(self, run: Run, queue: asyncio.Queue[Any], prompt: str | UserPrompt | None = None,
-                     errors: list[Error] | None = None) -> None:
-        try:
-            taken: tuple[str, str, list[Error]] | None = None
-            if prompt is not None:
-                prompt_id = await self._submit(run, prompt)
-                if prompt_id is None:
-                    return
-                taken = (prompt_id, prompt.text if isinstance(prompt, UserPrompt) else prompt,
-                         errors if errors is not None else [])
-            if self.tool_source is not None:
-                await self.tool_source.settle()  # the first request waits a little for MCP servers
-            final = await drive(self._state, run)
-            self._state = final
-            self.transcript.save_turn_state(final, run_end=final.stop_reason)
-            if final.stop_reason == "error" and taken is not None:
-                self._take_back(*taken)
-        except (asyncio.CancelledError, Exception) as error:
-            if isinstance(error, asyncio.CancelledError) or run.cancel.cancelled:
-                self._close_aborted(run)
-            else:
-                self._close_crashed(run, error)
-        finally:
-            try:
-                await run.pipeline.settle()  # notification hooks still running end with the run
-                if self.checkpoints is not None and self.identity.depth == 0:
-                    await self.checkpoints.after_run()
-            finally:
-                queue.put_nowait(DONE)
-
-    def _take_back(self, prompt_id: str, text: str, errors: list[Error]) -> None:
-        """A request that failed before any answer (401, 529 after retries...) leaves the
-        prompt unanswered; kept, the next prompt would be merged with it unseen. It is
-        taken out, and the caller can offer it again (the chat puts it back in the input)."""
-        if errors and self.transcript.drop_unanswered_prompt(prompt_id):
-            self._unsent = UnsentPrompt(text, errors[-1])
-
-    @staticmethod
-    async def _cancel_when_aborted(cancel: CancelToken, task: asyncio.Task[None]) -> None:
-        await cancel.wait()
-        task.cancel()
-
-    def _close_aborted(self, run: Run) -> None:
-        reason = run.cancel.reason or "interrupted by user"
-        partial, what = run.close_interrupted(reason)
-        self._finish_stopped(run, "aborted")
-        run.emit(Aborted(reason=f"{reason} ({what})", partial_text=partial, **run.stamp()))
-
-    def _close_crashed(self, run: Run, error: BaseException) -> None:
-        # An engine bug must still leave a transcript the next request can use.
-        run.close_interrupted(f"internal error: {error}", keep_partial=False)
-        self._finish_stopped(run, "error")
-        self.metrics.errors[f"internal:{type(error).__name__}"] += 1
-        run.emit(Error(message=f"internal error: {type(error).__name__}: {error}", kind="internal",
-                       **run.stamp()))
-
-    def _finish_stopped(self, run: Run, reason: str) -> None:
-        self._state = run.state.turn_state.next_turn().finish(reason)
-        self.transcript.save_turn_state(self._state, run_end=reason)
+        return Run(deps, self._runs.state, emit=emit, cancel=cancel)
 
     def _assemble_system_prompt(self) -> str:
         if self.context is not None:
@@ -552,6 +406,7 @@ class Agent:
         from .context.prompts import BASE_INSTRUCTIONS
 
         return BASE_INSTRUCTIONS
+
     def _make_child(self, config: AgentConfig, parent_call_id: str,
                     definition: AgentDefinition | None = None) -> ChildAgent:
         """The child agent, of this agent's own kind, built from these parts narrowed
@@ -563,10 +418,10 @@ class Agent:
         parts = self.parts.for_child(config, definition, vendor=self.config.provider)
         own = definition.prompt if definition is not None else SUBAGENT_INSTRUCTIONS
         context = self._session_context
-        child = type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._state.turn_id),
+        child = type(self)(config, parts, turn_state=TurnState.initial(parent_turn_id=self._runs.state.turn_id),
                            system_prompt=context.subagent_prompt(own) if context is not None else own,
                            identity=AgentIdentity.new(config.depth, parent_call_id),
                            path_rules=context.subagent_path_rules() if context is not None else None,
                            session_context=context, tree_memory=self._tree_memory.child())
-        child._parent_hook_session = self._hook_session
+        child._hook_session.parent = self._hook_session.current
         return child

@@ -34,7 +34,7 @@ from loom_engine.turn_state import TurnState
 from loom_engine.workspace import Workspace
 
 if TYPE_CHECKING:
-    from loom_engine.agent import UnsentPrompt
+    from loom_engine.agent_runs import UnsentPrompt
     from loom_engine.checkpoints import Checkpoints
     from loom_engine.execution import CancelToken
     from loom_engine.mcp.manager import McpManager
