@@ -68,7 +68,10 @@ def run_warm(argv: list[str]) -> int | None:
     folder = place.socket_folder(os.environ, create=True)
     if folder is None:
         return None
-    path = os.path.join(folder, place.socket_name(sys.executable, place.fingerprint()))
+    confined = place.confinement()
+    if confined is None:
+        return None
+    path = os.path.join(folder, place.socket_name(sys.executable, confined, place.fingerprint()))
     if len(os.fsencode(path)) > place.MAX_SOCKET_PATH:
         return None
     request = _request(argv, os.path.basename(path))

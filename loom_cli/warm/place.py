@@ -9,6 +9,13 @@ runtime folder is this user's and closed to others, else ``<cache>/loom/warm``. 
 that exists with another owner or any access for group or others is not used (nothing
 is fixed in a shared place an attacker could prepare first).
 
+A server serves only clients confined as it is: a `loom` run inside a sandbox, another
+namespace (``unshare``, a container sharing the folder), under seccomp, with no new
+privileges or fewer capabilities must not have its command run by a server outside them.
+The socket's name carries a hash of the process's confinement (:func:`confinement`), so
+such a `loom` starts (or finds) a server of its own confinement, and the server checks
+each client's confinement again from ``/proc`` before it serves it.
+
 A server serves one exact build of Loom: its socket's name carries a hash of the Python
 executable, and a fingerprint of Loom's installed files (each file's path, size and
 modification time, and the name and version of every distribution installed on
@@ -36,6 +43,9 @@ START_BACKOFF_S = 120.0
 # sockaddr_un.sun_path is 108 bytes on Linux, with its terminating NUL.
 MAX_SOCKET_PATH = 107
 _OFF_WORDS = frozenset({"0", "false", "no", "off"})
+# What confines a process (:func:`confinement`): its namespaces, and these lines of its status.
+_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
+_CONFINING_STATUS = (b"NoNewPrivs:", b"Seccomp:", b"CapEff:", b"CapBnd:")
 
 
 class WarmChoice(NamedTuple):
@@ -133,8 +143,30 @@ def private_folder(folder: str) -> bool:
             and stat.S_IMODE(info.st_mode) & 0o077 == 0)
 
 
-def socket_name(executable: str, fingerprint: str) -> str:
-    return f"{SOCKET_PREFIX}{_hex(executable.encode())}-{fingerprint}{SOCKET_SUFFIX}"
+def socket_name(executable: str, confined: str, fingerprint: str) -> str:
+    """The socket of the server for this Python, this confinement and this build."""
+    return f"{executable_prefix(executable, confined)}{fingerprint}{SOCKET_SUFFIX}"
+
+
+def confinement(pid: int | None = None) -> str | None:
+    """What confines a process (this one by default): its namespaces, its seccomp mode,
+    its no-new-privileges flag and its capabilities, as ``/proc`` shows them; None when
+    they cannot be read (then it shares no server). Landlock leaves no trace there, but
+    an unprivileged process can only take it on with no-new-privileges set, which shows."""
+    proc = f"/proc/{'self' if pid is None else pid}"
+    parts: list[str] = []
+    try:
+        for name in _NAMESPACES:
+            try:
+                parts.append(os.readlink(f"{proc}/ns/{name}"))
+            except FileNotFoundError:
+                parts.append(f"{name}:none")  # a kernel without this kind of namespace
+        with open(f"{proc}/status", "rb") as status:
+            parts.extend(line.decode("ascii", "replace").strip() for line in status
+                         if line.startswith(_CONFINING_STATUS))
+    except OSError:
+        return None
+    return "\n".join(parts)
 
 
 def lock_path(socket_path: str) -> str:
@@ -150,9 +182,10 @@ def recently_started(socket_path: str, now: float) -> bool:
         return False
 
 
-def executable_prefix(executable: str) -> str:
-    """The start of every socket name of servers of this Python (for stopping old ones)."""
-    return f"{SOCKET_PREFIX}{_hex(executable.encode())}-"
+def executable_prefix(executable: str, confined: str) -> str:
+    """The start of every socket name of servers of this Python and confinement (a newer
+    build stops the older ones; servers of another confinement are not its to stop)."""
+    return f"{SOCKET_PREFIX}{_hex(executable.encode())}-{zlib.crc32(confined.encode()):08x}-"
 
 
 def install_root() -> str:

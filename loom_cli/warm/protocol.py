@@ -135,8 +135,18 @@ def receive_json(conn: socket.socket) -> object:
 
 def peer_uid(conn: socket.socket) -> int:
     """The user id of the process at the other end (SO_PEERCRED: pid, uid, gid)."""
+    return _peer_credentials(conn)[1]
+
+
+def peer_pid(conn: socket.socket) -> int:
+    """The process id at the other end, in this process's pid namespace (0: not seen in it)."""
+    return _peer_credentials(conn)[0]
+
+
+def _peer_credentials(conn: socket.socket) -> tuple[int, int, int]:
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
+    pid, uid, gid = struct.unpack("3i", creds)
+    return int(pid), int(uid), int(gid)
 
 
 def _close(fd: int) -> None:

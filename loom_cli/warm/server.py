@@ -36,6 +36,7 @@ from .protocol import (
     ProtocolError,
     RunRequest,
     exited,
+    peer_pid,
     peer_uid,
     receive_request,
     send_json,
@@ -63,6 +64,7 @@ class Server:
     idle_s: float
     lock: int  # the build's lock file, held for the server's life (not by its children)
     socket_inode: int  # the socket file's (a newer server's socket at the same path is not ours)
+    confined: str  # this server's confinement: it runs only clients confined as it is
     started: float = field(default_factory=time.time)
     children: dict[int, Running] = field(default_factory=dict)
     stopping: bool = False
@@ -118,7 +120,8 @@ class Server:
             return
         if isinstance(request, ControlRequest):
             self._control(conn, request)
-        elif request.socket_name != self.socket_path.name or self.stopping or len(fds) != 3:
+        elif (request.socket_name != self.socket_path.name or self.stopping or len(fds) != 3
+              or place.confinement(peer_pid(conn)) != self.confined):  # the client's, read now from /proc
             _send(conn, REFUSED)
             conn.close()
         else:
@@ -289,23 +292,26 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)  # another server of this build is starting or running
     os.utime(lock)  # when a server of this build last started (the clients' back-off)
     expected = socket_path.name
-    if _own_name() != expected:
+    confined = place.confinement()
+    if confined is None:
+        sys.exit(1)  # what confines this process cannot be read: no client could be checked
+    if _own_name(confined) != expected:
         sys.exit(0)  # Loom changed since the client looked: it starts the right server
     preload()
-    if _own_name() != expected:
+    if _own_name(confined) != expected:
         sys.exit(0)  # changed while importing: this server's modules may be stale
     if threading.active_count() != 1:
         sys.exit(0)  # an import started a thread: forking this process would not be safe
-    _stop_older_servers(folder, expected)
+    _stop_older_servers(folder, expected, confined)
     # What is imported now lives as long as the server: out of the collector's sight, a
     # child's collections do not touch (and so copy) the server's pages.
     gc.freeze()
     listener = _listen(socket_path)
-    Server(listener, socket_path, idle_s, lock, os.stat(socket_path).st_ino).serve()
+    Server(listener, socket_path, idle_s, lock, os.stat(socket_path).st_ino, confined).serve()
 
 
-def _own_name() -> str:
-    return place.socket_name(sys.executable, place.fingerprint())
+def _own_name(confined: str) -> str:
+    return place.socket_name(sys.executable, confined, place.fingerprint())
 
 
 def _arguments(args: list[str]) -> tuple[Path, float]:
@@ -327,11 +333,11 @@ def _listen(socket_path: Path) -> socket.socket:
     return listener
 
 
-def _stop_older_servers(folder: Path, current: str) -> None:
-    """Servers of this Python for another build of Loom will never be asked again."""
+def _stop_older_servers(folder: Path, current: str, confined: str) -> None:
+    """Servers of this Python and confinement for another build of Loom will never be asked again."""
     from .control import ask
 
-    prefix = place.executable_prefix(sys.executable)
+    prefix = place.executable_prefix(sys.executable, confined)
     for path in folder.glob(f"{prefix}*{place.SOCKET_SUFFIX}"):
         if path.name != current:
             ask(path, "stop")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,11 +38,39 @@ def test_compiled_files_do_not_change_it_but_an_upgrade_does(tmp_path: Path) -> 
     assert place.fingerprint(str(tmp_path), [str(site)]) != before
 
 
-def test_the_socket_name_names_the_python_and_the_build() -> None:
-    name = place.socket_name("/usr/bin/python3", "0123456789abcdef")
-    assert name.startswith(place.executable_prefix("/usr/bin/python3"))
+def test_the_socket_name_names_the_python_the_confinement_and_the_build() -> None:
+    name = place.socket_name("/usr/bin/python3", "net:[1]", "0123456789abcdef")
+    assert name.startswith(place.executable_prefix("/usr/bin/python3", "net:[1]"))
     assert name.endswith("-0123456789abcdef.sock")
-    assert place.socket_name("/other/python3", "0123456789abcdef") != name
+    assert place.socket_name("/other/python3", "net:[1]", "0123456789abcdef") != name
+    assert place.socket_name("/usr/bin/python3", "net:[2]", "0123456789abcdef") != name
+
+
+# One line: what the process reads of its own confinement, its lines joined with "|".
+CONFINEMENT_OF_ITSELF = "from loom_cli.warm import place; print(str(place.confinement()).replace(chr(10), '|'))"
+
+
+def _one_line(confined: str | None) -> str:
+    return str(confined).replace("\n", "|")
+
+
+def test_a_child_is_confined_as_its_parent_until_it_takes_on_more(tmp_path: Path) -> None:
+    """What a process reads of itself is what another reads of it from /proc; a child with
+    no new privileges (as Landlock and sandboxes set) is confined otherwise."""
+    own = place.confinement()
+    assert own is not None and "NoNewPrivs:\t0" in own and "net:[" in own
+    plain = subprocess.run([sys.executable, "-c", CONFINEMENT_OF_ITSELF], capture_output=True, text=True, timeout=60)
+    assert plain.stdout.strip() == _one_line(own)
+    held = subprocess.Popen(["setpriv", "--no-new-privs", sys.executable, "-c",
+                             f"{CONFINEMENT_OF_ITSELF}; import sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert held.stdout is not None
+    said = held.stdout.readline().strip()
+    read_from_outside = _one_line(place.confinement(held.pid))
+    held.communicate("")
+    assert said == read_from_outside != _one_line(own)
+    assert "NoNewPrivs:\t1" in said
+    assert place.confinement(0) is None  # a pid not seen here (a client in another pid namespace)
 
 
 def test_the_runtime_folder_is_preferred_and_made_private(tmp_path: Path) -> None:

@@ -194,7 +194,9 @@ def test_the_server_exits_when_idle(tmp_path: Path) -> None:
         from loom_cli.warm import place as where
 
         place.folder.mkdir(mode=0o700)
-        socket_path = place.folder / where.socket_name(str(Path(sys.executable).with_name("python3")),
+        confined = where.confinement()
+        assert confined is not None
+        socket_path = place.folder / where.socket_name(str(Path(sys.executable).with_name("python3")), confined,
                                                         _fingerprint_of_installed())
         server = subprocess.Popen([str(Path(sys.executable).with_name("python3")), "-m", "loom_cli.warm.server",
                                    str(socket_path), "0.5"], cwd="/", stdin=subprocess.DEVNULL,
@@ -203,6 +205,45 @@ def test_the_server_exits_when_idle(tmp_path: Path) -> None:
         assert socket_path.exists(), server.stderr.read() if server.stderr else ""
         assert server.wait(timeout=60) == 0
         assert not socket_path.exists()
+
+
+# A client confined otherwise (no new privileges) asking a server to run `loom --version`.
+CONFINED_PROBE = """
+import os, sys
+from loom_cli.warm import client
+conn = client._connect(sys.argv[1])
+request = client._request(["loom", "--version"], os.path.basename(sys.argv[1]))
+print("refused" if conn is not None and request is not None and client._run_through(conn, request) is None
+      else "served")
+"""
+
+
+def test_a_loom_confined_otherwise_is_never_run_by_the_server(workspace: Path, running: Running,
+                                                             fake_llm: FakeLLMServer) -> None:
+    """`loom` under a restriction the server lacks (here no new privileges, as a sandbox or
+    Landlock sets; namespaces, seccomp and capabilities count too) runs in its own process,
+    confined as it is, never in the server outside; the server refuses such a client even
+    at its own socket."""
+    from loom_cli.warm.control import ask
+
+    place, env = running.place, running.env
+    [server_socket] = place.sockets()
+    fake_llm.enqueue(Reply.text("ran"))
+    confined = subprocess.Popen(["setpriv", "--no-new-privs", str(LOOM_SCRIPT), "run", "hi"], cwd=workspace, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = confined.communicate(timeout=120)
+        assert confined.returncode == 0 and out.strip() == "ran", err
+        assert place.imported_main(confined.pid)  # cold: in its own, confined, process (setpriv execs it)
+        probe = subprocess.run(["setpriv", "--no-new-privs", sys.executable, "-c", CONFINED_PROBE,
+                                str(server_socket)], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                               capture_output=True, text=True, timeout=60)
+        assert probe.stdout.strip() == "refused", probe.stdout + probe.stderr
+    finally:  # the server the confined `loom` started for its own next time: stopped once up
+        until(lambda: len(place.sockets()) == 2, "the confined loom's own server")
+        [own] = [path for path in place.sockets() if path != server_socket]
+        ask(own, "stop")
+        until(lambda: place.sockets() == [server_socket], "the confined loom's server to stop")
 
 
 def _fingerprint_of_installed() -> str:
