@@ -1,11 +1,11 @@
-"""The `loom` command."""
+"""The `loom` command: the root app (the chat, `run`, `acp` and the one-shot commands) and
+``main()``, the console entry point; `loom mcp` and `loom server` are in their own modules."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from loom_engine.permissions.modes import PermissionMode
 from loom_engine.providers.names import ProviderName
@@ -14,9 +14,6 @@ from loom_engine.sandbox.config import SandboxMode
 
 from .print_mode import PRINT_FLAGS
 from .version import __version__
-
-if TYPE_CHECKING:
-    from .mcp_commands import Places
 
 
 def _start_sdk_import_for_run(argv: list[str]) -> None:
@@ -31,6 +28,8 @@ def _start_sdk_import_for_run(argv: list[str]) -> None:
 _start_sdk_import_for_run(sys.argv)
 
 import typer  # noqa: E402  (after the SDK import has started)
+
+from .command_errors import fail, usage_line  # noqa: E402  (imports typer)
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   pretty_exceptions_enable=False,
@@ -55,11 +54,6 @@ TrustProjectHooks = Annotated[bool, typer.Option(
                                   "that you have not trusted, for this run only.")]
 
 
-def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"loom: {message}\n")
-    raise typer.Exit(code)
-
-
 def _task_text(prompt: str | None, code: int) -> str:
     """The task: the prompt argument, with piped standard input after it (as `claude -p`);
     '-' or no prompt: standard input is the prompt. Bytes that are not UTF-8 are refused
@@ -70,8 +64,8 @@ def _task_text(prompt: str | None, code: int) -> str:
     try:
         task = task_text(prompt, getattr(stdin, "buffer", None), lambda: stdin.isatty())
     except PromptInputError as error:
-        _fail(str(error), code)
-        raise  # unreachable: _fail exits
+        fail(str(error), code)
+        raise  # unreachable: fail exits
     if task.warning:
         sys.stderr.write(f"loom: warning: {task.warning}\n")
     return task.text
@@ -84,8 +78,8 @@ def _stream_json_prompts(code: int) -> list[str]:
     try:
         return stream_json_prompts(getattr(sys.stdin, "buffer", None))
     except PromptInputError as error:
-        _fail(str(error), code)
-        raise  # unreachable: _fail exits
+        fail(str(error), code)
+        raise  # unreachable: fail exits
 
 
 def _tolerate_narrow_terminals() -> None:
@@ -104,7 +98,7 @@ def _check_user_setup() -> None:
 
     problem = setup_problem()
     if problem:
-        _fail(problem, 2)
+        fail(problem, 2)
 
 
 def _version(value: bool) -> None:
@@ -131,7 +125,7 @@ def root(ctx: typer.Context,
     from .tui.launch import open_tui
 
     if fork_session and not (continue_ or resume):
-        _fail("--fork-session needs --continue or --resume", 2)
+        fail("--fork-session needs --continue or --resume", 2)
     _check_user_setup()
     open_tui(continue_session=continue_, resume_id=resume, fork_session=fork_session, model=model,
              provider=provider, permission_mode=permission_mode, sandbox=sandbox)
@@ -192,22 +186,22 @@ def run(prompt: Annotated[str | None, typer.Argument(
     more_prompts: list[str] = []
     if input_format == "stream-json":
         if output_format != "stream-json" or prompt is not None:
-            _fail("--input-format stream-json takes the messages on standard input, with -o stream-json and "
-                  "no prompt argument", EXIT_USAGE)
+            fail("--input-format stream-json takes the messages on standard input, with -o stream-json and "
+                 "no prompt argument", EXIT_USAGE)
         prompt, *more_prompts = _stream_json_prompts(EXIT_USAGE)
     else:
         prompt = _task_text(prompt, EXIT_USAGE)
     _tolerate_narrow_terminals()
     if not prompt.strip():
-        _fail("the prompt is empty", EXIT_USAGE)
+        fail("the prompt is empty", EXIT_USAGE)
     if continue_ and resume:
-        _fail("use --continue or --resume, not both", EXIT_USAGE)
+        fail("use --continue or --resume, not both", EXIT_USAGE)
     from .usage_limits import headless_policy
 
     try:
         usage_limits = headless_policy(wait_for_reset, max_wait)
     except ValueError as error:
-        _fail(str(error), EXIT_USAGE)
+        fail(str(error), EXIT_USAGE)
     _check_user_setup()
     options = RunOptions(provider=provider, model=model, max_turns=max_turns,
                          max_budget_usd=max_budget_usd, continue_session=continue_, resume_id=resume,
@@ -223,9 +217,9 @@ def run(prompt: Annotated[str | None, typer.Argument(
     try:
         built = build_agent(options, interactive=False)
     except UsageError as error:
-        _fail(str(error), EXIT_USAGE)
+        fail(str(error), EXIT_USAGE)
     except (ConfigError, ProviderError) as error:
-        _fail(str(error), EXIT_ERROR)
+        fail(str(error), EXIT_ERROR)
     if built.ignored:
         from .project_trust import ignored_line
 
@@ -298,14 +292,14 @@ def rewind(to: Annotated[int | None, typer.Option("--to", min=1, help="Rewind to
     from .rewind_command import RewindCommandError, RewindRequest, run_rewind
 
     if code and conversation:
-        _fail("use --code or --conversation, not both (neither: both are rewound)", 2)
+        fail("use --code or --conversation, not both (neither: both are rewound)", 2)
     mode = RewindMode.CODE if code else RewindMode.CONVERSATION if conversation else RewindMode.BOTH
     try:
         code_, text = run_rewind(RewindRequest(cwd=Path.cwd(), session_id=session, to=to, list_points=list_,
                                                undo=undo, mode=mode, yes=yes, include_conflicts=include_conflicts,
                                                json_output=output_format == "json"))
     except RewindCommandError as error:
-        _fail(str(error), error.code)
+        fail(str(error), error.code)
     from .visible_text import raw_stream
 
     print(text, file=raw_stream(sys.stdout) if output_format == "json" else sys.stdout)  # JSON is data
@@ -323,7 +317,7 @@ def export(session: Annotated[str, typer.Argument(help="A session id, a unique p
     try:
         text = run_export(ExportRequest(session=session, format=format_, cwd=Path.cwd(), output=output))
     except ExportError as error:
-        _fail(str(error), error.code)
+        fail(str(error), error.code)
     if output is None:
         from .visible_text import raw_stream
 
@@ -345,7 +339,7 @@ def config() -> None:
         lines = config_report(workspace, user_config_file(), config_dir=config_dir(), data_dir=data_dir(),
                               sessions_dir=sessions_dir())
     except ConfigError as error:
-        _fail(str(error), 1)
+        fail(str(error), 1)
     print("\n".join(lines))
 
 
@@ -394,7 +388,7 @@ def sandbox_report(output_format: Annotated[Literal["text", "json"], typer.Optio
     try:
         report = describe_sandbox(Path.cwd())
     except ConfigError as error:
-        _fail(str(error), 1)
+        fail(str(error), 1)
     for warning in report.warnings:
         sys.stderr.write(f"loom: warning: {warning}\n")
     if output_format == "json":
@@ -403,136 +397,12 @@ def sandbox_report(output_format: Annotated[Literal["text", "json"], typer.Optio
         print("\n".join(report_lines(report.facts)))
 
 
-mcp_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
-                      help="The MCP servers Loom connects (the user's mcp.json and the project's .mcp.json).")
+from .mcp_cli import mcp_app  # noqa: E402  (the body lives there)
+
 app.add_typer(mcp_app, name="mcp")
+from .server_cli import server_app  # noqa: E402  (the body lives there)
 
-McpScope = Literal["user", "project"]
-
-
-@mcp_app.callback(invoke_without_command=True)
-def mcp_root(ctx: typer.Context) -> None:
-    if ctx.invoked_subcommand is None:  # `loom mcp` alone: its help, not a usage error
-        print(ctx.get_help())
-
-
-def _mcp_places() -> Places:
-    from loom_engine.paths import claude_config_file, config_dir, data_dir
-    from loom_engine.workspace import find_workspace_root
-
-    from .claude_folder import user_claude_home
-    from .mcp_commands import Places
-
-    return Places(find_workspace_root(Path.cwd()), config_dir(), data_dir(),
-                  claude_config_file(user_claude_home()))
-
-
-def _mcp_run(action: Callable[[], list[str] | str]) -> None:
-    """Run one `loom mcp` action, printing its lines; its error is one line and exit 1."""
-    from .mcp_commands import McpCommandError
-
-    try:
-        result = action()
-    except McpCommandError as error:
-        _fail(str(error), 1)
-    print("\n".join(result) if isinstance(result, list) else result)
-
-
-@mcp_app.command("list")
-def mcp_list() -> None:
-    """Each configured server: its command or URL, its scope, whether a project server is approved."""
-    from .mcp_commands import list_lines
-
-    places = _mcp_places()
-    _mcp_run(lambda: list_lines(places))
-
-
-@mcp_app.command("get")
-def mcp_get(name: Annotated[str, typer.Argument(help="The server's name.")]) -> None:
-    """One server in full."""
-    from .mcp_commands import get_lines
-
-    places = _mcp_places()
-    _mcp_run(lambda: get_lines(places, name))
-
-
-@mcp_app.command("add", context_settings={"allow_interspersed_args": False})
-def mcp_add(name: Annotated[str, typer.Argument(help="The server's name.")],
-            target: Annotated[list[str] | None, typer.Argument(
-                help="stdio: the command and its arguments (after --); http/sse: the URL.")] = None,
-            transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, http or sse.")] = "stdio",
-            scope: Annotated[McpScope, typer.Option(
-                "--scope", "-s", help="user: your mcp.json in Loom's config dir; project: the repository's "
-                                      ".mcp.json (shared).")] = "user",
-            env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for a stdio server.")] = None,
-            header: Annotated[list[str] | None, typer.Option(
-                "--header", "-H", help="'Key: value' for an http or sse server.")] = None) -> None:
-    """Add a server: `loom mcp add NAME -- COMMAND ARGS…` or `loom mcp add -t http NAME URL`
-    (options go before NAME)."""
-    from .mcp_commands import add, make_entry
-
-    places = _mcp_places()
-    _mcp_run(lambda: add(places, name, make_entry(transport, target or [], env or [], header or []),
-                         scope))
-
-
-@mcp_app.command("remove")
-def mcp_remove(name: Annotated[str, typer.Argument(help="The server's name.")],
-               scope: Annotated[McpScope | None, typer.Option(
-                   "--scope", "-s", help="user or project (needed when both have it).")] = None) -> None:
-    """Remove a server from the user's or the project's file."""
-    from .mcp_commands import remove
-
-    places = _mcp_places()
-    _mcp_run(lambda: remove(places, name, scope))
-
-
-server_app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
-                         help="The warm server that starts `loom` quickly (see the README's "
-                              "\"Start-up: the warm server\").")
 app.add_typer(server_app, name="server")
-
-
-@server_app.callback(invoke_without_command=True)
-def server_root(ctx: typer.Context) -> None:
-    if ctx.invoked_subcommand is None:
-        print(ctx.get_help())
-
-
-@server_app.command("status")
-def server_status() -> None:
-    """Each warm server of this user: its socket, pid, age, commands running, idle exit."""
-    from .warm.control import server_lines
-
-    print("\n".join(server_lines("status")))
-
-
-@server_app.command("stop")
-def server_stop() -> None:
-    """Stop this user's warm servers (commands they are running finish first)."""
-    from .warm.control import server_lines
-
-    print("\n".join(server_lines("stop")))
-
-
-def _usage_line(error: Exception) -> str | None:
-    """One line for a bad command line (click would print usage, a hint and the error on
-    three), or None when ``error`` is not click's. Found by name: typer vendors click."""
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if "Abort" in names:
-        return "loom: aborted"
-    if "ClickException" not in names:
-        return None
-    format_message = getattr(error, "format_message", None)
-    message = " ".join(str(format_message() if callable(format_message) else error).split())
-    if "UsageError" not in names:
-        return f"loom: {message}"
-    words: list[str] = []
-    ctx = getattr(error, "ctx", None)
-    while ctx is not None and getattr(ctx, "parent", None) is not None:
-        words.insert(0, str(ctx.info_name))  # the subcommand, e.g. `run`
-        ctx = ctx.parent
-    return f"loom: {message} (see {' '.join(['loom', *words, '--help'])})"
 
 
 def _command_names() -> set[str]:
@@ -553,7 +423,7 @@ def main() -> None:
 
         code = app(args=print_as_run(sys.argv[1:], _command_names()), standalone_mode=False)
     except Exception as error:  # a bug must still end with one line, not a traceback
-        line = _usage_line(error)
+        line = usage_line(error)
         sys.stderr.write((line or f"loom: internal error: {type(error).__name__}: {error}") + "\n")
         sys.exit(int(getattr(error, "exit_code", 1)) if line else 1)
     sys.exit(code if isinstance(code, int) else 0)

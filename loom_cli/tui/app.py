@@ -1,11 +1,12 @@
-"""The `loom` Textual app: it composes the chat's widgets, routes keys and messages,
-and runs one turn at a time.
+"""The `loom` Textual app: it composes the chat's widgets and routes keys and messages;
+its `TurnFlow` runs one turn at a time.
 
 The engine runs as a Textual worker on the UI's own event loop (`RunDriver`): each
 engine event is posted as a Textual message and handed to the `RunView`, which turns it
 into widgets; Esc/Ctrl+C call `agent.abort()`; a permission request waits in the
 `PermissionQueue` and its answer goes back with `agent.answer_permission()`. Prompts
-sent during a run wait in the `PromptQueue`. The agent's start-up, building and
+sent during a run wait in the `PromptQueue`. Starting, ending and interrupting the runs,
+and answering a permission question, is `TurnFlow`'s; the agent's start-up, building and
 replacing is `AgentLifecycle`'s; Ctrl+C/Ctrl+D are `CtrlKeys`'. Slash commands live in
 `commands/` and act through this app's public surface (`ChatHost`).
 
@@ -42,7 +43,7 @@ from .commands.rewind import rewind_command
 from .completion import list_workspace_files
 from .ctrl_keys import CtrlKeys
 from .exit_summary import print_exit_summary
-from .first_run import first_start, not_sent_line, unsent_line
+from .first_run import first_start, not_sent_line
 from .history_search import HistorySearch
 from .hook_view import show_hook_ran
 from .key_hold import KeyHold
@@ -50,19 +51,20 @@ from .mcp_chat import prompt_commands, resource_mentions_of
 from .memory import MemorySettler
 from .options import TuiOptions, close_mcp, close_provider, data_dir_of, start_provider_import
 from .paste import Draft
-from .permission_prompt import STOPPED_NOTE, PermissionPrompt, PromptReply
+from .permission_prompt import PermissionPrompt
 from .permission_queue import PermissionQueue
 from .prompt_input import CompletionMenu, PromptHistory, PromptInput, history_file
 from .prompt_queue import PromptQueue
 from .queue_view import QueueView
-from .run_driver import RunDriver, StreamFactory
+from .run_driver import RunDriver
 from .run_view import EngineEvent, RunEnded, RunView
 from .safe_text import SafeTextApp
 from .status_bar import ActivityLine, RunClock, StatusBar, StatusInfo
 from .todo_panel import TodoPanel
 from .transcript import Transcript
 from .trust_screen import settle_trust
-from .user_turns import show_prompt_mode, user_turn
+from .turn_flow import TurnFlow
+from .user_turns import show_prompt_mode
 
 if TYPE_CHECKING:
     from ..chat_agent import ChatAgent
@@ -139,9 +141,10 @@ class LoomApp(SafeTextApp[int]):
         self.lifecycle = AgentLifecycle(self, lambda options: settle_trust(self, options))
         self.workspace_root = find_workspace_root(options.workspace)
         self.history = PromptHistory(history_file(data_dir_of(options), self.workspace_root))
+        self.turns = TurnFlow(self)
         self.permission_queue = PermissionQueue(lambda: self.permission_prompt, guard_s=options.permission_guard_s,
-                                                on_answer=self._permission_answered,
-                                                on_open=self._question_opened, on_close=self._question_closed)
+                                                on_answer=self.turns.permission_answered,
+                                                on_open=self.turns.question_opened, on_close=self.turns.question_closed)
 
     # --- layout -----------------------------------------------------------------------
 
@@ -281,7 +284,7 @@ class LoomApp(SafeTextApp[int]):
         agent = self.agent
         if agent is None:
             return
-        self._start_run(lambda: agent.compact(focus), phase="compacting", compact=True)
+        self.turns.start(lambda: agent.compact(focus), phase="compacting", compact=True)
 
     # --- what the run view asks (`RunHost`), and the activity line --------------------
 
@@ -360,23 +363,7 @@ class LoomApp(SafeTextApp[int]):
 
     def send_queued(self) -> None:
         """The oldest queued prompt goes to the agent, if it is there and free."""
-        if self.runs.active or self.agent is None:
-            return
-        draft = self.prompt_queue.next()
-        if draft is None:
-            return
-        prompt = draft.expanded
-        self.transcript.add_user(prompt, draft.text)
-        self.transcript.follow()
-        agent = self.agent
-        self._start_run(lambda: user_turn(agent, prompt))  # `!command`, or a run with its @-attachments
-
-    def _start_run(self, make_stream: StreamFactory, phase: str = "waiting for the model", *,
-                   compact: bool = False) -> None:
-        self.running = True
-        self.clock.start()
-        self.run_view.start(phase)
-        self.runs.start(make_stream, compact=compact)
+        self.turns.send_queued()
 
     def on_engine_event(self, message: EngineEvent) -> None:
         match message.event:
@@ -386,25 +373,7 @@ class LoomApp(SafeTextApp[int]):
                 self.run_view.show(event, stale=self.runs.is_stale(message.run_seq))
 
     def on_run_ended(self, message: RunEnded) -> None:
-        if not self.runs.ended(message.run_seq):
-            return
-        if self.runs.was_compaction(message.run_seq) and not self.run_view.result_shown:
-            self.transcript.add_notice("nothing to compact yet: the conversation is short", "info")
-        if self.running:
-            self.end_run()
-        self.lifecycle.show_snapshot_notices()  # the run's snapshots were tried by now
-        self._give_back_unsent()
-        self.send_queued()
-
-    def _give_back_unsent(self) -> None:
-        """A prompt whose request failed before any answer goes back into the input."""
-        unsent = self.agent.take_unsent_prompt() if self.agent is not None else None
-        if unsent is None:
-            return
-        # Like after an interrupt: what was waiting comes back too, the user decides.
-        self.prompt_queue.give_back(self.prompt_queue.unsent(unsent.text))
-        self.transcript.add_notice(unsent_line(unsent.error), "warning")
-        self.prompt.focus()
+        self.turns.run_ended(message.run_seq)
 
     def end_run(self) -> None:
         if self.options.manage_gc:
@@ -425,49 +394,11 @@ class LoomApp(SafeTextApp[int]):
     def ask_permission(self, request: PermissionRequested) -> None:
         self.permission_queue.ask(request)
 
-    def _question_opened(self) -> None:
-        self.clock.pause()
-        self.prompt.display = False  # the draft stays in it, hidden
-
-    def _question_closed(self) -> None:
-        self.clock.resume()
-        self.prompt.display = True
-        self.prompt.focus()
-
-    def _permission_answered(self, request: PermissionRequested, reply: PromptReply | None) -> None:
-        answer = reply.answer if reply is not None else None
-        self.answers.append((request.request_id, answer))
-        if reply is None or answer is None or self.agent is None:
-            return
-        self.agent.answer_permission(request.request_id, answer)
-        self.run_view.show_permission_answer(request, answer)
-        # The user scrolled up to read before deciding; what the answer sets going is
-        # what they want to see next.
-        self.transcript.follow()
-        if reply.accept_edits:
-            self.set_mode("accept-edits")
-        if reply.stop_turn:
-            # Esc / n: no, and stop; the user says what to do instead. The engine tells
-            # the model the call was refused (not interrupted: nothing of it ran).
-            self.interrupt(reason=STOPPED_NOTE, refused=request)
-
     # --- keys -------------------------------------------------------------------------
 
-    def interrupt(self, reason: str | None = None, refused: PermissionRequested | None = None) -> bool:
-        """Abort the running turn (``refused``: in saying no to this question); the
-        prompt is usable again at once."""
-        if not self.running or self.agent is None:
-            return False
-        if refused is not None:
-            self.agent.refuse_and_stop(refused.request_id, refused.call_id)
-        else:
-            self.agent.abort()
-        self.runs.aborted()
-        self.run_view.mark_interrupted(*(() if reason is None else (reason,)))
-        self.end_run()
-        self.prompt_queue.give_back()  # after an interrupt the user decides what to send
-        self.prompt.focus()
-        return True
+    def interrupt(self, reason: str | None = None) -> bool:
+        """Abort the running turn; the prompt is usable again at once."""
+        return self.turns.interrupt(reason)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:  # as it arrives, before anyone acts on it
