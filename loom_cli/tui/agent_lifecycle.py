@@ -30,7 +30,7 @@ from ..snapshot_notice import snapshot_notices
 from ..turns import SessionHook, session_hook_failures
 from ..wording import conversation_length
 from .first_run import missing_key, setup_text, setup_title, welcome_text
-from .markdown_stream import warm_up_highlighting
+from .markdown_render import warm_up_highlighting
 from .mcp_chat import start_mcp
 from .options import AgentUnavailable, TuiOptions, build_agent, close_agent, default_history_loader
 from .status_bar import StatusBar, StatusInfo

@@ -5,12 +5,13 @@ allowed only when every one of them is, and output redirections count as file wr
 (checked with the file tools' rules and the mode). A small set of read-only commands
 (``ls``, ``cat``, ``grep``, ``git status``...) runs without asking as long as everything
 it would read resolves inside the workspace, judged as bash will run it
-(:mod:`.expansion`: globs and tildes expanded, ``cd`` followed logically, /proc paths
-refused, symlink-following walks checked), its command word is not a program inside the
-workspace, and, for git, the repository's config names no program (:mod:`.git_config`).
+(:mod:`.command_expansion`, :mod:`.expansion`: globs and tildes expanded, ``cd``
+followed logically, /proc paths refused, symlink-following walks checked), its command
+word is not a program inside the workspace, and, for git, the repository's config names
+no program (:mod:`.git_config`).
 Commands the analysis cannot follow are asked about. "Always allow" saves one rule per
-part that asked: ``bash(npm test:*)`` when the second word names a subcommand, else the
-exact command.
+part that asked (:mod:`.rule_suggestion`): ``bash(npm test:*)`` when the second word names
+a subcommand, else the exact command.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..workspace import Workspace
+from .command_expansion import cd_destinations, expand_words, possible_cwds, user_path
 from .commands import (
     cd_target,
     deny_candidates,
@@ -34,9 +36,7 @@ from .decision import Verdict, behavior_word, combine, worst
 from .expansion import (
     FolderWalks,
     Unknowable,
-    expand_glob,
     expand_tilde,
-    logical_cd,
     outward_symlink,
     physical,
     remembered,
@@ -45,23 +45,16 @@ from .git_config import repository_doubt
 from .layers import CompiledRule, RuleStore
 from .modes import PermissionMode
 from .program_lookup import ProgramLookups, find_program
+from .rule_suggestion import suggest_command_rule
 from .rules import Behavior
-from .shell import ShellDoubt, SimpleCommand, Word, analyze, quote_words
+from .shell import ShellDoubt, SimpleCommand, Word, analyze
 from .targets import CommandRun
 from .tool_facts import ToolFacts
 
-__all__ = ["CommandCheck", "CommandCheckHost", "find_program", "suggest_command_rule"]
+__all__ = ["CommandCheck", "CommandCheckHost", "find_program"]
 
 # Redirection targets that are not files anyone cares about.
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-# Second words that name a subcommand (`npm test`, `git commit`), for "always allow".
-_NO_PREFIX_SUGGESTION = frozenset({"rm", "rmdir", "mv", "cp", "dd", "chmod", "chown", "chgrp",
-                                   "sudo", "su", "doas", "kill", "pkill", "killall", "ln",
-                                   "truncate", "shred", "eval", "exec", "source", ".", "cd",
-                                   # their second word is a file or a pattern
-                                   "ls", "cat", "head", "tail", "wc", "grep", "rg", "find",
-                                   "diff", "stat", "du", "echo", "which", "touch", "mkdir"})
-_MAX_CWDS = 32
 # Wrappers in front of a read-only command are programs found on PATH too.
 _PATH_WRAPPERS = frozenset({"timeout", "nice", "nohup"})
 # Read-only command words bash runs itself, without a PATH lookup.
@@ -145,7 +138,7 @@ class CommandCheck:
             return combine(ruled)
         if analysis.doubt:
             return self._doubtful(analysis.doubt)
-        cwds, cwd_known = self._possible_cwds(analysis.commands, base)
+        cwds, cwd_known = possible_cwds(analysis.commands, base)
         verdicts: list[Verdict] = []
         for cmd, rule_verdict in zip(analysis.commands, by_rule, strict=True):
             answered = self._simple.get(cmd)
@@ -278,14 +271,14 @@ class CommandCheck:
         verdicts: list[Verdict] = []
         for base in cwds:
             try:
-                expanded, listed = _expand_words(words, base)
+                expanded, listed = expand_words(words, base)
             except Unknowable as exc:
                 return Verdict("ask", f"`{shown}`: {exc}")
             # Nothing expanded (the words are the same): the same answer as above.
             check = as_written if expanded == tuple(words) else read_only_command(expanded)
             if check is None:
                 return None  # what it expands to is not read-only (a file named -delete...)
-            paths = [_user_path(p) for p in check.paths]
+            paths = [user_path(p) for p in check.paths]
             if not cwd_known and (check.reads_cwd or listed or
                                   any(not p.startswith("/") for p in paths)):
                 return Verdict("ask", f"`{shown}` reads relative paths after a change of "
@@ -303,7 +296,7 @@ class CommandCheck:
                 verdicts.append(self._check_path(resolved, False, base))
             # The trees it walks: its file operands, or the working directory when
             # none of them exists.
-            named = [resolved_reads[_user_path(p)] for p in check.walks]
+            named = [resolved_reads[user_path(p)] for p in check.walks]
             tops = [p for p in named if self._exists(p)]
             if not tops and check.reads_cwd:
                 tops = [resolved_reads[str(base)]]
@@ -406,7 +399,7 @@ class CommandCheck:
         if target is None or not cwd_known:
             return None
         for base in cwds:
-            for nxt in self._cd_destinations(target, base):
+            for nxt in cd_destinations(target, base):
                 try:
                     real = physical(str(nxt), Path("/"))
                 except Unknowable:
@@ -414,48 +407,6 @@ class CommandCheck:
                 if not (self._host.workspace.contains(nxt) and self._host.workspace.contains(real)):
                     return None
         return Verdict("allow", "changing directory inside the workspace")
-
-    def _cd_destinations(self, target: str, base: Path) -> list[Path]:
-        """Where ``cd target`` from the logical ``base`` may land: bash's logical answer
-        (``..`` taken as text) and, should that fail, the physical one. Raises ShellDoubt."""
-        raw_target = target
-        try:
-            target = expand_tilde(target, target, base)
-        except Unknowable as exc:
-            raise ShellDoubt(str(exc)) from None
-        if os.environ.get("CDPATH") and not target.startswith(("/", "./", "../")) \
-                and target not in (".", ".."):
-            raise ShellDoubt(f"'cd {raw_target}' may go through $CDPATH, which this check "
-                             "does not follow")
-        logical = logical_cd(base, target)
-        try:
-            real = physical(target, base)
-        except Unknowable as exc:
-            raise ShellDoubt(str(exc)) from None
-        return [logical] if real == logical else [logical, real]
-
-    def _possible_cwds(self, commands: Sequence[SimpleCommand], base: Path) -> tuple[list[Path], bool]:
-        """Every directory a command might run in, as bash names it (logically). A ``cd``
-        anywhere (even in a subshell or after ``||``) adds its target for the whole line:
-        over-approximating keeps a relative path from being checked against the wrong
-        folder."""
-        cwds = [base]
-        for cmd in commands:
-            if cmd.words and cmd.words[0].text in ("source", "."):
-                return cwds, False  # a sourced script may change directory
-            try:
-                target = cd_target(cmd.words)
-                if target is None:
-                    continue
-                for current in list(cwds):
-                    for nxt in self._cd_destinations(target, current):
-                        if nxt not in cwds:
-                            cwds.append(nxt)
-            except ShellDoubt:
-                return cwds, False
-            if len(cwds) > _MAX_CWDS:
-                return cwds, False
-        return cwds, True
 
     def _check_redirects(self, cmd: SimpleCommand, cwds: list[Path],
                          cwd_known: bool) -> list[Verdict]:
@@ -498,53 +449,3 @@ class CommandCheck:
         if self._everything and not (self._deny or self._ask):
             return Verdict("allow", self._everything)
         return Verdict("ask", f"redirection {shown} goes to a file this check cannot know")
-
-
-def _expand_words(words: Sequence[Word], cwd: Path) -> tuple[tuple[Word, ...], list[str]]:
-    """The words as bash passes them to the program when run in ``cwd`` (tilde and
-    pathname expansion), and the directories the expansion lists. Raises Unknowable."""
-    out: list[Word] = []
-    listed: list[str] = []
-    for word in words:
-        if word.procsub or not word.literal:
-            out.append(word)
-            continue
-        text = expand_tilde(word.raw, word.text, cwd)
-        if not word.glob:
-            out.append(word if text == word.text else replace(word, text=text))
-            continue
-        if word.quoted:
-            raise Unknowable(f"{word.raw} mixes quoted text and a pattern; which characters "
-                             "are wildcards cannot be told")
-        result = expand_glob(text, cwd)
-        listed.extend(result.listed)
-        if result.words == (text,):
-            out.append(replace(word, text=text, glob=False))
-        else:
-            out.extend(Word(text=m, raw=m) for m in result.words)
-    return tuple(out), listed
-
-
-def _user_path(word: str) -> str:
-    """A path word with a leading '~' read as the home directory: what is left of one
-    after bash's expansion is an option's value (``--file=~/x``), which bash or the
-    program may still expand."""
-    return os.path.expanduser(word) if word.startswith("~") else word
-
-
-def suggest_command_rule(cmd: SimpleCommand, tool: str = "bash") -> str:
-    """The rule "always allow" saves for one simple command: ``bash(npm test:*)`` when the
-    second word names a subcommand, otherwise the exact command."""
-    words = strip_wrappers(cmd.words)
-    texts = [w.text for w in words]
-    if not cmd.assignments and len(words) >= 2 and all(w.literal for w in words[:2]) \
-            and _looks_like_subcommand(texts[1]) and texts[0] not in _NO_PREFIX_SUGGESTION \
-            and not words[0].quoted:
-        return f"{tool}({quote_words(texts[:2])}:*)"
-    full = [w.text for w in cmd.assignments] + texts
-    return f"{tool}({quote_words(full, assignments=len(cmd.assignments))})"
-
-
-def _looks_like_subcommand(word: str) -> bool:
-    return bool(word) and word[0].isalpha() and all(ch.isalnum() or ch in "-_:" for ch in word) \
-        and not word.endswith(":")

@@ -8,7 +8,8 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
-from loom_cli.tui.markdown_stream import Block, BlockSplitter, MarkdownStream
+from loom_cli.tui.markdown_blocks import Block, BlockSplitter
+from loom_cli.tui.markdown_stream import MarkdownStream
 from tests.cli.tui.helpers import wait_for
 
 DOC = """# Title
