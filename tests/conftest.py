@@ -20,11 +20,11 @@ if _ROOT not in sys.path:
 from hypothesis import settings  # noqa: E402
 
 # No warm server (loom_cli/warm/) behind a `loom` a test starts with this environment:
-# subprocesses and tmux sessions inherit it (tests/doubles/terminal.py passes it on).
-# tests/doubles/loom_command.py's `loom` leaves it out, so those runs go through a warm
-# server as a user's do, paying Loom's start-up once per test process instead of once
-# per run; its socket is in this test process's own runtime folder, and it is stopped
-# when the process ends. The warm path's own tests use places of their own.
+# subprocesses inherit it. tests/doubles/loom_command.py's `loom` and the tmux sessions
+# of tests/doubles/terminal.py leave it out, so those runs go through a warm server as a
+# user's do, paying Loom's start-up once per test process instead of once per run; its
+# socket is in this test process's own runtime folder, and it is stopped when the
+# process ends. The warm path's own tests use places of their own.
 os.environ["LOOM_WARM"] = "0"
 _RUNTIME = Path(tempfile.mkdtemp(prefix="loom-tests-run-"))  # 0700: the socket's folder must be private
 os.environ["XDG_RUNTIME_DIR"] = str(_RUNTIME)
@@ -45,7 +45,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 # first. xdist hands tests out in collection order, and these sit at the end of the
 # alphabet: a run of slow tests handed out last keeps one worker busy after the others
 # have finished, while thousands of quick tests at the end even the workers out.
-_SLOW_FOLDERS_FIRST = ("tests/e2e/", "tests/cli/warm/", "tests/integration/", "tests/security/")
+_SLOW_FOLDERS_FIRST = ("tests/cli/batch/", "tests/e2e/", "tests/cli/warm/", "tests/integration/", "tests/security/")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -87,8 +87,10 @@ def terminal_env(tmp_path: Path, server: FakeLLMServer | None, *, api_key: str |
         env["ANTHROPIC_BASE_URL"] = server.anthropic_base_url
     if api_key is not None:
         env["ANTHROPIC_API_KEY"] = api_key
-    if "LOOM_WARM" in os.environ:  # the suite's switch (tests/conftest.py): no warm server per test
-        env["LOOM_WARM"] = os.environ["LOOM_WARM"]
+    if "XDG_RUNTIME_DIR" in os.environ:
+        # The test process's own warm server (tests/conftest.py), as a user's `loom` finds
+        # theirs: the chat is forked from it rather than importing Loom afresh each time.
+        env["XDG_RUNTIME_DIR"] = os.environ["XDG_RUNTIME_DIR"]
     if os.environ.get("PYTHONPATH"):
         # A checkout tested with the venv of another one: `loom` must run this code.
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
