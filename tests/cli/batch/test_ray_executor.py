@@ -152,9 +152,13 @@ def ctrl_c_stops_the_tasks_on_the_ray_workers_cleanly(tmp_path: Path, fake_llm: 
     assert "2 stopped, 2 not run" in stdout, stdout
     assert git(repo, "worktree", "list").count("\n") == 1
     sessions = Path(env["LOOM_DATA_DIR"]) / "sessions"
-    # Resumable, and run again by a rerun (as "stopped" results are: the local executor's tests
-    # show the rerun; the driver's part does not change with the executor).
-    assert all((sessions / f"{line['session_id']}.jsonl").is_file() for line in stopped)
+    assert all((sessions / f"{line['session_id']}.jsonl").is_file() for line in stopped)  # resumable
+
+    fake_llm.respond_with(ByTask())  # a rerun on the cluster completes the rest
+    again = loom(["batch", str(tasks), "--out", str(out), *ray_batch(cluster)], repo, env, timeout=240)
+    assert again.returncode == 0, again.stderr
+    assert {line["id"]: line["status"] for line in results(out)} == {f"t{n}": "done" for n in range(1, 5)}
+    assert git(repo, "worktree", "list").count("\n") == 1
 
 
 def workers_that_cannot_start_are_one_line_and_no_task_starts(tmp_path: Path) -> None:
