@@ -18,7 +18,9 @@ def test_the_chat_counts_down_to_the_reset_then_goes_on(tmp_path: Path, workspac
         term.ask("keep going")
         for width in (120, 60):
             term.resize(width, 40)
-            screen = term.wait_for(lambda s: "resuming at" in s and "s left)" in s and drawn_to_the_edge(s),
+            # The words are part of the wait: a frame may show the box redrawn before its text.
+            screen = term.wait_for(lambda s: "resuming at" in s and "s left)" in s and drawn_to_the_edge(s)
+                                   and "Anthropic usage limit reached" in s and "resets at" in " ".join(s.split()),
                                    f"the countdown drawn at {width} columns", timeout=60)
             (tmp_path / f"countdown-{width}.txt").write_text(screen)
             countdown = [row for row in screen.splitlines() if "resuming at" in row]
