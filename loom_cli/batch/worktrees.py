@@ -174,7 +174,12 @@ def _remove_leased(record: bytes) -> bool:
         repo, path = Path(named["repo"]), Path(named["path"])
     except (ValueError, TypeError, KeyError):
         return False
-    if not path.name.startswith(_PREFIX) or not path.exists():  # only a batch's own scratch folders
+    if not path.name.startswith(_PREFIX):  # only a batch's own scratch folders
+        return False
+    if not path.exists():  # its folder gone (a cleaned /tmp): only the repository's entry is left
+        if repo.is_dir():
+            with _one_at_a_time(repo), contextlib.suppress(WorktreeError):
+                git(["worktree", "prune"], repo)
         return False
     remove_worktree(Worktree(repo=repo, path=path, base="", cwd=path))
     return True

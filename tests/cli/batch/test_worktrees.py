@@ -4,6 +4,7 @@ for byte as it was), its diff with new files, gone afterwards; clone URLs cloned
 from __future__ import annotations
 
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -132,3 +133,17 @@ def test_a_dead_worker_s_worktree_is_removed_by_the_next_batch_and_no_other(tmp_
     remove_worktree(kept)
     assert remove_abandoned_worktrees() == 0 and list((data_folder / "batch" / "worktrees").iterdir()) == []
     assert checkout_state(repo) == before
+
+
+def test_a_dead_worker_s_worktree_whose_folder_is_gone_leaves_no_entry_in_the_repository(
+        tmp_path: Path, data_folder: Path) -> None:
+    """The folder of an abandoned worktree removed by someone else (a cleaned /tmp): the
+    next batch drops the repository's entry for it and its lease."""
+    repo = user_repository(tmp_path / "repo")
+    left = abandoned_worktree(repo, data_folder)
+    shutil.rmtree(left)
+    assert str(left) in git(repo, "worktree", "list")
+
+    assert remove_abandoned_worktrees() == 0  # nothing on disk to remove
+    assert str(left) not in git(repo, "worktree", "list")
+    assert list((data_folder / "batch" / "worktrees").iterdir()) == []
