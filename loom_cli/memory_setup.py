@@ -79,9 +79,9 @@ class SessionPromoter:
         self._keep_held()
 
     def _keep_held(self) -> None:
-        """The held proposals in the session's proposals file as well, until they are
-        offered: a chat that is killed (or crashes) leaves them for `loom memory proposals`
-        rather than losing what it read before its compactions."""
+        """The held proposals in the session's proposals file as well, until the user
+        answers the offer: a chat that is killed (or crashes) leaves them for `loom memory
+        proposals` rather than losing what it read before its compactions."""
         from loom_engine.memory.promotion import save_proposals
 
         session_id = self._agent.session_id if self._agent is not None else None
@@ -100,16 +100,22 @@ class SessionPromoter:
 
     async def proposals(self) -> list[Proposal]:
         """All there is to offer now: what compactions held and what the session's end
-        proposes; the held ones are handed over (not offered twice)."""
+        proposes; the held ones are handed over (not offered twice). They stay in the
+        session's proposals file until `answered`: a chat killed while it asks loses none."""
         messages = self._agent.messages if self._agent is not None else ()
         found = _merged(self._held, await self._propose(messages))
+        self._held = found
+        self._keep_held()
         self._held = []
-        if self._held_on_disk is not None:  # offered now: the user's answer decides, not the file
+        return found
+
+    def answered(self) -> None:
+        """The user answered the offer (apply, pick or skip): the file has done its job."""
+        if self._held_on_disk is not None:
             from loom_engine.memory.promotion import discard_proposals
 
             discard_proposals(self.folder, self._held_on_disk)
             self._held_on_disk = None
-        return found
 
     async def _propose(self, messages: Sequence[Message]) -> list[Proposal]:
         from loom_engine.memory.promotion import propose

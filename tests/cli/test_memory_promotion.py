@@ -77,8 +77,9 @@ async def test_a_compaction_proposes_from_the_history_it_summarises(tmp_path: Pa
 
 
 async def test_held_proposals_outlive_a_chat_killed_before_its_end(tmp_path: Path) -> None:
-    """Kept in the session's proposals file while held (a killed chat leaves them for
-    `loom memory proposals`); the file goes once they are offered."""
+    """Kept in the session's proposals file while held and while offered (a chat killed
+    before its end or during the offer leaves them for `loom memory proposals`); the file
+    goes once the user answers."""
     folder = MemoryFolder(tmp_path / "memory")
     promoter = SessionPromoter(folder)
     provider, _ = _answers([[{"text": "- Deploys go through the VPN."}], []])
@@ -87,6 +88,8 @@ async def test_held_proposals_outlive_a_chat_killed_before_its_end(tmp_path: Pat
     [event async for event in agent.compact()]
     assert load_proposals(folder) == [(session.id, [Proposal("MEMORY.md", "- Deploys go through the VPN.")])]
     assert await promoter.proposals() == [Proposal("MEMORY.md", "- Deploys go through the VPN.")]
+    assert load_proposals(folder) == [(session.id, [Proposal("MEMORY.md", "- Deploys go through the VPN.")])]
+    promoter.answered()
     assert load_proposals(folder) == [] and folder.list() == []
 
 

@@ -99,8 +99,11 @@ async def offer_proposals(host: ChatHost) -> str:
         return ""
     chosen = await host.push_screen_wait(MemoryProposalsScreen(proposals))
     if not chosen:
+        promoter.answered()
         return "memory proposals skipped: nothing saved"
-    return "saved to memory:\n" + "\n".join(apply_proposals(folder, [proposals[index] for index in chosen]))
+    applied = apply_proposals(folder, [proposals[index] for index in chosen])
+    promoter.answered()  # after they are written: a chat killed on the way still has the file
+    return "saved to memory:\n" + "\n".join(applied)
 
 
 MEMORY = SlashCommand("memory", "the project's memory: list, show, edit, clear", memory, usage=USAGE,

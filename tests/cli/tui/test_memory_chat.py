@@ -1,6 +1,7 @@
 """Memory in the chat, through the real start-up path (loom_cli.bootstrap, the scripted
 provider): a memory write's block says what was saved; /memory lists and shows; at
-/clear the proposed facts are asked about and only the picked one is kept."""
+/clear the proposed facts are asked about (kept on disk until answered) and only the
+picked one is kept."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from loom_cli.tui.app import LoomApp
 from loom_cli.tui.memory_proposals import MemoryProposalsScreen
 from loom_cli.tui.tool_block import ToolView
 from loom_engine.memory.folder import MemoryFolder
+from loom_engine.memory.promotion import load_proposals
 from tests.cli.tui.helpers import Harness, screen_text, wait_for, wait_idle
 from tests.doubles.loom_command import isolate_loom
 
@@ -62,10 +64,14 @@ async def test_write_list_show_and_promotion_at_clear(chat: Harness, repo: Path)
         assert isinstance(screen, MemoryProposalsScreen)
         screen._guard_s = 0  # the guard against typed-ahead keys is tested by the trust box
         await wait_for(pilot, lambda: "Build with make." in screen_text(app) and "apply all" in screen_text(app))
-        await pilot.press("2", "enter")
         folder = MemoryFolder.for_project(repo)
+        # While it asks, the proposals are on disk too: a chat killed now leaves them to review.
+        [(_, waiting)] = load_proposals(folder)
+        assert [proposal.text for proposal in waiting] == ["- Build with make.", "- Tests run with pytest -n 2."]
+        await pilot.press("2", "enter")
         await wait_for(pilot, lambda: "pytest" in folder.index_text())
         assert folder.index_text() == "- Deploys need VPN.\n- Tests run with pytest -n 2.\n"  # only the one picked
+        assert load_proposals(folder) == []  # answered: nothing left to review
         await wait_for(pilot, lambda: "/memories/MEMORY.md: added - Tests run with pytest" in screen_text(app))
 
 
