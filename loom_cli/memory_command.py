@@ -107,7 +107,8 @@ def clear_command(yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not 
 
 @memory_app.command("proposals")
 def proposals_command(project: ProjectOption = Path(".")) -> None:
-    """Show what headless sessions proposed to remember (nothing is applied without you)."""
+    """Show what sessions proposed to remember and nobody answered yet (nothing is applied
+    without you)."""
     from loom_engine.memory.promotion import load_proposals
 
     found = load_proposals(_folder(project))

@@ -109,6 +109,11 @@ class SessionPromoter:
         self._held = []
         return found
 
+    @property
+    def unanswered(self) -> bool:
+        """Whether the session's proposals file holds proposals the user has not answered."""
+        return self._held_on_disk is not None
+
     def answered(self) -> None:
         """The user answered the offer (apply, pick or skip): the file has done its job."""
         if self._held_on_disk is not None:
