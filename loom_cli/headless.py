@@ -95,7 +95,7 @@ async def run_headless(agent: ChatAgent, prompt: str, output_format: str, out: T
         if code != EXIT_INTERRUPTED:
             from .memory_setup import save_headless_proposals
 
-            await save_headless_proposals(promoter, agent.session_id, err)
+            await save_headless_proposals(promoter, err)
         return code
     finally:
         await _session_hooks(agent, "session_ended", "other", err)

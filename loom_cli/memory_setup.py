@@ -68,7 +68,7 @@ class SessionPromoter:
         self.folder = folder
         self._agent: Agent | None = None
         self._held: list[Proposal] = []  # from compactions, not yet offered
-        self._held_on_disk: str | None = None  # the session whose proposals file holds them too
+        self._kept: Path | None = None  # the session's proposals file, while it holds what is unanswered
 
     def attach(self, agent: Agent) -> None:
         """The agent whose provider and model make the requests (built after its parts)."""
@@ -76,22 +76,21 @@ class SessionPromoter:
 
     async def before_compaction(self, messages: Sequence[Message]) -> None:
         self._held = _merged(self._held, await self._propose(messages))
-        self._keep_held()
+        self._keep(self._held)
 
-    def _keep_held(self) -> None:
-        """The held proposals in the session's proposals file as well, until the user
-        answers the offer: a chat that is killed (or crashes) leaves them for `loom memory
+    def _keep(self, proposals: Sequence[Proposal]) -> None:
+        """``proposals`` in the session's proposals file as well, until the user answers
+        the offer: a chat that is killed (or crashes) leaves them for `loom memory
         proposals` rather than losing what it read before its compactions."""
         from loom_engine.memory.promotion import save_proposals
 
         session_id = self._agent.session_id if self._agent is not None else None
-        if not self._held or session_id is None:
+        if not proposals or session_id is None:
             return
         try:
-            save_proposals(self.folder, session_id, self._held)
+            self._kept = save_proposals(self.folder, session_id, proposals)
         except (OSError, MemoryOperationError):
             return  # they are still offered at the session's end
-        self._held_on_disk = session_id
 
     @property
     def holds(self) -> bool:
@@ -104,23 +103,22 @@ class SessionPromoter:
         session's proposals file until `answered`: a chat killed while it asks loses none."""
         messages = self._agent.messages if self._agent is not None else ()
         found = _merged(self._held, await self._propose(messages))
-        self._held = found
-        self._keep_held()
         self._held = []
+        self._keep(found)
         return found
 
     @property
-    def unanswered(self) -> bool:
-        """Whether the session's proposals file holds proposals the user has not answered."""
-        return self._held_on_disk is not None
+    def unanswered_file(self) -> Path | None:
+        """The session's proposals file while it holds proposals the user has not answered."""
+        return self._kept
 
     def answered(self) -> None:
         """The user answered the offer (apply, pick or skip): the file has done its job."""
-        if self._held_on_disk is not None:
+        if self._kept is not None:
             from loom_engine.memory.promotion import discard_proposals
 
-            discard_proposals(self.folder, self._held_on_disk)
-            self._held_on_disk = None
+            discard_proposals(self.folder, self._kept.stem)
+            self._kept = None
 
     async def _propose(self, messages: Sequence[Message]) -> list[Proposal]:
         from loom_engine.memory.promotion import propose
@@ -149,15 +147,16 @@ def session_promoter(memory: ProjectMemory | None, chosen: MemorySettings, *, ch
     return SessionPromoter(memory.folder)
 
 
-async def save_headless_proposals(promoter: SessionPromoter | None, session_id: str | None, err: TextIO) -> None:
-    """A headless run's proposals, written to the memory folder's proposals file for the
-    user to review (never applied here); one line on ``err`` saying where."""
-    if promoter is None or session_id is None:
+async def save_headless_proposals(promoter: SessionPromoter | None, err: TextIO) -> None:
+    """A headless run's proposals, left in the session's proposals file for the user to
+    review (never applied here); one line on ``err`` saying where."""
+    if promoter is None:
         return
-    from loom_engine.memory.promotion import save_proposals
-
-    proposals = await promoter.proposals()
-    if proposals:
-        path = save_proposals(promoter.folder, session_id, proposals)
-        err.write(f"loom: {len(proposals)} memory proposal{'s' if len(proposals) != 1 else ''} saved to {path} "
-                  "(review: loom memory proposals)\n")
+    proposals = await promoter.proposals()  # written to the file as they are made
+    if not proposals:
+        return
+    count = f"{len(proposals)} memory proposal{'s' if len(proposals) != 1 else ''}"
+    if promoter.unanswered_file is None:
+        err.write(f"loom: {count} could not be saved to {promoter.folder.proposals_dir}\n")
+        return
+    err.write(f"loom: {count} saved to {promoter.unanswered_file} (review: loom memory proposals)\n")

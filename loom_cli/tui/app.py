@@ -469,6 +469,6 @@ def run_tui(options: TuiOptions) -> int:
     print_exit_summary(app.agent, app.agent_error)
     if app.memory_said:
         print(app.memory_said)
-    elif app.lifecycle.promoter is not None and app.lifecycle.promoter.unanswered:
+    elif app.lifecycle.promoter is not None and app.lifecycle.promoter.unanswered_file is not None:
         print("memory proposals not answered: review them with loom memory proposals")
     return int(result or 0)

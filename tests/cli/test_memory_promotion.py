@@ -128,9 +128,9 @@ async def test_a_headless_run_writes_a_proposals_file_never_the_memory(tmp_path:
     session = SessionStore(tmp_path / "sessions").create(tmp_path, provider="scripted", model="m")
     provider, _ = _answers([[{"path": "MEMORY.md", "text": "- key: sk-ant-api03-" + "Ab1" * 20}]])
     promoter = SessionPromoter(folder)
-    _agent(tmp_path, provider, promoter)
+    _agent(tmp_path, provider, promoter, session=session)
     err = io.StringIO()
-    await save_headless_proposals(promoter, session.id, err)
+    await save_headless_proposals(promoter, err)
     assert f"1 memory proposal saved to {folder.proposals_dir / (session.id + '.json')}" in err.getvalue()
     [(session_id, [proposal])] = load_proposals(folder)
     assert session_id == session.id and proposal.text.startswith("- key: ") and "sk-ant" not in proposal.text
